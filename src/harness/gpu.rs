@@ -1,0 +1,245 @@
+//! Opening the GPU without surprises.
+//!
+//! cudarc loads `libcuda`, `libnvrtc` and `libcublas` at run time and *panics* when one is missing.
+//! So we look for each library first and turn its absence into [`GpuUnavailable`], which
+//! [`crate::harness::run_main`] prints as one line before exiting with code 2.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+
+/// Why no measurement can run on this machine. Printed as one line; exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GpuUnavailable {
+    /// `libcuda.so` (the NVIDIA driver) was not found on the loader path.
+    NoDriver,
+    /// The driver loaded but reports no CUDA device (or refused to initialise).
+    NoDevice(String),
+    /// `libnvrtc.so.13` (the run-time compiler) was not found.
+    NoNvrtc,
+    /// `libcublas.so.13` was not found (only examples that compare with cuBLAS need it).
+    NoCublas,
+}
+
+impl fmt::Display for GpuUnavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoDriver => write!(
+                f,
+                "no CUDA driver: libcuda.so was not found (install the NVIDIA driver for CUDA 13.0 or newer)"
+            ),
+            Self::NoDevice(why) => write!(f, "no CUDA GPU: the driver is installed but {why}"),
+            Self::NoNvrtc => write!(
+                f,
+                "no NVRTC: libnvrtc.so.13 was not found (it ships with the CUDA 13.0 toolkit or the \
+                 nvidia-cuda-nvrtc wheel; put its folder on LD_LIBRARY_PATH)"
+            ),
+            Self::NoCublas => write!(
+                f,
+                "no cuBLAS: libcublas.so.13 was not found (it ships with the CUDA 13.0 toolkit or the \
+                 nvidia-cublas wheel; put its folder on LD_LIBRARY_PATH)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GpuUnavailable {}
+
+/// Which run-time libraries were found. Kept apart from the lookup so the decision is testable.
+#[derive(Debug, Clone, Copy)]
+pub struct Libraries {
+    pub driver: bool,
+    pub nvrtc: bool,
+    pub cublas: bool,
+}
+
+impl Libraries {
+    /// Looks for each library the way cudarc will load it (same candidate names).
+    pub fn probe() -> Self {
+        // SAFETY: these only try to dlopen the candidate names; nothing is called.
+        unsafe {
+            Self {
+                driver: cudarc::driver::sys::is_culib_present(),
+                nvrtc: cudarc::nvrtc::sys::is_culib_present(),
+                cublas: cudarc::cublas::sys::is_culib_present(),
+            }
+        }
+    }
+
+    /// The first missing library, in the order a reader should install them.
+    pub fn check(&self, need_cublas: bool) -> Result<(), GpuUnavailable> {
+        if !self.driver {
+            Err(GpuUnavailable::NoDriver)
+        } else if !self.nvrtc {
+            Err(GpuUnavailable::NoNvrtc)
+        } else if need_cublas && !self.cublas {
+            Err(GpuUnavailable::NoCublas)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// What the figures' provenance and the device line say about the device.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub sms: i32,
+    pub l2_bytes: usize,
+    pub total_mem_bytes: usize,
+    pub max_threads_per_block: i32,
+    pub shared_per_block_optin: usize,
+    pub shared_per_sm: usize,
+    pub registers_per_sm: i32,
+    pub constant_bytes: usize,
+    /// The CUDA version the driver supports, e.g. 13.0.
+    pub driver_cuda: (i32, i32),
+    /// The kernel module's release, e.g. "580.159.04", when the OS says it.
+    pub driver_release: String,
+    pub nvrtc: (i32, i32),
+}
+
+impl DeviceInfo {
+    /// `compute_90` for a compute-capability 9.0 device: what NVRTC compiles for.
+    pub fn arch(&self) -> String {
+        format!("compute_{}{}", self.compute_capability.0, self.compute_capability.1)
+    }
+
+    /// The one line every example prints first.
+    pub fn line(&self) -> String {
+        format!(
+            "GPU: {} | cc {}.{} | {} SMs | L2 {:.0} MiB | {:.1} GiB | driver {} (CUDA {}.{}) | NVRTC {}.{}",
+            self.name,
+            self.compute_capability.0,
+            self.compute_capability.1,
+            self.sms,
+            self.l2_bytes as f64 / (1 << 20) as f64,
+            self.total_mem_bytes as f64 / (1u64 << 30) as f64,
+            self.driver_release,
+            self.driver_cuda.0,
+            self.driver_cuda.1,
+            self.nvrtc.0,
+            self.nvrtc.1
+        )
+    }
+}
+
+/// An open device: its context, the stream every example times on, and what it is.
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub info: DeviceInfo,
+    /// The buffer [`Gpu::flush_l2`] writes, allocated on first use.
+    pub(crate) l2_flush: RefCell<Option<CudaSlice<u8>>>,
+    /// Changes the flush's byte value each time, so no flush is a no-op.
+    pub(crate) flush_count: Cell<u8>,
+}
+
+impl Gpu {
+    /// Opens device 0 after checking that the driver and NVRTC exist (and cuBLAS if asked).
+    pub fn open(need_cublas: bool) -> Result<Self, GpuUnavailable> {
+        Libraries::probe().check(need_cublas)?;
+        let count = CudaContext::device_count()
+            .map_err(|e| GpuUnavailable::NoDevice(format!("cuInit/cuDeviceGetCount failed ({e:?})")))?;
+        if count == 0 {
+            return Err(GpuUnavailable::NoDevice("it reports 0 CUDA devices".into()));
+        }
+        let ctx = CudaContext::new(0)
+            .map_err(|e| GpuUnavailable::NoDevice(format!("device 0 could not be opened ({e:?})")))?;
+        let info = read_info(&ctx)
+            .map_err(|e| GpuUnavailable::NoDevice(format!("device 0 could not be queried ({e:?})")))?;
+        // A stream of our own (not the legacy default stream) so graphs can capture on it.
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| GpuUnavailable::NoDevice(format!("no stream could be created ({e:?})")))?;
+        // The examples time one stream and synchronise themselves: cudarc's per-buffer event
+        // tracking would add event records to every launch we time.
+        unsafe { ctx.disable_event_tracking() };
+        Ok(Self { ctx, stream, info, l2_flush: RefCell::new(None), flush_count: Cell::new(0) })
+    }
+}
+
+fn read_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, cudarc::driver::DriverError> {
+    let attr = |a: Attr| ctx.attribute(a);
+    let mut driver_version = 0i32;
+    // SAFETY: writes one int.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) };
+    let (mut nvrtc_major, mut nvrtc_minor) = (0i32, 0i32);
+    // SAFETY: writes two ints; NVRTC's presence was checked before the device was opened.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut nvrtc_major, &mut nvrtc_minor) };
+    Ok(DeviceInfo {
+        name: ctx.name()?,
+        compute_capability: ctx.compute_capability()?,
+        sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+        total_mem_bytes: ctx.total_mem()?,
+        max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        shared_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize,
+        shared_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)? as usize,
+        registers_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?,
+        constant_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY)? as usize,
+        driver_cuda: (driver_version / 1000, (driver_version % 1000) / 10),
+        driver_release: driver_release(),
+        nvrtc: (nvrtc_major, nvrtc_minor),
+    })
+}
+
+/// The NVIDIA kernel module's version as Linux reports it, e.g. "580.159.04".
+fn driver_release() -> String {
+    std::fs::read_to_string("/proc/driver/nvidia/version")
+        .ok()
+        .and_then(|text| parse_driver_release(&text))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// Picks the version out of `/proc/driver/nvidia/version`'s first line.
+pub fn parse_driver_release(text: &str) -> Option<String> {
+    let first = text.lines().next()?;
+    first
+        .split_whitespace()
+        .find(|w| w.split('.').count() >= 2 && w.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())))
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_libraries_are_named_in_install_order() {
+        let all = Libraries { driver: true, nvrtc: true, cublas: true };
+        assert_eq!(all.check(true), Ok(()));
+        let no_cublas = Libraries { cublas: false, ..all };
+        assert_eq!(no_cublas.check(false), Ok(()));
+        assert_eq!(no_cublas.check(true), Err(GpuUnavailable::NoCublas));
+        let no_nvrtc = Libraries { nvrtc: false, ..all };
+        assert_eq!(no_nvrtc.check(false), Err(GpuUnavailable::NoNvrtc));
+        let nothing = Libraries { driver: false, nvrtc: false, cublas: false };
+        assert_eq!(nothing.check(true), Err(GpuUnavailable::NoDriver));
+    }
+
+    #[test]
+    fn messages_are_one_line_and_name_the_library() {
+        for (e, word) in [
+            (GpuUnavailable::NoDriver, "libcuda"),
+            (GpuUnavailable::NoNvrtc, "libnvrtc"),
+            (GpuUnavailable::NoCublas, "libcublas"),
+            (GpuUnavailable::NoDevice("it reports 0 CUDA devices".into()), "0 CUDA devices"),
+        ] {
+            let text = e.to_string();
+            assert!(!text.contains('\n'), "{text}");
+            assert!(text.contains(word), "{text}");
+        }
+    }
+
+    #[test]
+    fn driver_release_is_read_from_proc_text() {
+        let text = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  2 2025\nGCC version: gcc 12\n";
+        assert_eq!(parse_driver_release(text).as_deref(), Some("580.159.04"));
+        assert_eq!(parse_driver_release("garbage"), None);
+    }
+}

@@ -1,0 +1,64 @@
+//! No figure can drift from its data: every committed SVG and table is exactly what its CSV
+//! draws, every CSV carries its provenance, and everything the book shows exists.
+
+use std::path::Path;
+
+use cmbook::harness::plot;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+#[test]
+fn every_figure_and_table_is_redrawn_identically_from_its_csv() {
+    let problems = plot::audit_figures(&Path::new(ROOT).join("figures")).unwrap();
+    assert!(problems.is_empty(), "figures out of step with their data:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn a_hand_edited_figure_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let figures = Path::new(ROOT).join("figures");
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    let mut copied = 0;
+    for entry in std::fs::read_dir(figures.join("data")).unwrap() {
+        let p = entry.unwrap().path();
+        std::fs::copy(&p, dir.path().join("data").join(p.file_name().unwrap())).unwrap();
+        copied += 1;
+    }
+    assert!(copied > 0, "the book has no figure data");
+    assert_eq!(plot::redraw_all(dir.path()).unwrap(), copied);
+    assert!(plot::audit_figures(dir.path()).unwrap().is_empty());
+    let svg = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "svg")).unwrap();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    std::fs::write(&svg, text.replacen("GB/s", "TB/s", 1).replacen("µs", "ms", 1) + " ").unwrap();
+    let problems = plot::audit_figures(dir.path()).unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("hand-edited"));
+}
+
+#[test]
+fn everything_the_chapters_reference_under_figures_exists() {
+    let src = Path::new(ROOT).join("src");
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, _) in text.match_indices("figures/") {
+            let rest = &text[i..];
+            let end = rest.find(|c: char| c == ')' || c == '"' || c == '}' || c == ' ' || c == '\n' || c == ':').unwrap_or(rest.len());
+            let target = &rest[..end];
+            if target.ends_with('/') {
+                continue; // a folder named in prose
+            }
+            seen += 1;
+            if !src.join(target).exists() {
+                missing.push(format!("{}: {target}", path.file_name().unwrap().to_string_lossy()));
+            }
+        }
+    }
+    assert!(seen > 0, "no chapter shows a figure");
+    assert!(missing.is_empty(), "referenced but missing:\n{}", missing.join("\n"));
+}
