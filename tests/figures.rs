@@ -48,7 +48,7 @@ fn everything_the_chapters_reference_under_figures_exists() {
         let text = std::fs::read_to_string(&path).unwrap();
         for (i, _) in text.match_indices("figures/") {
             let rest = &text[i..];
-            let end = rest.find(|c: char| c == ')' || c == '"' || c == '}' || c == ' ' || c == '\n' || c == ':').unwrap_or(rest.len());
+            let end = rest.find(|c: char| ")\"} \n:`,".contains(c)).unwrap_or(rest.len());
             let target = &rest[..end];
             if target.ends_with('/') {
                 continue; // a folder named in prose

@@ -23,12 +23,12 @@ fn every_kernel_compiles_for_compute_90() {
         return;
     }
     assert!(!kernels::ALL.is_empty());
-    let on_disk: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".cu"))
-        .collect();
-    assert_eq!(on_disk.len(), kernels::ALL.len(), "the registry must hold every kernels/*.cu");
+    // Where the sources are at hand (not on a GPU machine that only got the binary), the
+    // registry must hold every kernels/*.cu.
+    if let Ok(dir) = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels")) {
+        let on_disk = dir.filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".cu"))).count();
+        assert_eq!(on_disk, kernels::ALL.len(), "the registry must hold every kernels/*.cu");
+    }
     let mut failures = Vec::new();
     for k in kernels::ALL {
         match kernels::compile(k.file, "compute_90") {

@@ -141,7 +141,7 @@ fn log_label(v: f64) -> String {
         return String::new(); // label only the decades; the grid shows the rest
     }
     match value {
-        x if x >= 1e5 || x < 1e-3 => format!("1e{}", v.round() as i32),
+        x if x >= 1e4 || x < 1e-3 => format!("1e{}", v.round() as i32),
         x if x >= 1.0 => format!("{}", x.round() as i64),
         x => format!("{}", (x * 1e3).round() / 1e3),
     }
@@ -368,6 +368,7 @@ mod tests {
         assert_eq!(log_label(0.0), "1");
         assert_eq!(log_label(3.0), "1000");
         assert_eq!(log_label(6.0), "1e6");
+        assert_eq!(log_label(4.0), "1e4");
         assert_eq!(log_label(-1.0), "0.1");
         assert_eq!(log_label(0.5), "");
         assert_eq!(linear_label(2.50), "2.5");
