@@ -6,3 +6,4 @@
 
 pub mod harness;
 pub mod ceilings;
+pub mod cmm;

@@ -1,0 +1,380 @@
+//! The dynamic program for chained matrix multiplication, on the CPU, serial and with rayon.
+//!
+//! A chain of `n` matrices is given by `n + 1` dimensions `p[0..=n]`: matrix `A_i` (1-based,
+//! `i = 1..=n`) is `p[i-1] x p[i]`. Multiplying a `p x q` by a `q x r` matrix takes `p q r`
+//! scalar multiplications. `M[i][j]`, the fewest multiplications that compute `A_i .. A_j`, obeys
+//!
+//! ```text
+//! M[i][i] = 0
+//! M[i][j] = min over k = i..j-1 of  M[i][k] + M[k+1][j] + p[i-1] p[k] p[j]
+//! ```
+//!
+//! and `split[i][j]` is the `k` that attains the minimum. Cell `(i, j)` needs only cells on
+//! lower diagonals (`j - i` smaller), so the table is filled diagonal by diagonal, the order of
+//! Seifi & Al-Mamun 2024, Listing 1, and every cell of one diagonal can be computed in parallel.
+//!
+//! **Ties.** When several `k` give the minimum, every implementation in this book (CPU and GPU)
+//! keeps the *smallest* such `k`: it scans `k` upwards and replaces the best only on a strictly
+//! smaller cost. Split tables therefore compare exactly, cell by cell.
+//!
+//! **Overflow.** Costs are exact `u64`. [`cost_upper_bound`] bounds every value the program
+//! computes; when it fits, plain `u64` arithmetic cannot wrap. When it does not, the CPU falls
+//! back to 128-bit candidates and reports [`CmmError::CostOverflow`] only if a cell's optimum
+//! itself does not fit. Kernels add without checks, so the host must call [`gpu_safe_bound`]
+//! (or [`gpu_safe_bound_u32`]) before launching them.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use super::error::CmmError;
+use super::layout::Layout;
+
+/// Checks that `dims` describes a chain (at least two dimensions, none zero) and returns the
+/// number of matrices `n = dims.len() - 1`.
+pub fn validate_dims(dims: &[u32]) -> Result<usize, CmmError> {
+    if dims.len() < 2 {
+        return Err(CmmError::TooFewDims { len: dims.len() });
+    }
+    if let Some(index) = dims.iter().position(|&p| p == 0) {
+        return Err(CmmError::ZeroDim { index });
+    }
+    Ok(dims.len() - 1)
+}
+
+/// An upper bound on every value the dynamic program computes: `(n - 1) * max(dims)^3`.
+///
+/// Why it holds: any parenthesization of `A_i .. A_j` performs `j - i` products, each costing
+/// at most `max^3`, so `M[i][j] <= (j - i) max^3`. A candidate for cell `(i, j)` is
+/// `M[i][k] + M[k+1][j] + p[i-1] p[k] p[j] <= ((k - i) + (j - k - 1) + 1) max^3 = (j - i) max^3
+/// <= (n - 1) max^3`. Partial sums and the partial product `p[i-1] p[k]` are smaller still.
+/// A chain of one matrix computes nothing, and its bound is 0.
+pub fn cost_upper_bound(dims: &[u32]) -> Result<u128, CmmError> {
+    let n = validate_dims(dims)?;
+    let max_dim = u128::from(
+        *dims
+            .iter()
+            .max()
+            .expect("validated: at least two dimensions"),
+    );
+    // max^3 < 2^96 always fits; the factor n - 1 could push a chain of more than 2^32 matrices
+    // past u128, and saturating there still refuses it, as it must.
+    Ok((n as u128 - 1).saturating_mul(max_dim * max_dim * max_dim))
+}
+
+fn check_bound_fits(dims: &[u32], bits: u32, limit: u128) -> Result<(), CmmError> {
+    let bound = cost_upper_bound(dims)?;
+    if bound <= limit {
+        Ok(())
+    } else {
+        Err(CmmError::KernelBoundExceeded { bits, bound, limit })
+    }
+}
+
+/// Proves that a kernel computing with plain `unsigned long long` adds and multiplies cannot
+/// wrap on this chain: every cost, candidate sum and partial product is at most
+/// [`cost_upper_bound`]`(dims) <= u64::MAX`. Launch the 64-bit kernels only after this is `Ok`.
+pub fn gpu_safe_bound(dims: &[u32]) -> Result<(), CmmError> {
+    check_bound_fits(dims, 64, u128::from(u64::MAX))
+}
+
+/// The same proof for the 32-bit cost kernels: every value is at most `u32::MAX`.
+pub fn gpu_safe_bound_u32(dims: &[u32]) -> Result<(), CmmError> {
+    check_bound_fits(dims, 32, u128::from(u32::MAX))
+}
+
+/// A random chain of `n` matrices with dimensions drawn uniformly from `1..=max_dim`,
+/// reproducible from `seed` (ChaCha8).
+pub fn random_dims(n: usize, max_dim: u32, seed: u64) -> Vec<u32> {
+    assert!(max_dim >= 1, "dimensions are at least 1");
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..=n).map(|_| rng.gen_range(1..=max_dim)).collect()
+}
+
+/// The filled table: costs `M[i][j]` and splits for `1 <= i <= j <= n`.
+///
+/// Stored as the paper indexes it (Seifi & Al-Mamun 2024, Section 5.2): cell `(i, j)` at
+/// `(n + 1) * i + j` in a buffer of `(n + 1)^2` cells. Row 0, column 0 and the cells below the
+/// diagonal are unused and hold 0, which is also what a zero-initialised GPU buffer holds
+/// there, so a row-major GPU table can be compared with [`DpTable::cost_row_major`] as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DpTable {
+    n: usize,
+    cost: Vec<u64>,
+    split: Vec<u32>,
+}
+
+/// The first cell where two tables disagree, for error messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellDifference {
+    /// First matrix of the sub-chain (1-based).
+    pub i: usize,
+    /// Last matrix of the sub-chain (1-based).
+    pub j: usize,
+    /// Cost in the table `difference_from` was called on.
+    pub expected_cost: u64,
+    /// Cost in the other table.
+    pub got_cost: u64,
+    /// Split in the table `difference_from` was called on.
+    pub expected_split: u32,
+    /// Split in the other table.
+    pub got_split: u32,
+}
+
+impl std::fmt::Display for CellDifference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cell M[{}][{}]: expected cost {} split {}, got cost {} split {}",
+            self.i, self.j, self.expected_cost, self.expected_split, self.got_cost, self.got_split
+        )
+    }
+}
+
+impl DpTable {
+    /// A table for `n` matrices with every cell 0 (the main diagonal is then already right).
+    fn zeroed(n: usize) -> DpTable {
+        let cells = Layout::RowMajor.dp_len(n);
+        DpTable {
+            n,
+            cost: vec![0; cells],
+            split: vec![0; cells],
+        }
+    }
+
+    /// Number of matrices in the chain.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// `M[i][j]`, the fewest scalar multiplications for `A_i .. A_j` (1-based, `i <= j`).
+    pub fn cost(&self, i: usize, j: usize) -> u64 {
+        self.cost[Layout::RowMajor.dp_index(self.n, i, j)]
+    }
+
+    /// The `k` of the best last product `(A_i..A_k)(A_{k+1}..A_j)`; 0 on the main diagonal.
+    pub fn split(&self, i: usize, j: usize) -> u32 {
+        self.split[Layout::RowMajor.dp_index(self.n, i, j)]
+    }
+
+    /// `M[1][n]`, the answer.
+    pub fn optimal_cost(&self) -> u64 {
+        self.cost(1, self.n)
+    }
+
+    /// The costs in the paper's row-major buffer, `(n + 1)^2` cells, unused cells 0.
+    pub fn cost_row_major(&self) -> &[u64] {
+        &self.cost
+    }
+
+    /// The splits in the paper's row-major buffer, `(n + 1)^2` cells, unused cells 0.
+    pub fn split_row_major(&self) -> &[u32] {
+        &self.split
+    }
+
+    /// The costs as a kernel using `layout` leaves them in its buffer (unused cells 0).
+    pub fn cost_in(&self, layout: Layout) -> Vec<u64> {
+        self.convert_to(layout, &self.cost)
+    }
+
+    /// The splits as a kernel using `layout` leaves them in its buffer (unused cells 0).
+    pub fn split_in(&self, layout: Layout) -> Vec<u32> {
+        self.convert_to(layout, &self.split)
+    }
+
+    fn convert_to<T: Copy + Default>(&self, layout: Layout, row_major: &[T]) -> Vec<T> {
+        let n = self.n;
+        let mut out = vec![T::default(); layout.dp_len(n)];
+        for i in 1..=n {
+            for j in i..=n {
+                out[layout.dp_index(n, i, j)] = row_major[Layout::RowMajor.dp_index(n, i, j)];
+            }
+        }
+        out
+    }
+
+    /// Reads a table of `n` matrices back from buffers in `layout` (for instance copied from a
+    /// GPU). Only the cells `1 <= i <= j <= n` are read; whatever the unused cells of a
+    /// row-major buffer hold is ignored, so compare whole buffers when that matters too.
+    pub fn from_layout(
+        layout: Layout,
+        n: usize,
+        cost: &[u64],
+        split: &[u32],
+    ) -> Result<DpTable, CmmError> {
+        let expected = layout.dp_len(n);
+        for got in [cost.len(), split.len()] {
+            if got != expected {
+                return Err(CmmError::TableSize { expected, got });
+            }
+        }
+        let mut table = DpTable::zeroed(n);
+        for i in 1..=n {
+            for j in i..=n {
+                let from = layout.dp_index(n, i, j);
+                let to = Layout::RowMajor.dp_index(n, i, j);
+                table.cost[to] = cost[from];
+                table.split[to] = split[from];
+            }
+        }
+        Ok(table)
+    }
+
+    /// The first cell, in diagonal order (the order the program fills them), where `other`
+    /// differs from `self` in cost or split; `None` when the tables agree everywhere.
+    /// Panics when the tables are for chains of different lengths.
+    pub fn difference_from(&self, other: &DpTable) -> Option<CellDifference> {
+        assert_eq!(self.n, other.n, "tables of different chains");
+        let n = self.n;
+        (0..n)
+            .flat_map(|d| (1..=n - d).map(move |i| (i, i + d)))
+            .find_map(|(i, j)| {
+                let (expected_cost, got_cost) = (self.cost(i, j), other.cost(i, j));
+                let (expected_split, got_split) = (self.split(i, j), other.split(i, j));
+                (expected_cost != got_cost || expected_split != got_split).then_some(
+                    CellDifference {
+                        i,
+                        j,
+                        expected_cost,
+                        got_cost,
+                        expected_split,
+                        got_split,
+                    },
+                )
+            })
+    }
+}
+
+/// Fills the table serially in the order of Seifi & Al-Mamun 2024, Listing 1.
+///
+/// Uses plain `u64` arithmetic when [`cost_upper_bound`] fits in `u64`, which proves that
+/// nothing wraps; otherwise computes candidates in `u128` and fails with
+/// [`CmmError::CostOverflow`] at the first cell whose optimum does not fit.
+pub fn solve_serial(dims: &[u32]) -> Result<DpTable, CmmError> {
+    let n = validate_dims(dims)?;
+    let mut table = DpTable::zeroed(n);
+    if cost_upper_bound(dims)? <= u128::from(u64::MAX) {
+        fill_serial(dims, &mut table);
+    } else {
+        fill_serial_checked(dims, &mut table)?;
+    }
+    Ok(table)
+}
+
+// ANCHOR: serial_dp
+/// The serial program. `cost` and `split` use the paper's indexing `(n + 1) * i + j`.
+/// The caller has proved that no sum or product below exceeds `u64::MAX`.
+fn fill_serial(dims: &[u32], table: &mut DpTable) {
+    let n = table.n;
+    let row = n + 1; // row stride of the (n + 1) x (n + 1) buffer
+    let p = |x: usize| u64::from(dims[x]);
+    // Diagonal 0 (a single matrix, no multiplication) is already 0 in the zeroed table.
+    for d in 1..n {
+        for i in 1..=n - d {
+            let j = i + d;
+            let mut best_cost = u64::MAX;
+            let mut best_k = i;
+            for k in i..j {
+                let candidate = table.cost[row * i + k]
+                    + table.cost[row * (k + 1) + j]
+                    + p(i - 1) * p(k) * p(j);
+                // Strictly smaller: on a tie the smaller k, met first, stays.
+                if candidate < best_cost {
+                    best_cost = candidate;
+                    best_k = k;
+                }
+            }
+            table.cost[row * i + j] = best_cost;
+            table.split[row * i + j] = best_k as u32;
+        }
+    }
+}
+// ANCHOR_END: serial_dp
+
+/// The serial program with 128-bit candidates, for chains whose bound does not fit in `u64`.
+fn fill_serial_checked(dims: &[u32], table: &mut DpTable) -> Result<(), CmmError> {
+    let n = table.n;
+    for d in 1..n {
+        for i in 1..=n - d {
+            let (cost, k) = best_split_checked(&table.cost, dims, n, i, i + d)?;
+            let cell = Layout::RowMajor.dp_index(n, i, i + d);
+            table.cost[cell] = cost;
+            table.split[cell] = k;
+        }
+    }
+    Ok(())
+}
+
+/// One cell, plain `u64` (the caller has proved the bound). Same scan and tie rule as
+/// [`fill_serial`].
+fn best_split(cost: &[u64], dims: &[u32], n: usize, i: usize, j: usize) -> (u64, u32) {
+    let row = n + 1;
+    let p = |x: usize| u64::from(dims[x]);
+    let mut best_cost = u64::MAX;
+    let mut best_k = i;
+    for k in i..j {
+        let candidate = cost[row * i + k] + cost[row * (k + 1) + j] + p(i - 1) * p(k) * p(j);
+        if candidate < best_cost {
+            best_cost = candidate;
+            best_k = k;
+        }
+    }
+    (best_cost, best_k as u32)
+}
+
+/// One cell with 128-bit candidates. A candidate is below `2 * 2^64 + 2^96`, so `u128` holds
+/// it exactly; only the minimum has to fit in `u64`.
+fn best_split_checked(
+    cost: &[u64],
+    dims: &[u32],
+    n: usize,
+    i: usize,
+    j: usize,
+) -> Result<(u64, u32), CmmError> {
+    let row = n + 1;
+    let p = |x: usize| u128::from(dims[x]);
+    let mut best_cost = u128::MAX;
+    let mut best_k = i;
+    for k in i..j {
+        let candidate = u128::from(cost[row * i + k])
+            + u128::from(cost[row * (k + 1) + j])
+            + p(i - 1) * p(k) * p(j);
+        if candidate < best_cost {
+            best_cost = candidate;
+            best_k = k;
+        }
+    }
+    let best_cost = u64::try_from(best_cost).map_err(|_| CmmError::CostOverflow { i, j })?;
+    Ok((best_cost, best_k as u32))
+}
+
+// ANCHOR: parallel_dp
+/// The same program with the cells of each diagonal spread over rayon's threads: the CPU
+/// counterpart of one GPU thread per cell. Each diagonal is computed from the finished lower
+/// diagonals into a fresh vector, then written back, so no cell is read while it is written.
+/// Results equal [`solve_serial`]'s exactly (same scan order and tie rule per cell).
+pub fn solve_parallel(dims: &[u32]) -> Result<DpTable, CmmError> {
+    let n = validate_dims(dims)?;
+    let plain_u64_is_safe = cost_upper_bound(dims)? <= u128::from(u64::MAX);
+    let mut table = DpTable::zeroed(n);
+    for d in 1..n {
+        let diagonal: Vec<(u64, u32)> = (1..=n - d)
+            .into_par_iter()
+            .map(|i| {
+                if plain_u64_is_safe {
+                    Ok(best_split(&table.cost, dims, n, i, i + d))
+                } else {
+                    best_split_checked(&table.cost, dims, n, i, i + d)
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        for (offset, (cost, k)) in diagonal.into_iter().enumerate() {
+            let i = offset + 1;
+            let cell = Layout::RowMajor.dp_index(n, i, i + d);
+            table.cost[cell] = cost;
+            table.split[cell] = k;
+        }
+    }
+    Ok(table)
+}
+// ANCHOR_END: parallel_dp

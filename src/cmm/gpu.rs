@@ -1,0 +1,313 @@
+//! Running the CMM kernels: choose a kernel, check its preconditions, launch it, verify the
+//! whole table against the CPU, time it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+
+use super::dp::{gpu_safe_bound, gpu_safe_bound_u32, validate_dims, DpTable};
+use super::layout::{Layout, MAX_N_FOR_I32_INDEX};
+use crate::harness::timing::Plan;
+use crate::harness::{Gpu, Mismatch, Stats, UsageError};
+
+/// Width of the costs a kernel stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CostWidth {
+    U64,
+    U32,
+}
+
+/// Every CMM kernel the book runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// The paper's version: one block, `__syncthreads()` between diagonals. `indexed` (only for
+    /// the diagonal-major layout) recomputes the index of every load instead of stepping pointers.
+    OneBlock { layout: Layout, cost: CostWidth, indexed: bool },
+    /// Section 7.1, many blocks: one launch per diagonal, one thread per cell.
+    CellPerThread { layout: Layout, block: u32 },
+    /// Section 7.1, several threads per cell: one launch per diagonal, one block per cell.
+    BlockPerCell { layout: Layout, block: u32 },
+}
+
+impl Kernel {
+    /// The paper's baseline and its data-layout version, 8-byte costs.
+    pub const fn one_block(layout: Layout) -> Self {
+        Kernel::OneBlock { layout, cost: CostWidth::U64, indexed: false }
+    }
+
+    pub fn layout(&self) -> Layout {
+        match *self {
+            Kernel::OneBlock { layout, .. } | Kernel::CellPerThread { layout, .. } | Kernel::BlockPerCell { layout, .. } => layout,
+        }
+    }
+
+    pub fn cost_width(&self) -> CostWidth {
+        match *self {
+            Kernel::OneBlock { cost, .. } => cost,
+            _ => CostWidth::U64,
+        }
+    }
+
+    /// The `extern "C"` function and its file.
+    pub fn function(&self) -> (&'static str, &'static str) {
+        use CostWidth::*;
+        use Layout::*;
+        match *self {
+            Kernel::OneBlock { layout: RowMajor, cost: U64, .. } => ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u64"),
+            Kernel::OneBlock { layout: RowMajor, cost: U32, .. } => ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u32"),
+            Kernel::OneBlock { layout: DiagonalMajor, cost: U64, indexed: false } => ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u64"),
+            Kernel::OneBlock { layout: DiagonalMajor, cost: U64, indexed: true } => ("cmm_diagonal.cu", "cmm_diagonal_oneblock_indexed_u64"),
+            Kernel::OneBlock { layout: DiagonalMajor, cost: U32, .. } => ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u32"),
+            Kernel::CellPerThread { layout: RowMajor, .. } => ("cmm_cell_per_thread.cu", "cmm_rowmajor_cell_per_thread_u64"),
+            Kernel::CellPerThread { layout: DiagonalMajor, .. } => ("cmm_cell_per_thread.cu", "cmm_diagonal_cell_per_thread_u64"),
+            Kernel::BlockPerCell { layout: RowMajor, .. } => ("cmm_block_per_cell.cu", "cmm_rowmajor_block_per_cell_u64"),
+            Kernel::BlockPerCell { layout: DiagonalMajor, .. } => ("cmm_block_per_cell.cu", "cmm_diagonal_block_per_cell_u64"),
+        }
+    }
+
+    /// A label for tables and figures.
+    pub fn label(&self) -> String {
+        let width = |c: CostWidth| if c == CostWidth::U64 { "8-byte" } else { "4-byte" };
+        match *self {
+            Kernel::OneBlock { layout, cost, indexed } => {
+                format!("one block, {}, {}{}", layout.name(), width(cost), if indexed { ", index per load" } else { "" })
+            }
+            Kernel::CellPerThread { layout, block } => format!("launch per diagonal, thread per cell (B={block}), {}", layout.name()),
+            Kernel::BlockPerCell { layout, block } => format!("launch per diagonal, block per cell (B={block}), {}", layout.name()),
+        }
+    }
+
+    /// Refuses a chain this kernel cannot solve exactly, before anything is allocated.
+    pub fn check(&self, dims: &[u32]) -> Result<usize, UsageError> {
+        let n = validate_dims(dims).map_err(|e| UsageError(e.to_string()))?;
+        if n > MAX_N_FOR_I32_INDEX {
+            return Err(UsageError(format!("n = {n} matrices is too many: the kernels index the table with 32-bit ints, so n <= {MAX_N_FOR_I32_INDEX}")));
+        }
+        let bound = match self.cost_width() {
+            CostWidth::U64 => gpu_safe_bound(dims),
+            CostWidth::U32 => gpu_safe_bound_u32(dims),
+        };
+        bound.map_err(|e| UsageError(format!("{} cannot solve this chain exactly: {e}", self.label())))?;
+        Ok(n)
+    }
+}
+
+/// Costs on the device, in the kernel's width.
+pub enum CostBuffer {
+    U64(CudaSlice<u64>),
+    U32(CudaSlice<u32>),
+}
+
+/// One chain on the device: its dimensions and the kernel's tables.
+pub struct Problem {
+    pub kernel: Kernel,
+    pub n: usize,
+    pub dims: CudaSlice<u32>,
+    pub cost: CostBuffer,
+    pub split: CudaSlice<u32>,
+}
+
+/// The CMM kernels, compiled and loaded once.
+pub struct CmmKernels<'g> {
+    gpu: &'g Gpu,
+    functions: HashMap<&'static str, CudaFunction>,
+}
+
+impl<'g> CmmKernels<'g> {
+    pub fn load(gpu: &'g Gpu) -> anyhow::Result<Self> {
+        let mut functions = HashMap::new();
+        for file in ["cmm_rowmajor.cu", "cmm_diagonal.cu", "cmm_cell_per_thread.cu", "cmm_block_per_cell.cu"] {
+            let module = gpu.load(file)?;
+            for (f, name) in ALL_FUNCTIONS.iter().filter(|(f, _)| *f == file) {
+                functions.insert(*name, module.function(name).map_err(|e| anyhow::anyhow!("{f}: {e}"))?);
+            }
+        }
+        Ok(Self { gpu, functions })
+    }
+
+    /// Uploads `dims` and allocates the tables for `kernel` (after checking it can solve them).
+    pub fn prepare(&self, kernel: Kernel, dims: &[u32]) -> anyhow::Result<Problem> {
+        let n = kernel.check(dims)?;
+        let cells = kernel.layout().dp_len(n);
+        let cost_bytes = if kernel.cost_width() == CostWidth::U64 { 8 } else { 4 };
+        crate::ceilings::ensure_fits(self.gpu, cells * (cost_bytes + 4) + dims.len() * 4, &format!("the DP table of n = {n} matrices"))?;
+        let s = &self.gpu.stream;
+        let cost = match kernel.cost_width() {
+            CostWidth::U64 => CostBuffer::U64(s.alloc_zeros::<u64>(cells)?),
+            CostWidth::U32 => CostBuffer::U32(s.alloc_zeros::<u32>(cells)?),
+        };
+        Ok(Problem { kernel, n, dims: s.clone_htod(dims)?, cost, split: s.alloc_zeros::<u32>(cells)? })
+    }
+
+    // ANCHOR: enqueue
+    /// Enqueues one complete solve of `p` on `stream`: one launch for the one-block kernels,
+    /// `n - 1` launches (one per diagonal, in order) for the others.
+    pub fn enqueue(&self, stream: &Arc<CudaStream>, p: &mut Problem) -> anyhow::Result<()> {
+        let f = &self.functions[p.kernel.function().1];
+        let n = p.n as i32;
+        match p.kernel {
+            Kernel::OneBlock { .. } => {
+                // The paper's <<<1, n>>>; past 1024 threads the kernel's rows loop.
+                let threads = (p.n as u32).clamp(1, 1024);
+                let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+                launch(stream, f, cfg, p, n, None)?;
+            }
+            Kernel::CellPerThread { block, .. } => {
+                for d in 1..p.n {
+                    let cells = (p.n - d) as u32;
+                    let cfg = LaunchConfig { grid_dim: (cells.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+                    launch(stream, f, cfg, p, n, Some(d as i32))?;
+                }
+            }
+            Kernel::BlockPerCell { block, .. } => {
+                for d in 1..p.n {
+                    let cfg = LaunchConfig { grid_dim: ((p.n - d) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+                    launch(stream, f, cfg, p, n, Some(d as i32))?;
+                }
+            }
+        }
+        Ok(())
+    }
+    // ANCHOR_END: enqueue
+
+    /// Fills the tables with poison, except the main diagonal (cost 0, split 0) that the
+    /// per-diagonal kernels do not write; the one-block kernels get poison everywhere.
+    fn poison(&self, p: &mut Problem) -> anyhow::Result<()> {
+        let layout = p.kernel.layout();
+        let cells = layout.dp_len(p.n);
+        let writes_diagonal = matches!(p.kernel, Kernel::OneBlock { .. });
+        let mut split = vec![u32::MAX; cells];
+        let mut cost64 = vec![u64::MAX; cells];
+        if !writes_diagonal {
+            for i in 1..=p.n {
+                split[layout.dp_index(p.n, i, i)] = 0;
+                cost64[layout.dp_index(p.n, i, i)] = 0;
+            }
+        }
+        let s = &self.gpu.stream;
+        s.memcpy_htod(&split, &mut p.split)?;
+        match &mut p.cost {
+            CostBuffer::U64(c) => s.memcpy_htod(&cost64, c)?,
+            CostBuffer::U32(c) => {
+                let cost32: Vec<u32> = cost64.iter().map(|&v| v as u32).collect();
+                s.memcpy_htod(&cost32, c)?
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the kernel's tables back as a [`DpTable`].
+    pub fn read_back(&self, p: &Problem) -> anyhow::Result<DpTable> {
+        let s = &self.gpu.stream;
+        let cost: Vec<u64> = match &p.cost {
+            CostBuffer::U64(c) => s.clone_dtoh(c)?,
+            CostBuffer::U32(c) => s.clone_dtoh(c)?.into_iter().map(u64::from).collect(),
+        };
+        let split = s.clone_dtoh(&p.split)?;
+        Ok(DpTable::from_layout(p.kernel.layout(), p.n, &cost, &split)?)
+    }
+
+    // ANCHOR: verify
+    /// Poisons the tables, solves once, and compares every cell (cost and split) with the CPU's
+    /// table. A difference is a [`Mismatch`] naming the kernel, n and the cell.
+    pub fn solve_verified(&self, p: &mut Problem, cpu: &DpTable) -> anyhow::Result<DpTable> {
+        self.poison(p)?;
+        self.enqueue(&self.gpu.stream.clone(), p)?;
+        let gpu_table = self.read_back(p)?;
+        if let Some(diff) = cpu.difference_from(&gpu_table) {
+            let index = p.kernel.layout().dp_index(p.n, diff.i, diff.j);
+            return Err(Mismatch {
+                kernel: p.kernel.function().1.to_string(),
+                size: format!("n={}", p.n),
+                index,
+                got: format!("cost {} split {} in cell M[{}][{}]", diff.got_cost, diff.got_split, diff.i, diff.j),
+                want: format!("cost {} split {}", diff.expected_cost, diff.expected_split),
+                wrong: count_differences(cpu, &gpu_table),
+                total: super::layout::triangle_len(p.n),
+            }
+            .into());
+        }
+        Ok(gpu_table)
+    }
+    // ANCHOR_END: verify
+
+    /// Times complete solves of `p` (table resident on the GPU; no transfers).
+    pub fn time(&self, p: &mut Problem, plan: Plan) -> anyhow::Result<Stats> {
+        self.gpu.time(plan, |s| self.enqueue(s, p))
+    }
+
+    /// The paper's end-to-end view, on the host clock: allocate the tables, copy the
+    /// dimensions in, solve, copy the cost and split tables out. Returns milliseconds.
+    pub fn end_to_end_ms(&self, kernel: Kernel, dims: &[u32]) -> anyhow::Result<f64> {
+        let t = Instant::now();
+        let mut p = self.prepare(kernel, dims)?;
+        self.enqueue(&self.gpu.stream.clone(), &mut p)?;
+        let _table = self.read_back(&p)?; // clone_dtoh synchronises
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    }
+
+    /// Solves `k` independent problems either one after another on one stream, or each on its
+    /// own stream (the paper's Section 7.2); returns the time for all of them.
+    pub fn time_many(&self, problems: &mut [Problem], streams: Option<&[Arc<CudaStream>]>, plan: Plan) -> anyhow::Result<Stats> {
+        let gpu = self.gpu;
+        gpu.time(plan, |main| {
+            match streams {
+                None => {
+                    for p in problems.iter_mut() {
+                        self.enqueue(main, p)?;
+                    }
+                }
+                Some(streams) => {
+                    // Fork: every stream waits for the start event's position on the main
+                    // stream; join: the main stream waits for all of them before the stop event.
+                    let fork = gpu.timing_event()?;
+                    fork.record(main)?;
+                    for (p, s) in problems.iter_mut().zip(streams.iter().cycle()) {
+                        s.wait(&fork)?;
+                        self.enqueue(s, p)?;
+                    }
+                    for s in streams {
+                        main.join(s)?;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Every kernel function, with its file.
+const ALL_FUNCTIONS: [(&str, &str); 9] = [
+    ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u64"),
+    ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u32"),
+    ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u64"),
+    ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u32"),
+    ("cmm_diagonal.cu", "cmm_diagonal_oneblock_indexed_u64"),
+    ("cmm_cell_per_thread.cu", "cmm_rowmajor_cell_per_thread_u64"),
+    ("cmm_cell_per_thread.cu", "cmm_diagonal_cell_per_thread_u64"),
+    ("cmm_block_per_cell.cu", "cmm_rowmajor_block_per_cell_u64"),
+    ("cmm_block_per_cell.cu", "cmm_diagonal_block_per_cell_u64"),
+];
+
+fn launch(stream: &Arc<CudaStream>, f: &CudaFunction, cfg: LaunchConfig, p: &mut Problem, n: i32, d: Option<i32>) -> anyhow::Result<()> {
+    let mut b = stream.launch_builder(f);
+    b.arg(&p.dims);
+    match &mut p.cost {
+        CostBuffer::U64(c) => b.arg(c),
+        CostBuffer::U32(c) => b.arg(c),
+    };
+    b.arg(&mut p.split).arg(&n);
+    if let Some(d) = d.as_ref() {
+        b.arg(d);
+    }
+    // SAFETY: the argument lists match the kernels' headers: (dims, cost, split, n[, d]).
+    unsafe { b.launch(cfg)? };
+    Ok(())
+}
+
+fn count_differences(a: &DpTable, b: &DpTable) -> usize {
+    let n = a.n();
+    (1..=n).flat_map(|i| (i..=n).map(move |j| (i, j))).filter(|&(i, j)| a.cost(i, j) != b.cost(i, j) || a.split(i, j) != b.split(i, j)).count()
+}

@@ -1,0 +1,21 @@
+//! Chained matrix multiplication (CMM): the dynamic program, its data layouts, and what they cost.
+//!
+//! * [`dp`]: the chain, overflow bounds, the table and the CPU programs (serial and rayon);
+//! * [`paren`]: parenthesizations (reconstruction, cost of any order, brute force);
+//! * [`layout`]: row-major and diagonal-major index functions and the paper's figures;
+//! * [`traffic`]: sectors and lines the kernels' table loads touch, computed per warp;
+//! * [`gpu`]: choosing, launching, verifying and timing the kernels;
+//! * [`paper`]: the numbers Seifi & Al-Mamun 2024 report.
+//!
+//! The kernels live in `kernels/cmm_*.cu`; each file's header gives its launch configuration
+//! and parameter order.
+
+pub mod dp;
+pub mod error;
+pub mod gpu;
+pub mod layout;
+pub mod paper;
+pub mod paren;
+pub mod traffic;
+
+pub use error::CmmError;

@@ -1,0 +1,101 @@
+//! GPU checks of every CMM kernel against the CPU DP, cell by cell (costs and splits), on
+//! random chains whose lengths are not multiples of a warp or a block.
+//! Run on a machine with a GPU: `cargo test --release -- --ignored`.
+
+use cmbook::cmm::dp;
+use cmbook::cmm::gpu::{CmmKernels, CostWidth, Kernel};
+use cmbook::cmm::layout::Layout;
+use cmbook::harness::timing::Plan;
+use cmbook::harness::{Gpu, L2};
+
+fn gpu() -> Gpu {
+    Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn all_kernels() -> Vec<Kernel> {
+    let mut ks = Vec::new();
+    for layout in Layout::ALL {
+        for cost in [CostWidth::U64, CostWidth::U32] {
+            ks.push(Kernel::OneBlock { layout, cost, indexed: false });
+        }
+        ks.push(Kernel::CellPerThread { layout, block: 128 });
+        ks.push(Kernel::CellPerThread { layout, block: 96 });
+        ks.push(Kernel::BlockPerCell { layout, block: 256 });
+        ks.push(Kernel::BlockPerCell { layout, block: 32 });
+    }
+    ks.push(Kernel::OneBlock { layout: Layout::DiagonalMajor, cost: CostWidth::U64, indexed: true });
+    ks
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_kernel_matches_the_cpu_on_random_chains() {
+    let gpu = gpu();
+    let kernels = CmmKernels::load(&gpu).unwrap();
+    let mut checked = 0;
+    for (n, max_dim) in [(1usize, 50u32), (2, 50), (3, 1), (4, 7), (33, 100), (100, 1000), (257, 3), (1000, 1000)] {
+        let dims = dp::random_dims(n, max_dim, 17 + n as u64);
+        let cpu = dp::solve_serial(&dims).unwrap();
+        for k in all_kernels() {
+            if n < 2 && !matches!(k, Kernel::OneBlock { .. }) {
+                continue; // the per-diagonal kernels have no diagonal to launch for one matrix
+            }
+            let mut p = kernels.prepare(k, &dims).unwrap();
+            let table = kernels.solve_verified(&mut p, &cpu).unwrap_or_else(|e| panic!("{} at n={n}: {e}", k.label()));
+            assert_eq!(table.optimal_cost(), cpu.optimal_cost());
+            checked += 1;
+        }
+    }
+    assert!(checked > 50);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_block_kernels_past_1024_threads_loop_over_rows() {
+    let gpu = gpu();
+    let kernels = CmmKernels::load(&gpu).unwrap();
+    let dims = dp::random_dims(1300, 1000, 5);
+    let cpu = dp::solve_parallel(&dims).unwrap();
+    for layout in Layout::ALL {
+        let mut p = kernels.prepare(Kernel::one_block(layout), &dims).unwrap();
+        kernels.solve_verified(&mut p, &cpu).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_worked_example_is_1232_on_the_gpu() {
+    let gpu = gpu();
+    let kernels = CmmKernels::load(&gpu).unwrap();
+    let dims = [20, 2, 30, 12, 8];
+    let cpu = dp::solve_serial(&dims).unwrap();
+    for layout in Layout::ALL {
+        let mut p = kernels.prepare(Kernel::one_block(layout), &dims).unwrap();
+        let t = kernels.solve_verified(&mut p, &cpu).unwrap();
+        assert_eq!(t.optimal_cost(), 1232);
+        assert_eq!(cmbook::cmm::paren::parenthesization(&t), "(A1((A2A3)A4))");
+    }
+}
+
+#[test]
+fn a_chain_the_kernel_cannot_represent_is_refused_before_launch() {
+    let dims = [100_000u32, 100_000, 100_000, 100_000];
+    let k = Kernel::OneBlock { layout: Layout::RowMajor, cost: CostWidth::U32, indexed: false };
+    assert!(k.check(&dims).is_err(), "4-byte costs cannot hold 1e15");
+    assert!(Kernel::one_block(Layout::RowMajor).check(&dims).is_ok());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn chains_on_their_own_streams_stay_correct() {
+    let gpu = gpu();
+    let kernels = CmmKernels::load(&gpu).unwrap();
+    let chains: Vec<Vec<u32>> = (0..4).map(|c| dp::random_dims(150 + c, 500, c as u64)).collect();
+    let cpus: Vec<_> = chains.iter().map(|d| dp::solve_serial(d).unwrap()).collect();
+    let streams: Vec<_> = (0..4).map(|_| gpu.ctx.new_stream().unwrap()).collect();
+    let mut problems: Vec<_> = chains.iter().map(|d| kernels.prepare(Kernel::one_block(Layout::DiagonalMajor), d).unwrap()).collect();
+    kernels.time_many(&mut problems, Some(&streams), Plan::new(1, 2, L2::Warm)).unwrap();
+    for (p, c) in problems.iter().zip(&cpus) {
+        assert!(c.difference_from(&kernels.read_back(p).unwrap()).is_none());
+    }
+}
