@@ -99,6 +99,7 @@ struct Plan3 {
     table1: Vec<usize>,
     breakeven: Vec<usize>,
     ratio_sweep: Vec<usize>,
+    stride_sweep: Vec<usize>,
     variants_n: usize,
     streams_n: usize,
     streams_k: Vec<usize>,
@@ -112,6 +113,7 @@ fn plan_for(common: &CommonArgs) -> Plan3 {
             table1: (120..=124).collect(),
             breakeven: (10..=100).step_by(30).collect(),
             ratio_sweep: vec![64, 130, 256],
+            stride_sweep: (120..=123).collect(),
             variants_n: 200,
             streams_n: 128,
             streams_k: vec![1, 2, 4],
@@ -123,6 +125,7 @@ fn plan_for(common: &CommonArgs) -> Plan3 {
             table1: (1016..=1024).collect(),
             breakeven: (10..=400).step_by(10).collect(),
             ratio_sweep: vec![128, 256, 384, 512, 768, 1024, 1536, 2048, 3072],
+            stride_sweep: (1000..=1030).collect(),
             variants_n: 1024,
             streams_n: 1024,
             streams_k: vec![1, 2, 4, 8, 16],
@@ -246,7 +249,7 @@ fn measure(common: &CommonArgs) -> anyhow::Result<()> {
     let seed = common.seed;
     let reps = sizes.reps;
     let warm = |r: usize| Plan::new(1, r, L2::Warm);
-    let steps = sizes.table1.len() + sizes.breakeven.len() + sizes.ratio_sweep.len() + 4 + sizes.streams_k.len() + 4;
+    let steps = sizes.table1.len() + sizes.breakeven.len() + sizes.ratio_sweep.len() + sizes.stride_sweep.len() + 4 + sizes.streams_k.len() + 4;
     let bar = ProgressBar::new(steps as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap());
 
@@ -417,18 +420,41 @@ fn measure(common: &CommonArgs) -> anyhow::Result<()> {
     }
     plot::write_figure(out, "cmm-time-vs-n", &kernel_meta.clone().with("note", "one block of min(n, 1024) threads; above 1024 each thread takes several rows"), &Spec::line("One-block kernels: time of the whole DP against n", "n (matrices)", "milliseconds").log_x().log_y(), &sweep_points)?;
 
+    // Row-major's time against n one matrix at a time: the row stride (n + 1) * 8 bytes decides
+    // which addresses a warp's left loads hit together.
+    let mut stride_points = Vec::new();
+    for &n in &sizes.stride_sweep {
+        bar.set_message(format!("one n at a time, n = {n}"));
+        let dims = dp::random_dims(n, DIM_MAX, seed + 3 * n as u64);
+        let cpu = dp::solve_parallel(&dims)?;
+        for layout in Layout::ALL {
+            let s = measure_kernel(&kernels, Kernel::one_block(layout), &dims, &cpu, Plan::new(1, 3, L2::Warm))?;
+            stride_points.push(Point::new(layout.name(), n, s.median_ms, s.min_ms, s.max_ms));
+        }
+        bar.inc(1);
+    }
+    plot::write_figure(out, "cmm-stride", &kernel_meta, &Spec::line("One-block kernels, n one at a time: the row-major table's row stride matters", "n (matrices); row-major row stride = (n + 1) x 8 bytes", "milliseconds"), &stride_points)?;
+
     let n = sizes.variants_n;
     let dims = dp::random_dims(n, DIM_MAX, seed + 99);
     let cpu = dp::solve_parallel(&dims)?;
     bar.set_message("4-byte costs and indexed loads");
-    dp::gpu_safe_bound_u32(&dims)?; // dims <= 1000 and n <= 1024 keep every 4-byte value exact
-    let u32_row = measure_kernel(&kernels, Kernel::OneBlock { layout: Layout::RowMajor, cost: CostWidth::U32, indexed: false }, &dims, &cpu, warm(reps))?;
-    let u32_diag = measure_kernel(&kernels, Kernel::OneBlock { layout: Layout::DiagonalMajor, cost: CostWidth::U32, indexed: false }, &dims, &cpu, warm(reps))?;
+    // 4-byte costs need small dimensions: (n - 1) * max^3 must stay below 2^32, so max <= 160
+    // at n = 1024. Both widths are measured on that chain, so only the width differs.
+    let small_max = ((u32::MAX as f64 / (n - 1).max(1) as f64).cbrt().floor() as u32).clamp(1, DIM_MAX);
+    let small = dp::random_dims(n, small_max, seed + 98);
+    dp::gpu_safe_bound_u32(&small)?;
+    let small_cpu = dp::solve_parallel(&small)?;
+    let u32_row = measure_kernel(&kernels, Kernel::OneBlock { layout: Layout::RowMajor, cost: CostWidth::U32, indexed: false }, &small, &small_cpu, warm(reps))?;
+    let u32_diag = measure_kernel(&kernels, Kernel::OneBlock { layout: Layout::DiagonalMajor, cost: CostWidth::U32, indexed: false }, &small, &small_cpu, warm(reps))?;
+    let small_row = measure_kernel(&kernels, Kernel::one_block(Layout::RowMajor), &small, &small_cpu, warm(reps))?;
+    let small_diag = measure_kernel(&kernels, Kernel::one_block(Layout::DiagonalMajor), &small, &small_cpu, warm(reps))?;
     let u64_row = measure_kernel(&kernels, Kernel::one_block(Layout::RowMajor), &dims, &cpu, warm(reps))?;
     let u64_diag = measure_kernel(&kernels, Kernel::one_block(Layout::DiagonalMajor), &dims, &cpu, warm(reps))?;
     let indexed = measure_kernel(&kernels, Kernel::OneBlock { layout: Layout::DiagonalMajor, cost: CostWidth::U64, indexed: true }, &dims, &cpu, warm(reps))?;
     bar.inc(1);
-    experiments.push(ExperimentRow { experiment: "4-byte costs".into(), n, rowmajor_ms: fmt_ms(u32_row.median_ms), diagonal_ms: fmt_ms(u32_diag.median_ms), diagonal_speedup: ratio(u32_row.median_ms, u32_diag.median_ms) });
+    experiments.push(ExperimentRow { experiment: format!("8-byte costs, dimensions <= {small_max}"), n, rowmajor_ms: fmt_ms(small_row.median_ms), diagonal_ms: fmt_ms(small_diag.median_ms), diagonal_speedup: ratio(small_row.median_ms, small_diag.median_ms) });
+    experiments.push(ExperimentRow { experiment: format!("4-byte costs, the same chain (dimensions <= {small_max})"), n, rowmajor_ms: fmt_ms(u32_row.median_ms), diagonal_ms: fmt_ms(u32_diag.median_ms), diagonal_speedup: ratio(u32_row.median_ms, u32_diag.median_ms) });
     experiments.push(ExperimentRow { experiment: "8-byte costs, diagonal index recomputed for every load".into(), n, rowmajor_ms: fmt_ms(u64_row.median_ms), diagonal_ms: fmt_ms(indexed.median_ms), diagonal_speedup: ratio(u64_row.median_ms, indexed.median_ms) });
     experiments.push(ExperimentRow { experiment: "8-byte costs, diagonal pointers stepped (the kernel above)".into(), n, rowmajor_ms: fmt_ms(u64_row.median_ms), diagonal_ms: fmt_ms(u64_diag.median_ms), diagonal_speedup: ratio(u64_row.median_ms, u64_diag.median_ms) });
     record::write_table(out, "cmm-experiments", &kernel_meta.clone().with("title", "What the layout's speedup depends on: one-block kernels, milliseconds per complete DP"), &experiments)?;

@@ -34,14 +34,18 @@ fn every_kernel_matches_the_cpu_on_random_chains() {
     let kernels = CmmKernels::load(&gpu).unwrap();
     let mut checked = 0;
     for (n, max_dim) in [(1usize, 50u32), (2, 50), (3, 1), (4, 7), (33, 100), (100, 1000), (257, 3), (1000, 1000)] {
-        let dims = dp::random_dims(n, max_dim, 17 + n as u64);
-        let cpu = dp::solve_serial(&dims).unwrap();
+        // 4-byte kernels need (n - 1) * max^3 < 2^32: their own chain, with small dimensions.
+        let small_max = ((u32::MAX as f64 / (n.max(2) - 1) as f64).cbrt() as u32).clamp(1, max_dim);
+        let wide = dp::random_dims(n, max_dim, 17 + n as u64);
+        let narrow = dp::random_dims(n, small_max, 18 + n as u64);
+        let (wide_cpu, narrow_cpu) = (dp::solve_serial(&wide).unwrap(), dp::solve_serial(&narrow).unwrap());
         for k in all_kernels() {
+            let (dims, cpu) = if k.cost_width() == CostWidth::U32 { (&narrow, &narrow_cpu) } else { (&wide, &wide_cpu) };
             if n < 2 && !matches!(k, Kernel::OneBlock { .. }) {
                 continue; // the per-diagonal kernels have no diagonal to launch for one matrix
             }
-            let mut p = kernels.prepare(k, &dims).unwrap();
-            let table = kernels.solve_verified(&mut p, &cpu).unwrap_or_else(|e| panic!("{} at n={n}: {e}", k.label()));
+            let mut p = kernels.prepare(k, dims).unwrap();
+            let table = kernels.solve_verified(&mut p, cpu).unwrap_or_else(|e| panic!("{} at n={n}: {e}", k.label()));
             assert_eq!(table.optimal_cost(), cpu.optimal_cost());
             checked += 1;
         }
