@@ -7,3 +7,4 @@
 pub mod harness;
 pub mod ceilings;
 pub mod cmm;
+pub mod coalescing;

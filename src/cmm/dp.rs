@@ -254,7 +254,7 @@ pub fn solve_serial(dims: &[u32]) -> Result<DpTable, CmmError> {
     let n = validate_dims(dims)?;
     let mut table = DpTable::zeroed(n);
     if cost_upper_bound(dims)? <= u128::from(u64::MAX) {
-        fill_serial(dims, &mut table);
+        fill_serial(dims, &mut table.cost, &mut table.split);
     } else {
         fill_serial_checked(dims, &mut table)?;
     }
@@ -262,10 +262,11 @@ pub fn solve_serial(dims: &[u32]) -> Result<DpTable, CmmError> {
 }
 
 // ANCHOR: serial_dp
-/// The serial program. `cost` and `split` use the paper's indexing `(n + 1) * i + j`.
-/// The caller has proved that no sum or product below exceeds `u64::MAX`.
-fn fill_serial(dims: &[u32], table: &mut DpTable) {
-    let n = table.n;
+/// The serial program (the paper's Listing 1). `cost` and `split` hold the `(n + 1)^2` cells of
+/// the paper's indexing `(n + 1) * i + j`, zeroed; `dims` has `n + 1` entries. The caller has
+/// proved that no sum or product below exceeds `u64::MAX`.
+pub fn fill_serial(dims: &[u32], cost: &mut [u64], split: &mut [u32]) {
+    let n = dims.len() - 1;
     let row = n + 1; // row stride of the (n + 1) x (n + 1) buffer
     let p = |x: usize| u64::from(dims[x]);
     // Diagonal 0 (a single matrix, no multiplication) is already 0 in the zeroed table.
@@ -275,17 +276,15 @@ fn fill_serial(dims: &[u32], table: &mut DpTable) {
             let mut best_cost = u64::MAX;
             let mut best_k = i;
             for k in i..j {
-                let candidate = table.cost[row * i + k]
-                    + table.cost[row * (k + 1) + j]
-                    + p(i - 1) * p(k) * p(j);
+                let candidate = cost[row * i + k] + cost[row * (k + 1) + j] + p(i - 1) * p(k) * p(j);
                 // Strictly smaller: on a tie the smaller k, met first, stays.
                 if candidate < best_cost {
                     best_cost = candidate;
                     best_k = k;
                 }
             }
-            table.cost[row * i + j] = best_cost;
-            table.split[row * i + j] = best_k as u32;
+            cost[row * i + j] = best_cost;
+            split[row * i + j] = best_k as u32;
         }
     }
 }

@@ -401,6 +401,10 @@ pub fn audit_figures(dir: &Path) -> anyhow::Result<Vec<String>> {
         if !missing.is_empty() {
             problems.push(format!("{name}: provenance lacks {}", missing.join(", ")));
         }
+        let (own, other) = if rec.meta.get("plot").is_some() { ("svg", "md") } else { ("md", "svg") };
+        if dir.join(format!("{stem}.{other}")).exists() {
+            problems.push(format!("{stem}.{other} shares its stem with a {own} record: one CSV per figure or table"));
+        }
         if rec.meta.get("plot").is_some() {
             let svg = dir.join(format!("{stem}.svg"));
             match (std::fs::read_to_string(&svg), draw_svg(&rec, &name)) {

@@ -1,0 +1,356 @@
+//! The chapter's figures and tables, drawn from a run's results. Kept apart from the
+//! measuring so that a CPU test can draw them from made-up results.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::harness::plot::{self, Point, Spec};
+use crate::harness::record::{self, Meta};
+use crate::harness::stats::Rate;
+
+use super::banks::{column_read_lanes, column_read_words, conflict_degree};
+use super::measure::Measurement;
+use super::patterns::{type_name, Pattern};
+use super::ptx::Census;
+use super::readonly::ReadOnlyKernel;
+use super::reference::PARTICLE_BYTES;
+use super::transpose::{warp_cost, TransposeKernel};
+
+/// What the L2 held during every timed repetition of this chapter.
+pub const L2_COLD: &str = "cold (a buffer twice the L2 size is written before every repetition)";
+
+/// Everything one run of the example measured, and at which sizes.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// Bytes of the copy that sets the ceiling, and its bandwidth (read + write).
+    pub ceiling_bytes: usize,
+    pub ceiling: Rate,
+    pub strides: Vec<u64>,
+    pub offsets: Vec<u64>,
+    /// Source bytes of the stride sweep (per element type) and of the offset sweep.
+    pub sweep_bytes: usize,
+    pub offset_bytes: usize,
+    pub particles: usize,
+    /// The stride sweep: affine reads with offset 0, floats and doubles.
+    pub strided: HashMap<Pattern, Measurement>,
+    /// The offset sweep: affine reads of floats with stride 1.
+    pub misaligned: HashMap<Pattern, Measurement>,
+    pub drift_aos: Measurement,
+    pub drift_soa: Measurement,
+    /// Side of the square matrix the transposes were timed on, and the copy kernel on the same
+    /// bytes.
+    pub transpose_n: usize,
+    pub transpose_copy: Rate,
+    pub transposes: Vec<(TransposeKernel, Measurement)>,
+    pub readonly_n: usize,
+    pub table_len: u32,
+    pub readonly: Vec<(ReadOnlyKernel, Measurement)>,
+    /// The PTX census of each read-only kernel, and who compiled it ("NVRTC 13.0 for compute_90").
+    pub ptx: Vec<(ReadOnlyKernel, Census)>,
+    pub compiled_by: String,
+}
+
+fn percent(fraction: f64) -> String {
+    format!("{:.1}%", 100.0 * fraction)
+}
+
+/// Whole percents, for the narrow per-pattern table.
+fn whole_percent(fraction: f64) -> String {
+    format!("{:.0}%", 100.0 * fraction)
+}
+
+fn whole(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+#[derive(serde::Serialize)]
+struct PatternRow {
+    pattern: String,
+    #[serde(rename = "bytes asked")]
+    requested: u64,
+    #[serde(rename = "sectors (lines)")]
+    sectors: String,
+    #[serde(rename = "bytes moved")]
+    moved: u64,
+    efficiency: String,
+    predicted: String,
+    measured: String,
+}
+
+#[derive(serde::Serialize)]
+struct TransposeRow {
+    kernel: &'static str,
+    threads: String,
+    #[serde(rename = "elements per thread")]
+    per_thread: u64,
+    #[serde(rename = "sectors per warp: load, store")]
+    sectors: String,
+    #[serde(rename = "bank conflict: store, load")]
+    conflicts: String,
+    #[serde(rename = "GB/s median (min-max)")]
+    gbps: String,
+    #[serde(rename = "of copy")]
+    of_copy: String,
+}
+
+#[derive(serde::Serialize)]
+struct BankRow {
+    lane: String,
+    #[serde(rename = "word (32-word rows)")]
+    word: String,
+    #[serde(rename = "bank (32-word rows)")]
+    bank: String,
+    #[serde(rename = "word (33-word rows)")]
+    padded_word: String,
+    #[serde(rename = "bank (33-word rows)")]
+    padded_bank: String,
+}
+
+#[derive(serde::Serialize)]
+struct PtxRow {
+    kernel: String,
+    pointers: String,
+    #[serde(rename = "ld.global")]
+    coherent: usize,
+    #[serde(rename = "ld.global.nc")]
+    non_coherent: usize,
+    #[serde(rename = "st.global")]
+    stores: usize,
+}
+
+impl Results {
+    /// The measurement of `pattern`: a stride-sweep point for offset 0, an offset-sweep point
+    /// otherwise.
+    fn measured(&self, pattern: &Pattern) -> anyhow::Result<&Measurement> {
+        let found = match pattern {
+            Pattern::Affine { offset: 0, .. } => self.strided.get(pattern),
+            Pattern::Affine { .. } => self.misaligned.get(pattern),
+            Pattern::DriftAos { record_bytes } if *record_bytes == PARTICLE_BYTES => Some(&self.drift_aos),
+            Pattern::DriftAos { .. } => None,
+            Pattern::DriftSoa => Some(&self.drift_soa),
+        };
+        found.ok_or_else(|| anyhow::anyhow!("`{}` was not measured", pattern.label()))
+    }
+
+    /// A measurement as a fraction of the ceiling: median, worst and best repetition.
+    fn fraction_point(&self, series: &str, x: impl ToString, m: &Measurement) -> Point {
+        let (r, c) = (m.gbps(), self.ceiling.median);
+        Point::new(series, x, r.median / c, r.worst / c, r.best / c)
+    }
+
+    fn ceiling_note(&self) -> String {
+        format!("copy kernel, {} bytes, median {:.0} GB/s", self.ceiling_bytes, self.ceiling.median)
+    }
+}
+
+/// Markdown code spans around qualifiers, so `__restrict__` is not read as emphasis.
+fn code_unless_plain(qualifiers: &str) -> String {
+    if qualifiers.starts_with("plain") {
+        qualifiers.to_string()
+    } else {
+        format!("`{qualifiers}`")
+    }
+}
+
+fn predicted_point(series: &str, x: impl ToString, fraction: f64) -> Point {
+    Point::new(series, x, fraction, fraction, fraction)
+}
+
+/// Writes every figure and table of the chapter into `out`; returns the lines the example
+/// prints as its summary.
+pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<String>> {
+    let cold = meta.clone().with("l2", L2_COLD);
+    let fraction = "fraction of the copy ceiling";
+
+    // Strides: measured and predicted, floats and doubles.
+    let mut points = Vec::new();
+    for elem_bytes in [4u64, 8] {
+        let name = type_name(elem_bytes);
+        for &stride in &r.strides {
+            let pattern = Pattern::Affine { elem_bytes, stride, offset: 0 };
+            points.push(r.fraction_point(&format!("{name}, measured"), stride, r.measured(&pattern)?));
+        }
+        for &stride in &r.strides {
+            let pattern = Pattern::Affine { elem_bytes, stride, offset: 0 };
+            points.push(predicted_point(&format!("{name}, predicted"), stride, pattern.predicted_fraction()));
+        }
+    }
+    plot::write_figure(
+        out,
+        "coalescing-stride",
+        &cold.clone().with("source_bytes", &r.sweep_bytes.to_string()).with("ceiling", &r.ceiling_note()),
+        &Spec::line("Strided loads, contiguous stores: measured and predicted", "stride (elements)", fraction).log_x(),
+        &points,
+    )?;
+
+    // Misaligned starts: measured and both predictions.
+    let offset_pattern = |offset| Pattern::Affine { elem_bytes: 4, stride: 1, offset };
+    let mut points = Vec::new();
+    for &offset in &r.offsets {
+        let m = r.misaligned.get(&offset_pattern(offset)).ok_or_else(|| anyhow::anyhow!("offset {offset} was not measured"))?;
+        points.push(r.fraction_point("measured", offset, m));
+    }
+    for &offset in &r.offsets {
+        points.push(predicted_point("predicted, sectors per request", offset, offset_pattern(offset).traffic().per_request_fraction()));
+    }
+    for &offset in &r.offsets {
+        points.push(predicted_point("predicted, distinct sectors", offset, offset_pattern(offset).traffic().dram_fraction()));
+    }
+    plot::write_figure(
+        out,
+        "coalescing-offset",
+        &cold.clone().with("source_bytes", &r.offset_bytes.to_string()).with("ceiling", &r.ceiling_note()),
+        &Spec::line("Float loads starting k elements after a 128-byte boundary", "start offset k (floats)", fraction),
+        &points,
+    )?;
+
+    // Particles.
+    let aos = Pattern::DriftAos { record_bytes: PARTICLE_BYTES };
+    let mut points = Vec::new();
+    // The struct of arrays first: the legend sits at the upper right.
+    for (label, pattern) in [("struct of arrays", Pattern::DriftSoa), ("array of structs (28-byte records)", aos)] {
+        points.push(r.fraction_point("measured", label, r.measured(&pattern)?));
+        points.push(predicted_point("predicted (distinct sectors)", label, pattern.predicted_fraction()));
+    }
+    plot::write_figure(
+        out,
+        "coalescing-layout",
+        &cold.clone().with("particles", &r.particles.to_string()).with("ceiling", &r.ceiling_note()),
+        &Spec::bar("Particle drift, positions updated: useful bytes per second", "layout", fraction),
+        &points,
+    )?;
+
+    // The per-pattern table: one warp's first load computed, the whole kernel predicted and
+    // measured.
+    let mut pattern_rows = Vec::new();
+    for pattern in Pattern::table() {
+        let request = pattern.first_load();
+        pattern_rows.push(PatternRow {
+            pattern: pattern.label(),
+            requested: request.requested_bytes,
+            sectors: format!("{} ({})", request.sectors, request.lines),
+            moved: request.moved_bytes(),
+            efficiency: whole_percent(request.efficiency()),
+            predicted: whole_percent(pattern.predicted_fraction()),
+            measured: whole_percent(r.measured(&pattern)?.gbps().median / r.ceiling.median),
+        });
+    }
+    record::write_table(
+        out,
+        "coalescing-patterns",
+        &cold.clone().with("ceiling", &r.ceiling_note()).with(
+            "title",
+            "One warp's first load, computed; the whole kernel predicted from distinct sectors and measured, as fractions of the copy ceiling (L2 cold)",
+        ),
+        &pattern_rows,
+    )?;
+
+    // Transposes.
+    let n = r.transpose_n;
+    let copy = r.transpose_copy;
+    let series = "GB/s, read + write";
+    let mut points = vec![Point::new(series, "copy kernel", copy.median, copy.worst, copy.best)];
+    let mut transpose_rows = Vec::new();
+    // The per-warp model needs an interior tile; the counts do not depend on the size beyond it.
+    let model_side = (n as u64).max(128);
+    for (kernel, m) in &r.transposes {
+        let g = m.gbps();
+        points.push(Point::new(series, kernel.label(), g.median, g.worst, g.best));
+        let cost = warp_cost(*kernel, model_side, model_side);
+        let conflicts = match (cost.shared_store_conflict, cost.shared_load_conflict) {
+            (Some(store), Some(load)) => format!("{store}-way, {load}-way"),
+            _ => "no shared memory".to_string(),
+        };
+        transpose_rows.push(TransposeRow {
+            kernel: kernel.label(),
+            threads: format!("32 x {}", kernel.block_rows()),
+            per_thread: kernel.elements_per_thread(),
+            sectors: format!("{}, {}", cost.global_load.sectors, cost.global_store.sectors),
+            conflicts,
+            gbps: format!("{} ({}-{})", whole(g.median), whole(g.worst), whole(g.best)),
+            of_copy: percent(g.median / copy.median),
+        });
+    }
+    let matrix = cold.clone().with("matrix", &format!("{n} x {n} float, {} bytes each way", n * n * 4));
+    plot::write_figure(out, "coalescing-transpose", &matrix, &Spec::bar(&format!("Transpose of a {n} x {n} float matrix"), "kernel", "GB/s (read + write)"), &points)?;
+    record::write_table(
+        out,
+        "coalescing-transpose-kernels",
+        &matrix.clone().with(
+            "title",
+            &format!("The transposes per warp (computed) and their bandwidth at {n} x {n}, L2 cold; copy kernel on the same bytes: {} GB/s", whole(copy.median)),
+        ),
+        &transpose_rows,
+    )?;
+    write_bank_table(out, meta)?;
+
+    // The read-only data path.
+    let points: Vec<Point> = r.readonly.iter().map(|(k, m)| r.fraction_point(k.qualifiers(), k.workload(), m)).collect();
+    plot::write_figure(
+        out,
+        "coalescing-readonly",
+        &cold
+            .clone()
+            .with("elements", &r.readonly_n.to_string())
+            .with("table_floats", &r.table_len.to_string())
+            .with("ceiling", &r.ceiling_note()),
+        &Spec::bar("Read-only data path: streamed bytes per second", "kernel", fraction),
+        &points,
+    )?;
+    let ptx_rows: Vec<PtxRow> = r
+        .ptx
+        .iter()
+        .map(|(k, c)| PtxRow { kernel: format!("`{}`", k.function()), pointers: code_unless_plain(k.qualifiers()), coherent: c.coherent_loads, non_coherent: c.non_coherent_loads, stores: c.stores })
+        .collect();
+    record::write_table(
+        out,
+        "coalescing-readonly-ptx",
+        &meta.clone().with("source", "counted in the PTX of this run (no measurement)").with("title", &format!("Global loads and stores in the PTX of {}", r.compiled_by)),
+        &ptx_rows,
+    )?;
+
+    // The summary the example prints.
+    let mut lines = vec![format!("copy ceiling: {:.0} GB/s ({} bytes, L2 cold)", r.ceiling.median, r.ceiling_bytes)];
+    lines.push(format!("{:<44} {:>8} {:>10} {:>10}", "pattern", "sectors", "predicted", "measured"));
+    for row in &pattern_rows {
+        lines.push(format!("{:<44} {:>8} {:>10} {:>10}", row.pattern, row.sectors, row.predicted, row.measured));
+    }
+    lines.push(format!("transposes at {n} x {n}; copy kernel on the same bytes: {} GB/s", whole(copy.median)));
+    for (kernel, m) in &r.transposes {
+        let g = m.gbps().median;
+        lines.push(format!("  {:<30} {:>6} GB/s {:>7} of copy", kernel.function(), whole(g), percent(g / copy.median)));
+    }
+    lines.push("read-only data path:".to_string());
+    for (k, m) in &r.readonly {
+        let g = m.gbps().median;
+        lines.push(format!("  {:<30} {:>6} GB/s {:>7} of the ceiling", k.function(), whole(g), percent(g / r.ceiling.median)));
+    }
+    Ok(lines)
+}
+
+/// The banks of a warp reading column 0 of a 32 × 32 tile, unpadded and padded: computed.
+fn write_bank_table(out: &Path, meta: &Meta) -> anyhow::Result<()> {
+    let plain = column_read_lanes(32, 0);
+    let padded = column_read_lanes(33, 0);
+    let mut rows: Vec<BankRow> = plain
+        .iter()
+        .zip(&padded)
+        .map(|(a, b)| BankRow { lane: a.lane.to_string(), word: a.word.to_string(), bank: a.bank.to_string(), padded_word: b.word.to_string(), padded_bank: b.bank.to_string() })
+        .collect();
+    rows.push(BankRow {
+        lane: "conflict degree".into(),
+        word: String::new(),
+        bank: format!("{}-way", conflict_degree(&column_read_words(32, 0))),
+        padded_word: String::new(),
+        padded_bank: format!("{}-way", conflict_degree(&column_read_words(33, 0))),
+    });
+    record::write_table(
+        out,
+        "coalescing-banks",
+        &meta
+            .clone()
+            .with("source", "computed by cmbook::coalescing::banks (no measurement)")
+            .with("title", "Computed, not measured: a warp reads column 0 of tile_shared, lane l reading tile_shared[l][0]"),
+        &rows,
+    )
+}

@@ -1,0 +1,94 @@
+//! GPU checks of the coalescing chapter's kernels against their CPU references, at sizes that
+//! are not multiples of anything. Run on a machine with a GPU:
+//! `cargo test --release --test gpu_coalescing -- --ignored --test-threads=1`.
+
+use cmbook::coalescing::measure::{self, AffineSweep, Kernels};
+use cmbook::coalescing::readonly::ReadOnlyKernel;
+use cmbook::coalescing::reference;
+use cmbook::coalescing::transpose::TransposeKernel;
+use cmbook::harness::timing::Plan;
+use cmbook::harness::{inputs, verify, Gpu, L2};
+
+fn open() -> (Gpu, Kernels) {
+    let gpu = Gpu::open(false).unwrap_or_else(|e| panic!("{e}"));
+    let kernels = Kernels::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
+    (gpu, kernels)
+}
+
+const QUICK: Plan = Plan { warmup: 1, reps: 2, l2: L2::Cold };
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn affine_reads_match_the_cpu_at_every_stride_and_offset() {
+    let (gpu, kernels) = open();
+    let mut floats = AffineSweep::<f32>::new(&gpu, 100_003, 1).unwrap();
+    let mut doubles = AffineSweep::<f64>::new(&gpu, 50_021, 2).unwrap();
+    for (stride, offset) in [(1, 0), (2, 0), (3, 0), (7, 0), (8, 0), (33, 0), (64, 0), (1, 1), (1, 5), (1, 31), (1, 32), (5, 3)] {
+        let m = floats.measure(&gpu, &kernels, stride, offset, QUICK).unwrap();
+        assert!(m.stats.min_ms > 0.0 && m.useful_bytes > 0);
+        doubles.measure(&gpu, &kernels, stride, offset, QUICK).unwrap();
+    }
+    // A source shorter than one round of the grid: only the tail loop runs.
+    let mut tiny = AffineSweep::<f32>::new(&gpu, 7, 3).unwrap();
+    tiny.measure(&gpu, &kernels, 2, 1, QUICK).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn an_element_left_unwritten_is_caught() {
+    let (gpu, kernels) = open();
+    let len = 1001;
+    let src_host = inputs::random_f32(len, 4);
+    let src = gpu.stream.clone_htod(&src_host).unwrap();
+    let mut dst = gpu.stream.alloc_zeros::<f32>(len).unwrap();
+    gpu.poison(&mut dst).unwrap();
+    // One element too few: the last keeps its poison (NaN) and must be reported.
+    measure::launch_affine_read(&gpu.stream, &kernels.affine_f32, &src, &mut dst, (len - 1, 1, 0)).unwrap();
+    let got = gpu.stream.clone_dtoh(&dst).unwrap();
+    let err = verify::check_exact("affine_read_f32", "n=1001", &got, &src_host).unwrap_err();
+    assert_eq!((err.index, err.wrong), (len - 1, 1));
+    assert!(err.to_string().contains("NaN"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn both_drifts_match_the_cpu() {
+    let (gpu, kernels) = open();
+    for n in [1usize, 5, 1023, 100_003] {
+        let particles = reference::random_particles(n, n as u64);
+        let (aos, soa) = measure::measure_drifts(&gpu, &kernels, &particles, QUICK).unwrap();
+        assert_eq!(aos.useful_bytes, 36 * n as u64);
+        assert!(aos.stats.min_ms > 0.0 && soa.stats.min_ms > 0.0);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_transpose_matches_the_cpu_at_odd_sizes() {
+    let (gpu, kernels) = open();
+    for (rows, cols) in [(1, 1), (1, 7), (7, 1), (33, 65), (65, 33), (1000, 1003), (31, 1025), (129, 64)] {
+        let results = measure::measure_transposes(&gpu, &kernels, &TransposeKernel::ALL, (rows, cols), None, (rows * cols) as u64).unwrap();
+        assert_eq!(results.len(), TransposeKernel::ALL.len());
+    }
+    let timed = measure::measure_transposes(&gpu, &kernels, &[TransposeKernel::TilePadded32x8], (513, 517), Some(QUICK), 5).unwrap();
+    assert!(timed[0].1.as_ref().unwrap().stats.min_ms > 0.0);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_transpose_size_the_grid_cannot_hold_is_a_usage_error() {
+    let (gpu, kernels) = open();
+    let err = measure::measure_transposes(&gpu, &kernels, &TransposeKernel::ALL, (0, 5), None, 1).unwrap_err();
+    assert!(err.downcast_ref::<cmbook::harness::UsageError>().is_some(), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_read_only_kernels_match_the_cpu() {
+    let (gpu, kernels) = open();
+    for (n, table) in [(1usize, 1u32), (1027, 17), (100_003, 16_384)] {
+        let results = measure::measure_readonly(&gpu, &kernels, n, table, QUICK, n as u64).unwrap();
+        assert_eq!(results.len(), ReadOnlyKernel::ALL.len());
+        assert!(results.iter().all(|(_, m)| m.stats.min_ms > 0.0));
+    }
+}
