@@ -23,6 +23,7 @@ pub mod timing;
 pub mod verify;
 
 pub use cli::{run_main, CommonArgs, UsageError};
+pub use plot::audit_figures;
 pub use gpu::{Gpu, GpuUnavailable};
 pub use stats::Stats;
 pub use timing::L2;

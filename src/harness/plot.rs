@@ -182,6 +182,43 @@ fn axis_range(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> 
     Ok((if from_zero && lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad))
 }
 
+/// How many plotted positions a legend box in one corner would cover. The box is taken as
+/// 40% of the width and a band of height growing with the number of series; bars count as
+/// covering everything below their top.
+fn legend_cost(points: &[(f64, f64)], (x0, x1): (f64, f64), (y0, y1): (f64, f64), series: usize, right: bool, upper: bool) -> usize {
+    let width = 0.4;
+    let height = (0.06 + 0.055 * series as f64).min(0.6);
+    points
+        .iter()
+        .filter(|(x, y)| {
+            let fx = (x - x0) / (x1 - x0);
+            let fy = (y - y0) / (y1 - y0);
+            let in_x = if right { fx >= 1.0 - width } else { fx <= width };
+            let in_y = if upper { fy >= 1.0 - height } else { fy <= height };
+            in_x && in_y
+        })
+        .count()
+}
+
+/// The corner of a line chart whose legend would hide the fewest points (ties: upper left,
+/// upper right, lower right, lower left).
+fn emptiest_corner(points: &[(f64, f64)], xr: (f64, f64), yr: (f64, f64), series: usize) -> SeriesLabelPosition {
+    let candidates = [
+        (SeriesLabelPosition::UpperLeft, false, true),
+        (SeriesLabelPosition::UpperRight, true, true),
+        (SeriesLabelPosition::LowerRight, true, false),
+        (SeriesLabelPosition::LowerLeft, false, false),
+    ];
+    let mut best = (usize::MAX, SeriesLabelPosition::UpperLeft);
+    for (pos, right, upper) in candidates {
+        let cost = legend_cost(points, xr, yr, series, right, upper);
+        if cost < best.0 {
+            best = (cost, pos);
+        }
+    }
+    best.1
+}
+
 /// Draws the figure described by `record` as SVG text. `data_name` is shown in the footer.
 pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
     let spec = Spec::from_meta(&record.meta)?;
@@ -253,9 +290,11 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
                         ErrorBar::new_vertical(*x, ty(p.y_min), ty(p.y), ty(p.y_max), color.stroke_width(1), 6)
                     }))?;
                 }
+                let plotted: Vec<(f64, f64)> = xs.iter().zip(&points).flat_map(|(x, p)| [(tx(*x), ty(p.y)), (tx(*x), ty(p.y_max)), (tx(*x), ty(p.y_min))]).collect();
+                let corner = emptiest_corner(&plotted, (x0, x1), (y0, y1), series.len());
                 chart
                     .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperLeft)
+                    .position(corner)
                     .background_style(WHITE.mix(0.9))
                     .border_style(RGBColor(180, 180, 180))
                     .label_font(font(13))
@@ -314,9 +353,17 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
                     chart.draw_series(mine.iter().map(|(x, p)| Text::new(linear_label(p.y), (*x, ty(p.y_max.max(p.y))), value_font.clone())))?;
                 }
                 if series.len() > 1 {
+                    // Bars rise from the bottom, so only the upper corners are candidates.
+                    let tops: Vec<(f64, f64)> = points
+                        .iter()
+                        .map(|p| (categories.iter().position(|c| c == &p.x).unwrap() as f64, ty(p.y_max.max(p.y))))
+                        .flat_map(|(x, y)| [(x - 0.4, y), (x, y), (x + 0.4, y)])
+                        .collect();
+                    let right = legend_cost(&tops, (-0.5, n_cat - 0.5), (y0, y1), series.len(), true, true);
+                    let left = legend_cost(&tops, (-0.5, n_cat - 0.5), (y0, y1), series.len(), false, true);
                     chart
                         .configure_series_labels()
-                        .position(SeriesLabelPosition::UpperRight)
+                        .position(if left < right { SeriesLabelPosition::UpperLeft } else { SeriesLabelPosition::UpperRight })
                         .background_style(WHITE.mix(0.9))
                         .border_style(RGBColor(180, 180, 180))
                         .label_font(font(13))

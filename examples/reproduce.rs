@@ -1,0 +1,105 @@
+//! Re-measures every figure of the book on your GPU, or redraws them from their CSVs.
+//!
+//! ```console
+//! $ cargo build --release --examples
+//! $ cargo run --release --example reproduce -- --out my-gpu/          # every chapter, measured
+//! $ cargo run --release --example reproduce -- --out figures/ --redraw-only   # no GPU needed
+//! ```
+//!
+//! The measuring mode runs each chapter's example (built beside this one) with `--out DIR`,
+//! one after another, and stops at the first that fails; each example verifies its own results.
+//! Both modes end by checking that every figure and table in the folder is exactly what its CSV
+//! draws and that every CSV carries its provenance.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use clap::Parser;
+use cmbook::harness::{plot, run_main, UsageError};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// The chapters' examples, in the book's order.
+const CHAPTERS: &[&str] = &["ceilings", "coalescing", "cmm_diagonal"];
+
+#[derive(Parser, Debug)]
+#[command(about = "Re-measure every figure of the book, or redraw them from their CSVs")]
+struct Args {
+    /// Folder that receives the figures, tables and data (created if needed).
+    #[arg(long)]
+    out: PathBuf,
+    /// Redraw every SVG and table in --out from its CSV; measures nothing, needs no GPU.
+    #[arg(long)]
+    redraw_only: bool,
+    /// Small sizes and few repetitions (passed on to every example).
+    #[arg(long)]
+    quick: bool,
+    /// Only these chapters' examples (comma-separated), e.g. `--only ceilings,cmm_diagonal`.
+    #[arg(long, value_delimiter = ',')]
+    only: Option<Vec<String>>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    run_main(|| run(args))
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    if args.redraw_only {
+        let count = plot::redraw_all(&args.out).map_err(|e| UsageError(format!("cannot redraw {}: {e:#}", args.out.display())))?;
+        println!("redrew {count} figures and tables in {}", args.out.display());
+        return audit(&args.out);
+    }
+    let chapters: Vec<&str> = match &args.only {
+        None => CHAPTERS.to_vec(),
+        Some(names) => {
+            for n in names {
+                if !CHAPTERS.contains(&n.as_str()) {
+                    return Err(UsageError(format!("--only: no chapter example `{n}` (known: {})", CHAPTERS.join(", "))).into());
+                }
+            }
+            CHAPTERS.iter().copied().filter(|c| names.iter().any(|n| n == c)).collect()
+        }
+    };
+    let here = std::env::current_exe()?;
+    let dir = here.parent().unwrap_or(Path::new("."));
+    let binaries: Vec<(String, PathBuf)> = chapters.iter().map(|c| (c.to_string(), dir.join(format!("{c}{}", std::env::consts::EXE_SUFFIX)))).collect();
+    for (name, path) in &binaries {
+        if !path.exists() {
+            return Err(UsageError(format!("the example `{name}` is not built next to this one ({}); run `cargo build --release --examples` first", path.display())).into());
+        }
+    }
+    std::fs::create_dir_all(&args.out)?;
+    let bar = ProgressBar::new(binaries.len() as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})").unwrap());
+    let started = Instant::now();
+    for (name, path) in &binaries {
+        bar.set_message(name.clone());
+        let t = Instant::now();
+        let mut cmd = Command::new(path);
+        cmd.arg("--out").arg(&args.out);
+        if args.quick {
+            cmd.arg("--quick");
+        }
+        let status = bar.suspend(|| cmd.status())?;
+        if !status.success() {
+            // The example has printed its own one-line reason; keep its exit code's meaning.
+            let code = status.code().unwrap_or(1);
+            return Err(if code == 2 { UsageError(format!("{name} could not run (exit code 2)")).into() } else { anyhow::anyhow!("{name} failed (exit code {code})") });
+        }
+        bar.println(format!("{name}: done in {:.0} s", t.elapsed().as_secs_f64()));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    println!("measured {} chapters in {:.0} s into {}", binaries.len(), started.elapsed().as_secs_f64(), args.out.display());
+    audit(&args.out)
+}
+
+fn audit(dir: &Path) -> anyhow::Result<()> {
+    let problems = plot::audit_figures(dir)?;
+    if !problems.is_empty() {
+        anyhow::bail!("figures out of step with their data:\n{}", problems.join("\n"));
+    }
+    println!("every figure and table in {} is exactly what its CSV draws, with full provenance", dir.display());
+    Ok(())
+}
