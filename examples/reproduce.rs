@@ -4,7 +4,12 @@
 //! $ cargo build --release --examples
 //! $ cargo run --release --example reproduce -- --out my-gpu/          # every chapter, measured
 //! $ cargo run --release --example reproduce -- --out figures/ --redraw-only   # no GPU needed
+//! $ cargo run --release --example reproduce -- --out figures/ --sanitize      # compute-sanitizer
 //! ```
+//!
+//! `--sanitize` runs every chapter's example in its quick mode under each compute-sanitizer tool
+//! (memcheck with leak checking, racecheck, initcheck, synccheck) and writes the table
+//! `sanitizer.md` (+ `data/sanitizer.csv`): example × tool → kernels used, errors.
 //!
 //! The measuring mode runs each chapter's example (built beside this one) with `--out DIR`,
 //! one after another, and stops at the first that fails; each example verifies its own results.
@@ -22,6 +27,17 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// The chapters' examples, in the book's order.
 const CHAPTERS: &[&str] = &["ceilings", "coalescing", "cmm_diagonal"];
 
+/// The arguments each example runs with under the sanitizers: small, because the tools slow
+/// kernels down by one or two orders of magnitude.
+fn sanitizer_args(example: &str) -> &'static [&'static str] {
+    match example {
+        "ceilings" => &["--quick", "--max-copy-mib", "8", "--max-transfer-mib", "2", "--reps", "2"],
+        _ => &["--quick", "--reps", "1"],
+    }
+}
+
+const SANITIZER_TOOLS: &[&str] = &["memcheck", "racecheck", "initcheck", "synccheck"];
+
 #[derive(Parser, Debug)]
 #[command(about = "Re-measure every figure of the book, or redraw them from their CSVs")]
 struct Args {
@@ -37,6 +53,13 @@ struct Args {
     /// Only these chapters' examples (comma-separated), e.g. `--only ceilings,cmm_diagonal`.
     #[arg(long, value_delimiter = ',')]
     only: Option<Vec<String>>,
+    /// Run every example under each compute-sanitizer tool instead of measuring, and write the
+    /// table `sanitizer.md` into --out.
+    #[arg(long, conflicts_with = "redraw_only")]
+    sanitize: bool,
+    /// The compute-sanitizer executable.
+    #[arg(long, default_value = "compute-sanitizer")]
+    sanitizer: PathBuf,
 }
 
 fn main() -> ExitCode {
@@ -70,6 +93,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     std::fs::create_dir_all(&args.out)?;
+    if args.sanitize {
+        return sanitize(&args, &binaries);
+    }
     let bar = ProgressBar::new(binaries.len() as u64);
     bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})").unwrap());
     let started = Instant::now();
@@ -103,3 +129,64 @@ fn audit(dir: &Path) -> anyhow::Result<()> {
     println!("every figure and table in {} is exactly what its CSV draws, with full provenance", dir.display());
     Ok(())
 }
+
+#[derive(serde::Serialize)]
+struct SanitizerRow {
+    example: String,
+    tool: &'static str,
+    arguments: String,
+    kernels_used: String,
+    errors: String,
+    exit_code: i32,
+}
+
+fn sanitize(args: &Args, binaries: &[(String, PathBuf)]) -> anyhow::Result<()> {
+    use cmbook::harness::record::{self, Meta};
+    let gpu = cmbook::harness::Gpu::open(false)?;
+    println!("{}", gpu.info.line());
+    let bar = ProgressBar::new((binaries.len() * SANITIZER_TOOLS.len()) as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})").unwrap());
+    let scratch = std::env::temp_dir().join("cmbook-sanitizer");
+    let mut rows = Vec::new();
+    let mut failed = Vec::new();
+    for (name, path) in binaries {
+        for &tool in SANITIZER_TOOLS {
+            bar.set_message(format!("{name} under {tool}"));
+            let mut cmd = Command::new(&args.sanitizer);
+            cmd.arg("--tool").arg(tool);
+            if tool == "memcheck" {
+                cmd.args(["--leak-check", "full"]);
+            }
+            cmd.args(["--error-exitcode", "9"]).arg(path).args(sanitizer_args(name)).arg("--out").arg(scratch.join(format!("{name}-{tool}")));
+            let output = cmd.output().map_err(|e| UsageError(format!("cannot run {}: {e}", args.sanitizer.display())))?;
+            let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+            let (errors, kernels) = cmbook::harness::sanitizer::parse_output(tool, &text);
+            let code = output.status.code().unwrap_or(-1);
+            if errors != Some(0) || code != 0 {
+                failed.push(format!("{name} under {tool}: exit code {code}, errors {errors:?}\n{}", text.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")));
+            }
+            rows.push(SanitizerRow {
+                example: name.clone(),
+                tool,
+                arguments: sanitizer_args(name).join(" "),
+                kernels_used: kernels.map_or("?".into(), |k| k.to_string()),
+                errors: errors.map_or("no summary".into(), |e| e.to_string()),
+                exit_code: code,
+            });
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    let meta = Meta::for_gpu(&gpu.info, &cmbook::harness::cli::command_line("reproduce"))
+        .with("title", "Every chapter's example in its quick mode under each compute-sanitizer tool (memcheck with --leak-check full)");
+    record::write_table(&args.out, "sanitizer", &meta, &rows)?;
+    for r in &rows {
+        println!("{:<14} {:<10} kernels {:>3}  errors {:>3}  exit {}", r.example, r.tool, r.kernels_used, r.errors, r.exit_code);
+    }
+    if !failed.is_empty() {
+        anyhow::bail!("compute-sanitizer found problems:\n{}", failed.join("\n\n"));
+    }
+    println!("all {} runs clean; table written to {}", rows.len(), args.out.join("sanitizer.md").display());
+    Ok(())
+}
+

@@ -78,3 +78,14 @@ fn launch_costs_are_positive_and_a_graph_node_is_cheaper_than_a_round_trip() {
     }
     assert!(c.graph_node.median_ms < c.round_trip.median_ms);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_request_larger_than_device_memory_is_refused_before_allocating() {
+    let gpu = gpu();
+    let too_much = 2 * gpu.info.total_mem_bytes;
+    let err = ceilings::ensure_fits(&gpu, too_much, "a test buffer").unwrap_err();
+    let usage = err.downcast_ref::<cmbook::harness::UsageError>().expect("a usage error, exit code 2");
+    assert!(usage.0.contains("needs") && usage.0.contains("free"), "{usage}");
+    assert!(ceilings::ensure_fits(&gpu, 1 << 20, "a small buffer").is_ok());
+}

@@ -89,7 +89,12 @@ pub fn exit_code_for(err: &anyhow::Error) -> u8 {
 /// Runs an example's body and turns its error into one message and an exit code.
 pub fn run_main(body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
     match body() {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            if !super::kernels::used().is_empty() {
+                println!("{}", super::kernels::used_line());
+            }
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             if err.downcast_ref::<Mismatch>().is_some() || exit_code_for(&err) == 2 {
                 eprintln!("error: {err}");

@@ -95,11 +95,29 @@ pub struct Module {
 
 impl Module {
     /// Looks up `extern "C" __global__` function `name`; the error names file and function.
+    /// Every function looked up is recorded in [`used`], so a run can say which kernels it ran.
     pub fn function(&self, name: &str) -> anyhow::Result<CudaFunction> {
-        self.module
+        let f = self
+            .module
             .load_function(name)
-            .map_err(|e| anyhow::anyhow!("kernels/{}: no function `{}` ({e:?})", self.file, name))
+            .map_err(|e| anyhow::anyhow!("kernels/{}: no function `{}` ({e:?})", self.file, name))?;
+        USED.lock().unwrap_or_else(|p| p.into_inner()).insert(format!("{}:{}", self.file, name));
+        Ok(f)
     }
+}
+
+/// `file:function` of every kernel this process looked up, for the run's closing line.
+static USED: std::sync::Mutex<std::collections::BTreeSet<String>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// The kernels this process has looked up so far (`file:function`, sorted).
+pub fn used() -> Vec<String> {
+    USED.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()
+}
+
+/// The line a successful run ends with: how many kernels it used, and which.
+pub fn used_line() -> String {
+    let used = used();
+    format!("kernels used: {} ({})", used.len(), used.join(", "))
 }
 
 impl Gpu {

@@ -10,6 +10,7 @@
 //! | [`verify`]  | poison outputs, compare against CPU references, name the first mismatch  |
 //! | [`record`]  | CSV files with provenance, and the Markdown tables the chapters include  |
 //! | [`plot`]    | SVG figures drawn from those CSV files alone                             |
+//! | [`sanitizer`] | compute-sanitizer's summaries, for the appendix's table               |
 //! | [`cli`]     | the flags every example shares, and the exit codes                       |
 
 pub mod cli;
@@ -18,6 +19,7 @@ pub mod inputs;
 pub mod kernels;
 pub mod plot;
 pub mod record;
+pub mod sanitizer;
 pub mod stats;
 pub mod timing;
 pub mod verify;
