@@ -3,6 +3,8 @@
 //! Every later chapter states its results as a fraction of these numbers, measured in the same
 //! run with the same functions ([`measure_copy`] in particular).
 
+pub mod exercises;
+
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -5,6 +5,7 @@
 //! * [`layout`]: row-major and diagonal-major index functions and the paper's figures;
 //! * [`traffic`]: sectors and lines the kernels' table loads touch, computed per warp;
 //! * [`gpu`]: choosing, launching, verifying and timing the kernels;
+//! * [`exercises`]: the chapter's exercises, solved;
 //! * [`paper`]: the numbers Seifi & Al-Mamun 2024 report.
 //!
 //! The kernels live in `kernels/cmm_*.cu`; each file's header gives its launch configuration
@@ -12,6 +13,7 @@
 
 pub mod dp;
 pub mod error;
+pub mod exercises;
 pub mod gpu;
 pub mod layout;
 pub mod paper;
