@@ -25,7 +25,7 @@ use cmbook::harness::{plot, run_main, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The chapters' examples, in the book's order.
-const CHAPTERS: &[&str] = &["ceilings", "coalescing", "cmm_diagonal"];
+const CHAPTERS: &[&str] = &["ceilings", "memory_spaces", "coalescing", "cmm_diagonal"];
 
 /// The arguments each example runs with under the sanitizers: small, because the tools slow
 /// kernels down by one or two orders of magnitude.

@@ -8,3 +8,4 @@ pub mod harness;
 pub mod ceilings;
 pub mod cmm;
 pub mod coalescing;
+pub mod memory_spaces;

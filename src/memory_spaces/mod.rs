@@ -1,0 +1,33 @@
+//! Chapter "Memory spaces — where data lives, and what each place costs".
+//!
+//! * [`map`]: the table of memory spaces (scope, lifetime, place, cache, who reads and writes),
+//!   with this GPU's capacities read from the device;
+//! * [`reference`]: CPU references and inputs for every kernel of `kernels/memory_spaces.cu`,
+//!   and the random cyclic permutations the pointer chases follow;
+//! * [`measure`]: verifies every kernel against its reference (outputs poisoned first), then
+//!   times it;
+//! * [`report`]: the chapter's figures and tables, drawn from a run's results;
+//! * [`exercises`]: the solutions of the chapter's exercises.
+
+pub mod exercises;
+pub mod map;
+pub mod measure;
+pub mod reference;
+pub mod report;
+
+/// The kernel file of this chapter.
+pub const KERNEL_FILE: &str = "memory_spaces.cu";
+
+/// `BLOCK` of the kernel file: threads per block of every kernel but the one-thread chases.
+pub const BLOCK: u32 = 256;
+/// `SIGNAL_MAX`: floats in `signal_const` (32 KiB of the 64 KiB constant bank).
+pub const SIGNAL_MAX: usize = 8192;
+/// `CHASE_CONST_MAX`: indices in `chase_const_next` (16 KiB).
+pub const CHASE_CONST_MAX: usize = 4096;
+/// `HIST_BINS`: bins of the per-thread histograms.
+pub const HIST_BINS: usize = 16;
+/// `TILE_ROWS`: rows of 32 floats in the bandwidth kernels' tile.
+pub const TILE_ROWS: usize = 32;
+/// The global-memory chase puts one chain element in each 128-byte line (32 `u32`), so every
+/// step touches a line of its own.
+pub const LINE_ELEMENTS: usize = 32;

@@ -1,0 +1,243 @@
+//! The chapter's figures and tables, drawn from a run's results. Kept apart from the measuring
+//! so that a CPU test can draw them from made-up results.
+
+use std::path::Path;
+
+use crate::harness::plot::{self, Point, Spec};
+use crate::harness::record::{self, Meta};
+use crate::harness::stats::Rate;
+
+use super::map::SpaceRow;
+use super::measure::{ChaseResult, ChaseSpace, HistogramResult, OnChip, SignalSize, StencilKernel, Timed, VectorHome, WalkPoint};
+
+/// The L2 states, as each figure's `l2` key states them.
+pub const L2_COLD: &str = "cold (a buffer twice the L2 size is written before every repetition)";
+pub const L2_WARM_TABLE: &str = "warm (the 32 KiB table stays in the caches between repetitions)";
+pub const L2_STENCIL: &str = "cold for the large array, warm for the L2-resident one (see the series names)";
+pub const L2_CHASE: &str = "warm (a first walk passes through the footprint; each repetition continues the same walk)";
+pub const L2_BANDWIDTH: &str =
+    "cold for the DRAM copy; warm for the L2-resident copy; the on-chip kernels touch device memory only for their output";
+
+/// Everything one run of the example measured.
+#[derive(Debug, Clone)]
+pub struct Results {
+    pub map: Vec<SpaceRow>,
+    /// The copy kernel on a large array, L2 cold: bytes copied and read + write bandwidth.
+    pub copy_cold: (usize, Rate),
+    /// The copy kernel on an array that fits in L2, L2 warm.
+    pub copy_warm: (usize, Rate),
+    pub signal_size: SignalSize,
+    pub signal: Vec<(VectorHome, Timed)>,
+    pub walk_threads: usize,
+    pub walk_steps: u32,
+    pub walks: Vec<WalkPoint>,
+    pub stencil_cold_n: usize,
+    pub stencil_cold: Vec<(StencilKernel, Timed)>,
+    pub stencil_warm_n: usize,
+    pub stencil_warm: Vec<(StencilKernel, Timed)>,
+    pub histogram_n: usize,
+    pub histograms: Vec<HistogramResult>,
+    pub chases: Vec<ChaseResult>,
+    pub onchip: OnChip,
+}
+
+#[derive(serde::Serialize)]
+struct HistogramRow {
+    kernel: String,
+    #[serde(rename = "registers per thread")]
+    registers: i32,
+    #[serde(rename = "local bytes per thread")]
+    local: i32,
+    threads: usize,
+    #[serde(rename = "ms median (min-max)")]
+    ms: String,
+    #[serde(rename = "G values per s")]
+    rate: String,
+}
+
+fn gb_point(series: &str, x: &str, r: Rate) -> Point {
+    Point::new(series, x, r.median / 1e9, r.worst / 1e9, r.best / 1e9)
+}
+
+fn mib(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+/// Writes every figure and table of the chapter into `out`; returns the lines the example
+/// prints as its summary.
+pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<String>> {
+    let mut lines = Vec::new();
+
+    // 1. The map.
+    record::write_table(
+        out,
+        "memory_spaces-map",
+        &meta
+            .clone()
+            .with("source", "capacities read from the device at run time; the other columns after the CUDA C++ Programming Guide")
+            .with("title", "The memory spaces of a CUDA kernel, with this GPU's capacities"),
+        &r.map,
+    )?;
+
+    // 2a. The signal example.
+    let cold = meta.clone().with("l2", L2_COLD);
+    let series = "GB/s (matrices read + results written)";
+    let mut points = vec![gb_point(series, "copy kernel", r.copy_cold.1)];
+    for (home, t) in &r.signal {
+        points.push(gb_point(series, home.label(), t.per_second()));
+    }
+    let s = r.signal_size;
+    plot::write_figure(
+        out,
+        "memory_spaces-signal",
+        &cold
+            .clone()
+            .with("size", &format!("{} matrices of {} x {} floats ({}), a vector of {} floats", s.matrices, s.rows, s.m, mib(s.matrix_bytes()), s.m))
+            .with("copy_bytes", &r.copy_cold.0.to_string()),
+        &Spec::bar("One vector applied to many matrices: where the vector lives", "where the vector lives", "GB/s"),
+        &points,
+    )?;
+    lines.push(format!("copy ceiling: {:.0} GB/s ({}, L2 cold)", r.copy_cold.1.median / 1e9, mib(r.copy_cold.0)));
+    for (home, t) in &r.signal {
+        lines.push(format!("signal, vector in {:<26} {:>7.0} GB/s", home.label(), t.per_second().median / 1e9));
+    }
+
+    // 2b. The divergent walk.
+    let points: Vec<Point> = r
+        .walks
+        .iter()
+        .map(|w| {
+            let g = w.timed.per_second();
+            Point::new(w.home.label(), w.distinct, g.median / 1e9, g.worst / 1e9, g.best / 1e9)
+        })
+        .collect();
+    plot::write_figure(
+        out,
+        "memory_spaces-divergent",
+        &meta
+            .clone()
+            .with("l2", L2_WARM_TABLE)
+            .with("threads", &r.walk_threads.to_string())
+            .with("steps", &r.walk_steps.to_string()),
+        &Spec::line("Reading a 32 KiB table: distinct addresses per warp-wide load", "distinct addresses per warp load", "billion lane reads per s")
+            .log_x()
+            .log_y(),
+        &points,
+    )?;
+    for w in r.walks.iter().filter(|w| w.distinct == 1 || w.distinct == 32) {
+        lines.push(format!("walk, {:<26} {:>2} addresses per warp: {:>8.1} G reads/s", w.home.label(), w.distinct, w.timed.per_second().median / 1e9));
+    }
+
+    // 3. The stencils.
+    let cold_series = format!("L2 cold, {} floats", r.stencil_cold_n);
+    let warm_series = format!("L2 warm, {} floats", r.stencil_warm_n);
+    let mut points = Vec::new();
+    for (series, copy, stencils) in [(&cold_series, r.copy_cold.1, &r.stencil_cold), (&warm_series, r.copy_warm.1, &r.stencil_warm)] {
+        points.push(gb_point(series, "copy kernel", copy));
+        for (k, t) in stencils {
+            points.push(gb_point(series, k.label(), t.per_second()));
+        }
+    }
+    plot::write_figure(
+        out,
+        "memory_spaces-stencil",
+        &meta
+            .clone()
+            .with("l2", L2_STENCIL)
+            .with("copy_bytes", &format!("cold {}, warm {}", r.copy_cold.0, r.copy_warm.0)),
+        &Spec::bar("Three-point stencil: caches or a shared tile", "kernel", "GB/s (useful bytes read + written)"),
+        &points,
+    )?;
+    for (label, stencils) in [(&cold_series, &r.stencil_cold), (&warm_series, &r.stencil_warm)] {
+        for (k, t) in stencils {
+            lines.push(format!("stencil, {label}, {:<22} {:>7.0} GB/s", k.label(), t.per_second().median / 1e9));
+        }
+    }
+
+    // 4. Registers against local memory.
+    let rows: Vec<HistogramRow> = r
+        .histograms
+        .iter()
+        .map(|h| {
+            let st = &h.timed.stats;
+            HistogramRow {
+                kernel: format!("`{}`", h.kernel.function()),
+                registers: h.registers_per_thread,
+                local: h.local_bytes_per_thread,
+                threads: h.threads,
+                ms: format!("{:.3} ({:.3}-{:.3})", st.median_ms, st.min_ms, st.max_ms),
+                rate: format!("{:.1}", h.timed.per_second().median / 1e9),
+            }
+        })
+        .collect();
+    record::write_table(
+        out,
+        "memory_spaces-registers",
+        &meta.clone().with("l2", L2_COLD).with(
+            "title",
+            &format!(
+                "Per-thread histograms of {} values: the compiler's registers and local bytes per thread (function attributes) and the measured time, L2 cold",
+                r.histogram_n
+            ),
+        ),
+        &rows,
+    )?;
+    for row in &rows {
+        lines.push(format!("{:<24} {:>3} registers {:>4} local bytes {:>10} ms", row.kernel, row.registers, row.local, row.ms));
+    }
+
+    // 5a. Latency.
+    let mut points = Vec::new();
+    for space in ChaseSpace::ALL {
+        for c in r.chases.iter().filter(|c| c.space == space) {
+            let (median, fastest, slowest) = c.ns_per_load();
+            points.push(Point::new(space.label(), c.footprint_bytes, median, fastest, slowest));
+        }
+    }
+    let steps: Vec<String> = r.chases.iter().map(|c| c.steps).collect::<std::collections::BTreeSet<_>>().iter().map(u64::to_string).collect();
+    plot::write_figure(
+        out,
+        "memory_spaces-latency",
+        &meta.clone().with("l2", L2_CHASE).with("loads_per_repetition", &steps.join(", ")),
+        &Spec::line("Latency of one dependent load against the footprint", "footprint (bytes)", "ns per load").log_x().log_y(),
+        &points,
+    )?;
+    for c in &r.chases {
+        lines.push(format!("chase, {:<40} {:>11} bytes: {:>7.1} ns per load", c.space.label(), c.footprint_bytes, c.ns_per_load().0));
+    }
+
+    // 5b. Bandwidth of each space.
+    let walk = |home: VectorHome, distinct: u32| -> anyhow::Result<Rate> {
+        let w = r
+            .walks
+            .iter()
+            .find(|w| w.home == home && w.distinct == distinct)
+            .ok_or_else(|| anyhow::anyhow!("the walk from {} with {distinct} addresses per warp was not measured", home.label()))?;
+        let loads = w.timed.per_second();
+        Ok(Rate { median: 4.0 * loads.median, best: 4.0 * loads.best, worst: 4.0 * loads.worst })
+    };
+    let series = "GB/s delivered";
+    let points = vec![
+        gb_point(series, "global, DRAM", r.copy_cold.1),
+        gb_point(series, "global, L2", r.copy_warm.1),
+        gb_point(series, "shared", r.onchip.shared.per_second()),
+        gb_point(series, "constant, 1 address", walk(VectorHome::Constant, 1)?),
+        gb_point(series, "constant, 32 addresses", walk(VectorHome::Constant, 32)?),
+        gb_point(series, "registers", r.onchip.registers.per_second()),
+    ];
+    plot::write_figure(
+        out,
+        "memory_spaces-bandwidth",
+        &meta
+            .clone()
+            .with("l2", L2_BANDWIDTH)
+            .with("copy_bytes", &format!("DRAM {}, L2 {}", r.copy_cold.0, r.copy_warm.0))
+            .with("onchip_passes", &r.onchip.passes.to_string()),
+        &Spec::bar("Bytes per second each space delivers, whole GPU", "space", "GB/s").log_y(),
+        &points,
+    )?;
+    for p in &points {
+        lines.push(format!("bandwidth, {:<24} {:>9.0} GB/s", p.x, p.y));
+    }
+    Ok(lines)
+}
