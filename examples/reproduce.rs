@@ -25,13 +25,14 @@ use cmbook::harness::{plot, run_main, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The chapters' examples, in the book's order.
-const CHAPTERS: &[&str] = &["ceilings", "memory_spaces", "coalescing", "cmm_diagonal"];
+const CHAPTERS: &[&str] = &["ceilings", "memory_spaces", "coalescing", "cmm_diagonal", "atax"];
 
 /// The arguments each example runs with under the sanitizers: small, because the tools slow
 /// kernels down by one or two orders of magnitude.
 fn sanitizer_args(example: &str) -> &'static [&'static str] {
     match example {
         "ceilings" => &["--quick", "--max-copy-mib", "8", "--max-transfer-mib", "2", "--reps", "2"],
+        "atax" => &["--quick", "--reps", "1", "--large-side", "257", "--ceiling-mib", "4"],
         _ => &["--quick", "--reps", "1"],
     }
 }

@@ -5,6 +5,7 @@
 //! timing, verification, records with provenance, and figures.
 
 pub mod harness;
+pub mod atax;
 pub mod ceilings;
 pub mod cmm;
 pub mod coalescing;

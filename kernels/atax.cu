@@ -1,0 +1,300 @@
+// ATAX, y = A^T (A x), with A an m x n row-major matrix: every kernel of the chapter "ATAX".
+// Each kernel is a template over the element type T; the `extern "C"` entry points at the end
+// give each instance a name the host can look up (`..._f32`, `..._f64`).
+// Indices into A are computed in `unsigned long long`: m * n passes 2^32 at 65536 x 65536.
+
+typedef unsigned long long u64;
+
+// ANCHOR: baseline
+// Kernel 1 of the slides: one thread per row. Lane i walks row i, so at each step the 32 lanes
+// of a warp read 32 elements that lie a whole row apart: 32 sectors per request.
+template <typename T>
+__device__ void tmp_thread_per_row(const T* a, const T* x, T* tmp, unsigned m, unsigned n) {
+    unsigned row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= m) return;
+    const T* a_row = a + (u64)row * n;
+    T sum = 0;
+    for (unsigned j = 0; j < n; ++j) sum += a_row[j] * x[j];
+    tmp[row] = sum;
+}
+
+// Kernel 2 of the slides: one thread per column. At each step the lanes read 32 neighbours of
+// one row: coalesced.
+template <typename T>
+__device__ void y_thread_per_col(const T* a, const T* tmp, T* y, unsigned m, unsigned n) {
+    unsigned col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (col >= n) return;
+    T sum = 0;
+    for (unsigned i = 0; i < m; ++i) sum += a[(u64)i * n + col] * tmp[i];
+    y[col] = sum;
+}
+// ANCHOR_END: baseline
+
+// ANCHOR: x_const
+// x in constant memory: every lane of a warp reads the same x[j] at the same step, the one
+// access pattern the constant cache serves in a single transaction. 64 KB is all a module may
+// declare, so one buffer holds either 16384 floats or 8192 doubles.
+union XConst {
+    float f32[16384];
+    double f64[8192];
+};
+__constant__ XConst x_const;
+
+__device__ inline float x_const_at(float*, unsigned j) { return x_const.f32[j]; }
+__device__ inline double x_const_at(double*, unsigned j) { return x_const.f64[j]; }
+
+template <typename T>
+__device__ void tmp_thread_per_row_x_const(const T* a, T* tmp, unsigned m, unsigned n) {
+    unsigned row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= m) return;
+    const T* a_row = a + (u64)row * n;
+    T sum = 0;
+    for (unsigned j = 0; j < n; ++j) sum += a_row[j] * x_const_at((T*)0, j);
+    tmp[row] = sum;
+}
+// ANCHOR_END: x_const
+
+// ANCHOR: transposed
+// at = A^T (n x m), through a padded 32 x 33 shared tile so that both the read of A and the
+// write of at are coalesced. Block (32, 8); each thread moves 4 elements.
+template <typename T>
+__device__ void transpose_tile_shared(const T* a, T* at, unsigned m, unsigned n) {
+    __shared__ T tile_shared[32][33];
+    unsigned col = blockIdx.x * 32 + threadIdx.x;
+    unsigned row0 = blockIdx.y * 32;
+    for (unsigned k = threadIdx.y; k < 32; k += 8) {
+        unsigned row = row0 + k;
+        if (row < m && col < n) tile_shared[k][threadIdx.x] = a[(u64)row * n + col];
+    }
+    __syncthreads();  // the whole tile is loaded before any thread reads a column of it
+    unsigned out_col = row0 + threadIdx.x;  // a row index of A is a column index of at
+    for (unsigned k = threadIdx.y; k < 32; k += 8) {
+        unsigned out_row = blockIdx.x * 32 + k;
+        if (out_row < n && out_col < m) at[(u64)out_row * m + out_col] = tile_shared[threadIdx.x][k];
+    }
+}
+
+// Kernel 1 on the transposed matrix: one thread per row of A is one thread per column of at,
+// so the lanes read neighbours: coalesced.
+template <typename T>
+__device__ void tmp_from_transposed(const T* at, const T* x, T* tmp, unsigned m, unsigned n) {
+    unsigned row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= m) return;
+    T sum = 0;
+    for (unsigned j = 0; j < n; ++j) sum += at[(u64)j * m + row] * x[j];
+    tmp[row] = sum;
+}
+// ANCHOR_END: transposed
+
+// ANCHOR: warp_per_row
+// The access fix without a transpose: one warp per row, the lanes read 32 neighbours at each
+// step, and a shuffle reduction adds the 32 partial sums.
+template <typename T>
+__device__ T warp_sum(T v) {
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;  // the full sum is in lane 0
+}
+
+template <typename T>
+__device__ void tmp_warp_per_row(const T* a, const T* x, T* tmp, unsigned m, unsigned n) {
+    unsigned lane = threadIdx.x % 32;
+    unsigned row = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (row >= m) return;  // the whole warp leaves together: row is the same for all lanes
+    const T* a_row = a + (u64)row * n;
+    T sum = 0;
+    for (unsigned j = lane; j < n; j += 32) sum += a_row[j] * x[j];
+    sum = warp_sum(sum);
+    if (lane == 0) tmp[row] = sum;
+}
+// ANCHOR_END: warp_per_row
+
+// ANCHOR: tiled
+// Shared-memory tiling, block (32, 8), 32 rows per block. Each step stages a 32 x 32 tile of A
+// (read coalesced, row by row) and 32 elements of x; thread (tx, ty) then adds row tx times
+// columns 4ty..4ty+3 of the tile. The padding (33) makes the column-wise reads conflict-free.
+template <typename T>
+__device__ void tmp_tile_shared(const T* a, const T* x, T* tmp, unsigned m, unsigned n) {
+    __shared__ T a_tile_shared[32][33];
+    __shared__ T x_tile_shared[32];
+    __shared__ T partial_shared[8][33];
+    unsigned tx = threadIdx.x, ty = threadIdx.y;
+    unsigned row0 = blockIdx.x * 32;
+    T partial = 0;
+    for (unsigned col0 = 0; col0 < n; col0 += 32) {
+        for (unsigned k = ty; k < 32; k += 8) {
+            unsigned row = row0 + k, col = col0 + tx;
+            a_tile_shared[k][tx] = (row < m && col < n) ? a[(u64)row * n + col] : T(0);
+        }
+        if (ty == 0) x_tile_shared[tx] = (col0 + tx < n) ? x[col0 + tx] : T(0);
+        __syncthreads();  // tile and x slice complete before they are read
+        for (unsigned q = 0; q < 4; ++q) partial += a_tile_shared[tx][4 * ty + q] * x_tile_shared[4 * ty + q];
+        __syncthreads();  // every thread is done with the tile before the next one overwrites it
+    }
+    partial_shared[ty][tx] = partial;
+    __syncthreads();  // all eight partial sums of each row are stored before they are added
+    if (ty == 0 && row0 + tx < m) {
+        T sum = 0;
+        for (unsigned k = 0; k < 8; ++k) sum += partial_shared[k][tx];
+        tmp[row0 + tx] = sum;
+    }
+}
+
+// Kernel 2 tiled the same way: block (32, 8), 32 columns per block; each step stages 32
+// elements of tmp, thread (tx, ty) adds rows ty, ty+8, ty+16, ty+24 of the step for column tx.
+template <typename T>
+__device__ void y_tile_shared(const T* a, const T* tmp, T* y, unsigned m, unsigned n) {
+    __shared__ T tmp_tile_shared[32];
+    __shared__ T partial_shared[8][33];
+    unsigned tx = threadIdx.x, ty = threadIdx.y;
+    unsigned col = blockIdx.x * 32 + tx;
+    T partial = 0;
+    for (unsigned row0 = 0; row0 < m; row0 += 32) {
+        if (ty == 0) tmp_tile_shared[tx] = (row0 + tx < m) ? tmp[row0 + tx] : T(0);
+        __syncthreads();  // the slice of tmp is complete before it is read
+        if (col < n) {
+            for (unsigned k = ty; k < 32; k += 8) {
+                unsigned row = row0 + k;
+                if (row < m) partial += a[(u64)row * n + col] * tmp_tile_shared[k];
+            }
+        }
+        __syncthreads();  // every thread is done with the slice before the next one overwrites it
+    }
+    partial_shared[ty][tx] = partial;
+    __syncthreads();  // all eight partial sums of each column are stored before they are added
+    if (ty == 0 && col < n) {
+        T sum = 0;
+        for (unsigned k = 0; k < 8; ++k) sum += partial_shared[k][tx];
+        y[col] = sum;
+    }
+}
+// ANCHOR_END: tiled
+
+// ANCHOR: fused
+// One pass over A. A block owns rows blockIdx.x, blockIdx.x + gridDim.x, ...; thread t owns
+// columns t, t + blockDim.x, ..., E of them, and keeps its slice of x, of the current row and
+// of its running y contribution in registers. Per row: the block reduces the row's dot product
+// with x (tmp_i), then every thread adds a_ij * tmp_i to its columns. The row is read from
+// device memory once. At the end each block writes its partial y (one row of `partials`);
+// reduce_partials adds those rows in a fixed order, so the result does not depend on timing.
+template <typename T, int E>
+__device__ void fused_rows(const T* a, const T* x, T* partials, unsigned m, unsigned n) {
+    __shared__ T warp_sums_shared[32];
+    __shared__ T row_sum_shared;
+    unsigned t = threadIdx.x, lane = t % 32, warp = t / 32, warps = blockDim.x / 32;
+    T x_reg[E], y_reg[E];
+#pragma unroll
+    for (int k = 0; k < E; ++k) {
+        unsigned j = t + k * blockDim.x;
+        x_reg[k] = j < n ? x[j] : T(0);
+        y_reg[k] = 0;
+    }
+    for (unsigned row = blockIdx.x; row < m; row += gridDim.x) {
+        const T* a_row = a + (u64)row * n;
+        T a_reg[E];
+        T dot = 0;
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            unsigned j = t + k * blockDim.x;
+            a_reg[k] = j < n ? a_row[j] : T(0);
+        }
+#pragma unroll
+        for (int k = 0; k < E; ++k) dot += a_reg[k] * x_reg[k];
+        dot = warp_sum(dot);
+        if (lane == 0) warp_sums_shared[warp] = dot;
+        __syncthreads();  // every warp's sum is stored before warp 0 adds them
+        if (warp == 0) {
+            T s = lane < warps ? warp_sums_shared[lane] : T(0);
+            s = warp_sum(s);
+            if (lane == 0) row_sum_shared = s;
+        }
+        __syncthreads();  // tmp_i is stored before anyone reads it; warp 0 is done with warp_sums_shared
+        // No third barrier: warp 0 rewrites row_sum_shared only after the next row's first
+        // barrier, which every thread reaches after reading it here.
+        T tmp_i = row_sum_shared;
+#pragma unroll
+        for (int k = 0; k < E; ++k) y_reg[k] += a_reg[k] * tmp_i;
+    }
+#pragma unroll
+    for (int k = 0; k < E; ++k) {
+        unsigned j = t + k * blockDim.x;
+        if (j < n) partials[(u64)blockIdx.x * n + j] = y_reg[k];
+    }
+}
+
+// y[j] = sum over b of partials[b][j], b in order. Block (32, 32): thread (tx, ty) adds rows
+// ty, ty + 32, ... of column blockIdx.x * 32 + tx, then the 32 sums are added in ty order.
+template <typename T>
+__device__ void reduce_partials(const T* partials, T* y, unsigned blocks, unsigned n) {
+    __shared__ T sums_shared[32][33];
+    unsigned tx = threadIdx.x, ty = threadIdx.y;
+    unsigned col = blockIdx.x * 32 + tx;
+    T sum = 0;
+    if (col < n)
+        for (unsigned b = ty; b < blocks; b += 32) sum += partials[(u64)b * n + col];
+    sums_shared[ty][tx] = sum;
+    __syncthreads();  // all 32 sums of each column are stored before they are added
+    if (ty == 0 && col < n) {
+        T total = 0;
+        for (unsigned k = 0; k < 32; ++k) total += sums_shared[k][tx];
+        y[col] = total;
+    }
+}
+// ANCHOR_END: fused
+
+#define ATAX_ENTRY_POINTS(T, S)                                                                          \
+    extern "C" __global__ void atax_tmp_thread_per_row_##S(const T* a, const T* x, T* tmp, unsigned m,    \
+                                                            unsigned n) {                               \
+        tmp_thread_per_row<T>(a, x, tmp, m, n);                                                          \
+    }                                                                                                    \
+    extern "C" __global__ void atax_y_thread_per_col_##S(const T* a, const T* tmp, T* y, unsigned m,     \
+                                                          unsigned n) {                                 \
+        y_thread_per_col<T>(a, tmp, y, m, n);                                                            \
+    }                                                                                                    \
+    extern "C" __global__ void atax_tmp_thread_per_row_x_const_##S(const T* a, T* tmp, unsigned m,       \
+                                                                    unsigned n) {                       \
+        tmp_thread_per_row_x_const<T>(a, tmp, m, n);                                                     \
+    }                                                                                                    \
+    extern "C" __global__ void atax_transpose_tile_shared_##S(const T* a, T* at, unsigned m, unsigned n) { \
+        transpose_tile_shared<T>(a, at, m, n);                                                           \
+    }                                                                                                    \
+    extern "C" __global__ void atax_tmp_from_transposed_##S(const T* at, const T* x, T* tmp, unsigned m, \
+                                                             unsigned n) {                              \
+        tmp_from_transposed<T>(at, x, tmp, m, n);                                                        \
+    }                                                                                                    \
+    extern "C" __global__ void atax_tmp_warp_per_row_##S(const T* a, const T* x, T* tmp, unsigned m,     \
+                                                          unsigned n) {                                 \
+        tmp_warp_per_row<T>(a, x, tmp, m, n);                                                            \
+    }                                                                                                    \
+    extern "C" __global__ void atax_tmp_tile_shared_##S(const T* a, const T* x, T* tmp, unsigned m,      \
+                                                         unsigned n) {                                  \
+        tmp_tile_shared<T>(a, x, tmp, m, n);                                                             \
+    }                                                                                                    \
+    extern "C" __global__ void atax_y_tile_shared_##S(const T* a, const T* tmp, T* y, unsigned m,        \
+                                                       unsigned n) {                                    \
+        y_tile_shared<T>(a, tmp, y, m, n);                                                               \
+    }                                                                                                    \
+    extern "C" __global__ void atax_reduce_partials_##S(const T* partials, T* y, unsigned blocks,       \
+                                                         unsigned n) {                                  \
+        reduce_partials<T>(partials, y, blocks, n);                                                      \
+    }
+
+#define ATAX_FUSED_ENTRY_POINT(T, S, E)                                                                  \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
+        atax_fused_rows_e##E##_##S(const T* a, const T* x, T* partials, unsigned m, unsigned n) {       \
+        fused_rows<T, E>(a, x, partials, m, n);                                                          \
+    }
+
+ATAX_ENTRY_POINTS(float, f32)
+ATAX_ENTRY_POINTS(double, f64)
+
+// Columns per thread: a block of up to 1024 threads covers n <= 1024 E columns. Doubles take
+// two registers each, so they stop at E = 8 (8192 columns) to stay within 64 registers a thread.
+ATAX_FUSED_ENTRY_POINT(float, f32, 1)
+ATAX_FUSED_ENTRY_POINT(float, f32, 2)
+ATAX_FUSED_ENTRY_POINT(float, f32, 4)
+ATAX_FUSED_ENTRY_POINT(float, f32, 8)
+ATAX_FUSED_ENTRY_POINT(float, f32, 16)
+ATAX_FUSED_ENTRY_POINT(double, f64, 1)
+ATAX_FUSED_ENTRY_POINT(double, f64, 2)
+ATAX_FUSED_ENTRY_POINT(double, f64, 4)
+ATAX_FUSED_ENTRY_POINT(double, f64, 8)

@@ -1,0 +1,105 @@
+//! CPU checks of the ATAX chapter: the reference, the tolerance, the byte counts and
+//! predictions, the fused kernel's shapes, and the exercises' answers. No GPU needed.
+
+use cmbook::atax::datasets::{bytes_moved, floor_ms, Dataset, LARGE_SQUARE, ODD_SIZES, POLYBENCH};
+use cmbook::atax::device::{fused_shape, Element};
+use cmbook::atax::exercises;
+use cmbook::atax::measure::KernelVariant;
+use cmbook::atax::reference::{self, SLIDES_CLAIMS};
+use cmbook::atax::report::SLIDES_TO_OURS;
+use cmbook::harness::inputs;
+
+/// y = Aᵀ(A x) the plain way, in f64.
+fn naive(a: &[f64], x: &[f64], m: usize, n: usize) -> Vec<f64> {
+    let tmp: Vec<f64> = (0..m).map(|i| (0..n).map(|j| a[i * n + j] * x[j]).sum()).collect();
+    (0..n).map(|j| (0..m).map(|i| a[i * n + j] * tmp[i]).sum()).collect()
+}
+
+#[test]
+fn reference_matches_the_plain_loops_at_odd_sizes() {
+    for d in ODD_SIZES.iter().chain(&POLYBENCH[..3]) {
+        let a = inputs::random_f64(d.m * d.n, 1);
+        let x = inputs::random_f64(d.n, 2);
+        let r = reference::atax(&a, &x, d.m, d.n);
+        let want = naive(&a, &x, d.m, d.n);
+        for (j, (g, w)) in r.y.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-9 * (1.0 + r.y_magnitude[j]), "{} j={j}: {g} vs {w}", d.label());
+        }
+        assert!(r.y_magnitude.iter().zip(&r.y).all(|(m, y)| *m >= y.abs()));
+    }
+}
+
+#[test]
+fn a_float_result_in_another_order_passes_and_a_wrong_one_fails() {
+    let (m, n) = (1000, 1003);
+    let a = inputs::random_f32(m * n, 3);
+    let x = inputs::random_f32(n, 4);
+    let r = reference::atax(&a, &x, m, n);
+    let tol = r.tolerance(f32::EPS, m, n);
+    // Sequential float accumulation, the worst order a kernel could use.
+    let tmp: Vec<f32> = (0..m).map(|i| (0..n).fold(0f32, |s, j| s + a[i * n + j] * x[j])).collect();
+    let y: Vec<f32> = (0..n).map(|j| (0..m).fold(0f32, |s, i| s + a[i * n + j] * tmp[i])).collect();
+    cmbook::harness::verify::check_close("sequential f32", "1000×1003", &y, &r.y, tol).unwrap();
+    // One row missing from y: caught.
+    let short: Vec<f32> = (0..n).map(|j| (0..m - 1).fold(0f32, |s, i| s + a[i * n + j] * tmp[i])).collect();
+    assert!(cmbook::harness::verify::check_close("missing row", "1000×1003", &short, &r.y, tol).is_err());
+    // NaN (the poison) never passes.
+    let mut poisoned = y.clone();
+    poisoned[17] = f32::from_bits(u32::MAX);
+    assert_eq!(cmbook::harness::verify::check_close("poison", "1000×1003", &poisoned, &r.y, tol).unwrap_err().index, 17);
+}
+
+#[test]
+fn bytes_and_floor_times() {
+    let d = Dataset::new("t", 10, 20);
+    assert_eq!(bytes_moved(d, 4, 1), 200 * 4 + 40 * 4);
+    assert_eq!(bytes_moved(d, 4, 2), 2 * 200 * 4 + (40 + 20) * 4);
+    assert!((floor_ms(1_000_000_000, 1000.0) - 1.0).abs() < 1e-12);
+    assert_eq!(LARGE_SQUARE.matrix_bytes(4), 1 << 30);
+    assert_eq!(KernelVariant::Fused.passes_over_a(), 1);
+    assert_eq!(KernelVariant::Cublas.passes_over_a(), 2);
+    assert_eq!(KernelVariant::TransposeThenTwoKernels.passes_over_a(), 4);
+    // LARGE and EXTRALARGE in double fit in a 50 MiB L2; 16384² float does not.
+    for d in &POLYBENCH[3..] {
+        assert!(d.matrix_bytes(8) < 50 << 20, "{}", d.label());
+    }
+}
+
+#[test]
+fn fused_shapes_cover_n_with_whole_warps() {
+    for n in [1usize, 42, 1003, 2200, 8192, 16384] {
+        let s = fused_shape(n, f32::FUSED_COLUMNS_PER_THREAD).unwrap();
+        assert!(s.threads % 32 == 0 && s.threads <= 1024 && (s.threads * s.columns_per_thread) as usize >= n, "n={n}: {s:?}");
+    }
+    assert!(fused_shape(16385, f32::FUSED_COLUMNS_PER_THREAD).is_none());
+    assert!(fused_shape(8193, f64::FUSED_COLUMNS_PER_THREAD).is_none());
+    assert_eq!(fused_shape(2200, f64::FUSED_COLUMNS_PER_THREAD).unwrap().columns_per_thread, 4);
+    assert!(KernelVariant::XConst.unsupported::<f32>(16384).is_none());
+    assert!(KernelVariant::XConst.unsupported::<f32>(16385).is_some());
+    assert!(KernelVariant::XConst.unsupported::<f64>(8193).is_some());
+}
+
+#[test]
+fn every_slides_claim_has_a_strategy_of_ours() {
+    for c in SLIDES_CLAIMS {
+        assert!(SLIDES_TO_OURS.iter().any(|(name, _)| *name == c.slides_name), "{}", c.slides_name);
+    }
+}
+
+#[test]
+fn exercise_answers() {
+    // 1: reading A once halves the bytes, so the floor speedup tends to 2.
+    let (two, one, speedup) = exercises::fused_floor(LARGE_SQUARE, 4, 3000.0);
+    assert!(two > one && speedup > 1.99 && speedup <= 2.0, "{speedup}");
+    // 2: 64 KB of constant memory.
+    assert_eq!(exercises::widest_constant_x(4, 0), 16384);
+    assert_eq!(exercises::widest_constant_x(8, 0), 8192);
+    assert_eq!(exercises::widest_constant_x(8, 1024), 8064);
+    // 3: a kernel much faster than the copy hides behind it except for its last chunk.
+    let copy = floor_ms(1 << 30, 50.0);
+    let t = exercises::pipelined_ms(1 << 30, 50.0, 0.4, 4);
+    assert!((t - (copy + 0.1)).abs() < 1e-9, "{t} vs {copy}");
+    // A kernel slower than the copy is the one that sets the time.
+    let slow = exercises::pipelined_ms(1 << 30, 50.0, 100.0, 4);
+    assert!((slow - (copy / 4.0 + 100.0)).abs() < 1e-9, "{slow}");
+}
