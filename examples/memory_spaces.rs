@@ -99,9 +99,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap());
 
     bar.set_message("copy ceilings");
-    let copy_cold = ceilings::measure_copy(&gpu, &copy, copy_cold_bytes, cold, seed)?.kernel_gbps();
+    // Bytes per second (read + write), like every other rate the report turns into GB/s.
+    let copy_cold = ceilings::measure_copy(&gpu, &copy, copy_cold_bytes, cold, seed)?.kernel.rate(2.0 * copy_cold_bytes as f64);
     bar.inc(1);
-    let copy_warm = ceilings::measure_copy(&gpu, &copy, copy_warm_bytes, warm, seed + 1)?.kernel_gbps();
+    let copy_warm = ceilings::measure_copy(&gpu, &copy, copy_warm_bytes, warm, seed + 1)?.kernel.rate(2.0 * copy_warm_bytes as f64);
     bar.inc(1);
 
     bar.set_message("signal example");

@@ -170,49 +170,68 @@ __device__ void y_tile_shared(const T* a, const T* tmp, T* y, unsigned m, unsign
 // ANCHOR_END: tiled
 
 // ANCHOR: fused
-// One pass over A. A block owns rows blockIdx.x, blockIdx.x + gridDim.x, ...; thread t owns
-// columns t, t + blockDim.x, ..., E of them, and keeps its slice of x, of the current row and
-// of its running y contribution in registers. Per row: the block reduces the row's dot product
-// with x (tmp_i), then every thread adds a_ij * tmp_i to its columns. The row is read from
-// device memory once. At the end each block writes its partial y (one row of `partials`);
-// reduce_partials adds those rows in a fixed order, so the result does not depend on timing.
+// One pass over A. A block owns the row pairs (2b, 2b + 1), (2b + 2G, 2b + 2G + 1), ... for
+// block b of G; thread t owns columns t, t + blockDim.x, ..., E of them, and keeps its slice
+// of both rows and of its running y contribution in registers. Per pair: the block reduces the
+// two rows' dot products with x (tmp_i, tmp_i+1) together, then every thread adds
+// a_ij * tmp_i + a_i+1,j * tmp_i+1 to its columns. Two rows per step halve the barriers per
+// byte and double the loads in flight while the block waits at them; x is read through the
+// read-only path each step (it stays in L1) so that both rows fit in registers. Each row of
+// A is read from device memory once. At the end each block writes its partial y (one row of
+// `partials`); reduce_partials adds those rows in a fixed order, so the result does not depend
+// on timing.
 template <typename T, int E>
-__device__ void fused_rows(const T* a, const T* x, T* partials, unsigned m, unsigned n) {
-    __shared__ T warp_sums_shared[32];
-    __shared__ T row_sum_shared;
+__device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x, T* partials, unsigned m, unsigned n) {
+    __shared__ T warp_sums_shared[2][32];
+    __shared__ T row_sums_shared[2];
     unsigned t = threadIdx.x, lane = t % 32, warp = t / 32, warps = blockDim.x / 32;
-    T x_reg[E], y_reg[E];
+    T y_reg[E];
 #pragma unroll
-    for (int k = 0; k < E; ++k) {
-        unsigned j = t + k * blockDim.x;
-        x_reg[k] = j < n ? x[j] : T(0);
-        y_reg[k] = 0;
-    }
-    for (unsigned row = blockIdx.x; row < m; row += gridDim.x) {
-        const T* a_row = a + (u64)row * n;
-        T a_reg[E];
-        T dot = 0;
+    for (int k = 0; k < E; ++k) y_reg[k] = 0;
+    for (unsigned row = 2 * blockIdx.x; row < m; row += 2 * gridDim.x) {
+        const bool second = row + 1 < m;  // an odd m leaves the last pair with one row
+        const T* a_row0 = a + (u64)row * n;
+        const T* a_row1 = a_row0 + n;
+        T a0_reg[E], a1_reg[E];
+        // Both rows' loads are issued before any arithmetic waits on them.
 #pragma unroll
         for (int k = 0; k < E; ++k) {
             unsigned j = t + k * blockDim.x;
-            a_reg[k] = j < n ? a_row[j] : T(0);
+            a0_reg[k] = j < n ? a_row0[j] : T(0);
+            a1_reg[k] = (second && j < n) ? a_row1[j] : T(0);
         }
+        T dot0 = 0, dot1 = 0;
 #pragma unroll
-        for (int k = 0; k < E; ++k) dot += a_reg[k] * x_reg[k];
-        dot = warp_sum(dot);
-        if (lane == 0) warp_sums_shared[warp] = dot;
-        __syncthreads();  // every warp's sum is stored before warp 0 adds them
+        for (int k = 0; k < E; ++k) {
+            unsigned j = t + k * blockDim.x;
+            T xj = j < n ? __ldg(&x[j]) : T(0);
+            dot0 += a0_reg[k] * xj;
+            dot1 += a1_reg[k] * xj;
+        }
+        dot0 = warp_sum(dot0);
+        dot1 = warp_sum(dot1);
+        if (lane == 0) {
+            warp_sums_shared[0][warp] = dot0;
+            warp_sums_shared[1][warp] = dot1;
+        }
+        __syncthreads();  // every warp's two sums are stored before warp 0 adds them
         if (warp == 0) {
-            T s = lane < warps ? warp_sums_shared[lane] : T(0);
-            s = warp_sum(s);
-            if (lane == 0) row_sum_shared = s;
+            T s0 = lane < warps ? warp_sums_shared[0][lane] : T(0);
+            T s1 = lane < warps ? warp_sums_shared[1][lane] : T(0);
+            s0 = warp_sum(s0);
+            s1 = warp_sum(s1);
+            if (lane == 0) {
+                row_sums_shared[0] = s0;
+                row_sums_shared[1] = s1;
+            }
         }
-        __syncthreads();  // tmp_i is stored before anyone reads it; warp 0 is done with warp_sums_shared
-        // No third barrier: warp 0 rewrites row_sum_shared only after the next row's first
+        __syncthreads();  // tmp_i and tmp_i+1 are stored before anyone reads them
+        // No third barrier: warp 0 rewrites row_sums_shared only after the next pair's first
         // barrier, which every thread reaches after reading it here.
-        T tmp_i = row_sum_shared;
+        const T tmp0 = row_sums_shared[0];
+        const T tmp1 = row_sums_shared[1];
 #pragma unroll
-        for (int k = 0; k < E; ++k) y_reg[k] += a_reg[k] * tmp_i;
+        for (int k = 0; k < E; ++k) y_reg[k] += a0_reg[k] * tmp0 + a1_reg[k] * tmp1;
     }
 #pragma unroll
     for (int k = 0; k < E; ++k) {

@@ -184,12 +184,17 @@ impl<T: Element> Kernels<T> {
     }
 
     /// Blocks of the fused kernel for an `m` × `n` matrix: every SM filled as far as its
-    /// registers allow, never more blocks than rows.
+    /// registers allow, but never more blocks than row pairs (a block takes two rows a step),
+    /// and, beyond one block per SM, no more than one block per 8 rows: every block writes a
+    /// whole row of partial sums, which `reduce_partials` reads back, so for short matrices
+    /// extra blocks cost more in partials than they add in loads in flight.
     pub fn fused_blocks(&self, m: usize, n: usize) -> anyhow::Result<u32> {
         let shape = self.fused_shape(n).ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
         let f = self.fused_function(shape);
         let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(shape.threads, 0, None)?.max(1);
-        Ok((self.sms * per_sm).min(m.max(1) as u32))
+        let pairs = m.max(1).div_ceil(2) as u32;
+        let partials_cap = self.sms.max((m / 8) as u32);
+        Ok((self.sms * per_sm).min(pairs).min(partials_cap).max(1))
     }
 
     fn fused_function(&self, shape: FusedShape) -> &CudaFunction {
