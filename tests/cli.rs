@@ -46,7 +46,7 @@ fn gpu_present() -> bool {
 
 #[test]
 fn numeric_flags_refuse_zero_negative_text_and_overflow() {
-    for name in ["ceilings", "coalescing", "cmm_diagonal"] {
+    for name in ["ceilings", "memory_spaces", "coalescing", "cmm_diagonal", "atax"] {
         assert_refused(name, &["--reps", "0"], &["--reps"]);
         assert_refused(name, &["--reps", "-3"], &["-3"]);
         assert_refused(name, &["--reps", "many"], &["--reps"]);
@@ -57,6 +57,13 @@ fn numeric_flags_refuse_zero_negative_text_and_overflow() {
     assert_refused("ceilings", &["--max-copy-mib", "0"], &["--max-copy-mib"]);
     assert_refused("ceilings", &["--max-copy-mib", "1e9"], &["--max-copy-mib"]);
     assert_refused("ceilings", &["--max-transfer-mib", "-5"], &["-5"]);
+    assert_refused("atax", &["--large-side", "0"], &["--large-side"]);
+    assert_refused("atax", &["--large-side", "1000000"], &["--large-side"]);
+    assert_refused("atax", &["--ceiling-mib", "x"], &["--ceiling-mib"]);
+    assert_refused("memory_spaces", &["--stencil-n", "0"], &["--stencil-n"]);
+    assert_refused("memory_spaces", &["--stencil-n", "99999999999"], &["--stencil-n"]);
+    assert_refused("memory_spaces", &["--signal-matrices", "-2"], &["-2"]);
+    assert_refused("memory_spaces", &["--chase-steps", "0"], &["--chase-steps"]);
     assert_refused("reproduce", &["--out", "x", "--only", "no_such_chapter"], &["no_such_chapter"]);
     assert_refused("reproduce", &["--only", "ceilings"], &["--out"]);
 }
@@ -92,7 +99,16 @@ fn without_a_gpu_every_example_says_so_in_one_line() {
         eprintln!("SKIPPED: this machine has a CUDA driver; the no-GPU message cannot be seen here");
         return;
     }
-    for (name, args) in [("ceilings", vec!["--quick"]), ("coalescing", vec!["--quick"]), ("cmm_diagonal", vec![]), ("cmm_diagonal", vec!["--dims", "20,2,30,12,8"])] {
+    let scratch = std::env::temp_dir().join("cmbook-cli-test").to_string_lossy().into_owned();
+    for (name, args) in [
+        ("ceilings", vec!["--quick"]),
+        ("memory_spaces", vec!["--quick"]),
+        ("coalescing", vec!["--quick"]),
+        ("cmm_diagonal", vec![]),
+        ("cmm_diagonal", vec!["--dims", "20,2,30,12,8"]),
+        ("atax", vec!["--quick"]),
+        ("reproduce", vec!["--out", scratch.as_str(), "--sanitize"]),
+    ] {
         let o = run(name, &args);
         assert_eq!(o.code, 2, "{name}: {}", o.stderr);
         assert_eq!(o.stderr.lines().count(), 1, "{name}: {}", o.stderr);
