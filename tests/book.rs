@@ -3,35 +3,11 @@
 //!
 //! CI installs mdBook and sets `REQUIRE_MDBOOK=1`; elsewhere a missing `mdbook` is a loud skip.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use std::path::Path;
 
-fn mdbook() -> Option<PathBuf> {
-    let candidates = [std::env::var("MDBOOK").ok().map(PathBuf::from), Some(PathBuf::from("mdbook")), std::env::var("HOME").ok().map(|h| Path::new(&h).join(".cargo/bin/mdbook"))];
-    for c in candidates.into_iter().flatten() {
-        if Command::new(&c).arg("--version").output().is_ok_and(|o| o.status.success()) {
-            return Some(c);
-        }
-    }
-    if std::env::var("REQUIRE_MDBOOK").as_deref() == Ok("1") {
-        panic!("REQUIRE_MDBOOK=1 but no mdbook binary was found (cargo install mdbook --version 0.5.4 --locked)");
-    }
-    eprintln!("SKIPPED: mdbook not found; install it (and set REQUIRE_MDBOOK=1 to make this an error)");
-    None
-}
-
-fn html_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            html_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "html") {
-            out.push(p);
-        }
-    }
-}
+use common::{build_book, chapters, html_files, mdbook, ROOT};
 
 /// Every `href="…"` and `src="…"` value in an HTML text.
 fn references(html: &str) -> Vec<String> {
@@ -51,9 +27,7 @@ fn references(html: &str) -> Vec<String> {
 fn the_book_builds_cleanly_and_every_internal_link_resolves() {
     let Some(mdbook) = mdbook() else { return };
     let out = tempfile::tempdir().unwrap();
-    let result = Command::new(&mdbook).arg("build").arg("--dest-dir").arg(out.path()).arg(ROOT).output().unwrap();
-    let log = format!("{}{}", String::from_utf8_lossy(&result.stdout), String::from_utf8_lossy(&result.stderr));
-    assert!(result.status.success(), "mdbook build failed:\n{log}");
+    let log = build_book(&mdbook, out.path());
     let bad: Vec<&str> = log.lines().filter(|l| l.contains("ERROR") || l.contains("WARN")).collect();
     assert!(bad.is_empty(), "mdbook logged errors or warnings:\n{}", bad.join("\n"));
 
@@ -81,7 +55,22 @@ fn the_book_builds_cleanly_and_every_internal_link_resolves() {
             }
         }
     }
-    eprintln!("book: {} pages, {checked} internal links and images checked", pages.len());
+    // Offline: nothing the pages load (scripts, styles, images, fonts) may come from a network.
+    let mut remote = Vec::new();
+    for page in &pages {
+        let html = std::fs::read_to_string(page).unwrap();
+        for (i, _) in html.match_indices("src=\"http").chain(html.match_indices("@import url(http")) {
+            remote.push(format!("{}: {}", page.display(), &html[i..(i + 80).min(html.len())]));
+        }
+        for (i, _) in html.match_indices("<link ") {
+            let tag = &html[i..html[i..].find('>').map_or(html.len(), |e| i + e)];
+            if tag.contains("href=\"http") || tag.contains("href=\"//") {
+                remote.push(format!("{}: {tag}", page.display()));
+            }
+        }
+    }
+    assert!(remote.is_empty(), "the book loads something from the network:\n{}", remote.join("\n"));
+    eprintln!("book: {} pages, {checked} internal links and images checked, 0 remote resources", pages.len());
     assert!(checked > 0);
     assert!(broken.is_empty(), "broken internal references:\n{}", broken.join("\n"));
 }
@@ -89,11 +78,7 @@ fn the_book_builds_cleanly_and_every_internal_link_resolves() {
 #[test]
 fn every_chapter_in_summary_exists_and_every_chapter_is_listed() {
     let src = Path::new(ROOT).join("src");
-    let summary = std::fs::read_to_string(src.join("SUMMARY.md")).unwrap();
-    let listed: Vec<String> = summary
-        .match_indices("](")
-        .map(|(i, _)| summary[i + 2..].split(')').next().unwrap().to_string())
-        .collect();
+    let listed = chapters();
     assert!(listed.len() >= 3, "{listed:?}");
     for file in &listed {
         assert!(src.join(file).exists(), "SUMMARY.md lists {file}, which does not exist");
