@@ -25,7 +25,10 @@ use cmbook::harness::{plot, run_main, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The chapters' examples, in the book's order.
-const CHAPTERS: &[&str] = &["ceilings", "memory_spaces", "coalescing", "cmm_diagonal", "atax"];
+const CHAPTERS: &[&str] = &["ceilings", "memory_spaces", "coalescing", "loop_permutation", "tiled_matmul", "cmm_diagonal", "atax"];
+
+/// Examples that run no kernel (nothing for compute-sanitizer to check).
+const CPU_ONLY: &[&str] = &["loop_permutation"];
 
 /// The arguments each example runs with under the sanitizers: small, because the tools slow
 /// kernels down by one or two orders of magnitude.
@@ -33,6 +36,7 @@ fn sanitizer_args(example: &str) -> &'static [&'static str] {
     match example {
         "ceilings" => &["--quick", "--max-copy-mib", "8", "--max-transfer-mib", "2", "--reps", "2"],
         "atax" => &["--quick", "--reps", "1", "--large-side", "257", "--ceiling-mib", "4"],
+        "tiled_matmul" => &["--quick", "--reps", "1", "--n", "64"],
         _ => &["--quick", "--reps", "1"],
     }
 }
@@ -145,12 +149,12 @@ fn sanitize(args: &Args, binaries: &[(String, PathBuf)]) -> anyhow::Result<()> {
     use cmbook::harness::record::{self, Meta};
     let gpu = cmbook::harness::Gpu::open(false)?;
     println!("{}", gpu.info.line());
-    let bar = ProgressBar::new((binaries.len() * SANITIZER_TOOLS.len()) as u64);
+    let bar = ProgressBar::new((binaries.len().saturating_sub(CPU_ONLY.len()) * SANITIZER_TOOLS.len()) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})").unwrap());
     let scratch = std::env::temp_dir().join("cmbook-sanitizer");
     let mut rows = Vec::new();
     let mut failed = Vec::new();
-    for (name, path) in binaries {
+    for (name, path) in binaries.iter().filter(|(name, _)| !CPU_ONLY.contains(&name.as_str())) {
         for &tool in SANITIZER_TOOLS {
             bar.set_message(format!("{name} under {tool}"));
             let mut cmd = Command::new(&args.sanitizer);

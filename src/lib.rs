@@ -10,3 +10,4 @@ pub mod ceilings;
 pub mod cmm;
 pub mod coalescing;
 pub mod memory_spaces;
+pub mod tiling;

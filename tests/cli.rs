@@ -46,7 +46,7 @@ fn gpu_present() -> bool {
 
 #[test]
 fn numeric_flags_refuse_zero_negative_text_and_overflow() {
-    for name in ["ceilings", "memory_spaces", "coalescing", "cmm_diagonal", "atax"] {
+    for name in ["ceilings", "memory_spaces", "coalescing", "loop_permutation", "tiled_matmul", "cmm_diagonal", "atax"] {
         assert_refused(name, &["--reps", "0"], &["--reps"]);
         assert_refused(name, &["--reps", "-3"], &["-3"]);
         assert_refused(name, &["--reps", "many"], &["--reps"]);
@@ -107,6 +107,7 @@ fn without_a_gpu_every_example_says_so_in_one_line() {
         ("cmm_diagonal", vec![]),
         ("cmm_diagonal", vec!["--dims", "20,2,30,12,8"]),
         ("atax", vec!["--quick"]),
+        ("tiled_matmul", vec!["--quick"]),
         ("reproduce", vec!["--out", scratch.as_str(), "--sanitize"]),
     ] {
         let o = run(name, &args);

@@ -1,0 +1,79 @@
+//! GPU checks of the tiling chapter: every step of the matrix multiply (and cuBLAS) against
+//! the double-precision CPU reference, at sizes that are not tile multiples. Run on a machine
+//! with a GPU: `cargo test --release --test gpu_tiling -- --ignored --test-threads=1`.
+
+use cmbook::harness::timing::Plan;
+use cmbook::harness::{Gpu, L2};
+use cmbook::tiling::gemm::{self, Kernels, Operands, Reference};
+use cmbook::tiling::model::Step;
+
+fn open() -> (Gpu, Kernels) {
+    let gpu = Gpu::open(true).unwrap_or_else(|e| panic!("{e}"));
+    let kernels = Kernels::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
+    (gpu, kernels)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_step_matches_the_cpu_at_odd_sizes() {
+    let (gpu, kernels) = open();
+    // Tile remainders in every dimension; K and N multiples of 4 exercise the float4 path.
+    for dims in [(1, 1, 1), (7, 5, 3), (16, 16, 16), (127, 129, 131), (129, 132, 36), (300, 260, 1000), (1000, 1003, 517)] {
+        let mut ops = Operands::new(&gpu, dims, 7).unwrap();
+        let reference = Reference::for_operands(&ops, 1);
+        assert_eq!(reference.rows.len(), dims.0, "small sizes are checked on every row");
+        for step in Step::ALL {
+            gemm::verify(&gpu, &kernels, step, &mut ops, &reference).unwrap_or_else(|e| panic!("{e:#}"));
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_result_never_written_is_caught() {
+    let (gpu, kernels) = open();
+    let mut ops = Operands::new(&gpu, (33, 17, 9), 3).unwrap();
+    let reference = Reference::for_operands(&ops, 1);
+    // A 1 x 1 multiply writes only C[0][0]; the rest stays poisoned.
+    gpu.poison(&mut ops.c).unwrap();
+    let full_n = ops.n;
+    ops.n = 1;
+    ops.m = 1;
+    gemm::launch(&kernels, Step::Naive, &gpu.stream, &mut ops).unwrap();
+    ops.n = full_n;
+    ops.m = 33;
+    let got = gpu.stream.clone_dtoh(&ops.c).unwrap();
+    assert!(got[1..].iter().all(|x| x.is_nan()), "poison is NaN");
+    // And verify() itself poisons before it launches: a correct kernel passes right after.
+    gemm::verify(&gpu, &kernels, Step::Tiled16, &mut ops, &reference).unwrap();
+    let wrong = Reference { rows: reference.rows.clone(), values: reference.values.iter().map(|v| v + 1.0).collect() };
+    let err = gemm::verify(&gpu, &kernels, Step::Tiled16, &mut ops, &wrong).unwrap_err();
+    assert!(format!("{err}").contains("verification FAILED"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn occupancy_and_timing_are_sane() {
+    let (gpu, kernels) = open();
+    let mut ops = Operands::new(&gpu, (512, 512, 512), 5).unwrap();
+    let reference = Reference::for_operands(&ops, 1);
+    for step in Step::ALL {
+        gemm::verify(&gpu, &kernels, step, &mut ops, &reference).unwrap();
+        let stats = gemm::measure(&gpu, &kernels, step, &mut ops, Plan::new(1, 2, L2::Cold)).unwrap();
+        assert!(stats.min_ms > 0.0);
+        match gemm::occupancy(&kernels, step).unwrap() {
+            None => assert_eq!(step, Step::Cublas),
+            Some(o) => {
+                assert!(o.blocks_per_sm >= 1, "{step:?}: {o:?}");
+                assert_eq!(o.spill_bytes_per_thread, 0, "{step:?} spills: {o:?}");
+                let (bx, by) = step.block();
+                assert_eq!(o.threads_per_block, bx * by);
+            }
+        }
+    }
+    // A sampled reference for a product too large to check on every row.
+    let mut big = Operands::new(&gpu, (2048, 2048, 1024), 9).unwrap();
+    let sampled = Reference::for_operands(&big, 2);
+    assert!(sampled.rows.len() < 2048);
+    gemm::verify(&gpu, &kernels, Step::QuadDoubleBuffer, &mut big, &sampled).unwrap();
+}

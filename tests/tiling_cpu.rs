@@ -1,0 +1,209 @@
+//! CPU checks of the tiling chapter: traversal orders, loop-permutation legality against
+//! brute-force execution, the three forms of `D[i] += B[j][i]`, the matrix-multiply model,
+//! the CPU reference, the exercises, and the report writers. No GPU needed.
+
+use cmbook::harness::record::{self, Meta};
+use cmbook::harness::{inputs, Stats};
+use cmbook::tiling::exercises::{legal_orders, smallest_square_tile};
+use cmbook::tiling::gemm::{reference_rows, sample_rows};
+use cmbook::tiling::legality::{all_orders, check_order, fully_permutable, lecture_nest_1, lecture_nest_2, lex_sign, run_nest, BadNest, Verdict};
+use cmbook::tiling::model::{self, Step};
+use cmbook::tiling::report::{self, MatmulResults, StepResult};
+use cmbook::tiling::{strip, traversal};
+use std::cmp::Ordering;
+
+#[test]
+fn both_traversal_orders_give_the_same_array() {
+    for n in [1, 3, 17, 64] {
+        let init = inputs::random_f32(n * n, 5);
+        let (mut a, mut b) = (init.clone(), init);
+        traversal::update_row_order(&mut a, n);
+        traversal::update_column_order(&mut b, n);
+        assert_eq!(a, b);
+    }
+    let p = traversal::measure(32, 2, 4096).unwrap();
+    assert!(p.row.median_ms > 0.0 && p.column.median_ms > 0.0 && p.bytes() == 4096);
+}
+
+#[test]
+fn the_lectures_two_nests() {
+    // A[i][j+1] = A[i][j] + B[j]: distance (0, 1), the loops may be interchanged.
+    let d1 = vec![vec![0, 1]];
+    assert_eq!(check_order(&d1, &[1, 0]).unwrap(), Verdict::Legal);
+    assert!(fully_permutable(&d1, 2, 0, 1).unwrap());
+    assert_eq!(lecture_nest_1(true), lecture_nest_1(false));
+    // A[i+1][j-1] = A[i][j] + B[j]: distance (1, -1), interchange reverses it.
+    let d2 = vec![vec![1, -1]];
+    assert_eq!(check_order(&d2, &[1, 0]).unwrap(), Verdict::Illegal { dependence: vec![1, -1], permuted: vec![-1, 1] });
+    assert!(!fully_permutable(&d2, 2, 0, 1).unwrap());
+    // The inner loop alone is a band of one: always permutable (the outer loop carries d).
+    assert!(fully_permutable(&d2, 2, 1, 1).unwrap());
+    assert_ne!(lecture_nest_2(true), lecture_nest_2(false));
+    let verdict = check_order(&d2, &[1, 0]).unwrap().to_string();
+    assert!(verdict.contains("[1, -1]") && verdict.contains("[-1, 1]"), "{verdict}");
+}
+
+#[test]
+fn bad_input_is_rejected() {
+    assert_eq!(check_order(&[vec![0, 1]], &[0, 0]), Err(BadNest::NotAPermutation(vec![0, 0])));
+    assert_eq!(check_order(&[vec![0, 1]], &[0, 2]), Err(BadNest::NotAPermutation(vec![0, 2])));
+    assert_eq!(check_order(&[vec![0, 1, 1]], &[0, 1]), Err(BadNest::WrongLength { distance: vec![0, 1, 1], depth: 2 }));
+    assert_eq!(check_order(&[vec![0, -1]], &[0, 1]), Err(BadNest::NotPositive(vec![0, -1])));
+    assert_eq!(check_order(&[vec![0, 0]], &[0, 1]), Err(BadNest::NotPositive(vec![0, 0])));
+    assert_eq!(lex_sign(&[0, 0, -3, 5]), Ordering::Less);
+}
+
+/// All lexicographically positive vectors of `depth` components in `-r..=r`.
+fn positive_vectors(depth: usize, r: i64) -> Vec<Vec<i64>> {
+    let mut out = vec![vec![]];
+    for _ in 0..depth {
+        out = out.into_iter().flat_map(|v| (-r..=r).map(move |x| [v.clone(), vec![x]].concat())).collect();
+    }
+    out.into_iter().filter(|v| lex_sign(v) == Ordering::Greater).collect()
+}
+
+#[test]
+fn legality_agrees_with_brute_force_on_two_deep_nests() {
+    let singles = positive_vectors(2, 2);
+    let mut cases: Vec<Vec<Vec<i64>>> = singles.iter().map(|d| vec![d.clone()]).collect();
+    for (i, a) in singles.iter().enumerate() {
+        for b in &singles[i + 1..] {
+            cases.push(vec![a.clone(), b.clone()]);
+        }
+    }
+    let (mut legal, mut illegal) = (0, 0);
+    for deps in &cases {
+        let original = run_nest(6, deps, &[0, 1]);
+        let verdict = check_order(deps, &[1, 0]).unwrap();
+        let same = run_nest(6, deps, &[1, 0]) == original;
+        assert_eq!(verdict == Verdict::Legal, same, "{deps:?}: {verdict}");
+        assert_eq!(fully_permutable(deps, 2, 0, 1).unwrap(), same, "{deps:?}");
+        if same { legal += 1 } else { illegal += 1 }
+    }
+    assert!(legal > 10 && illegal > 10, "{legal} legal, {illegal} illegal");
+}
+
+#[test]
+fn legality_agrees_with_brute_force_on_three_deep_nests() {
+    let singles = positive_vectors(3, 1);
+    let pairs: Vec<Vec<Vec<i64>>> = singles.iter().step_by(3).flat_map(|a| singles.iter().step_by(4).map(move |b| vec![a.clone(), b.clone()])).collect();
+    for deps in singles.iter().map(|d| vec![d.clone()]).chain(pairs) {
+        let original = run_nest(4, &deps, &[0, 1, 2]);
+        for order in all_orders(3) {
+            let verdict = check_order(&deps, &order).unwrap();
+            assert_eq!(verdict == Verdict::Legal, run_nest(4, &deps, &order) == original, "{deps:?} in order {order:?}: {verdict}");
+        }
+        // A fully permutable nest has all six orders legal.
+        if fully_permutable(&deps, 3, 0, 2).unwrap() {
+            assert_eq!(legal_orders(&deps, 3).unwrap().len(), 6, "{deps:?}");
+        }
+    }
+}
+
+#[test]
+fn the_three_forms_of_the_tiling_example_agree() {
+    let (m, n) = (5, 1001);
+    let b = inputs::random_f32(m * n, 1);
+    let d0 = inputs::random_f32(n, 2);
+    let mut want = d0.clone();
+    strip::original(&mut want, &b, m, n);
+    for s in [1, 7, 64, 1000, 1001, 5000] {
+        let (mut mined, mut tiled) = (d0.clone(), d0.clone());
+        strip::strip_mined(&mut mined, &b, m, n, s);
+        strip::tiled(&mut tiled, &b, m, n, s);
+        assert_eq!(mined, want, "strip {s}");
+        assert_eq!(tiled, want, "strip {s}");
+    }
+    let sweep = strip::measure(strip::Problem { m: 3, n: 4096, strips: vec![64, 4096] }, 2, 3).unwrap();
+    assert_eq!(sweep.points.len(), 2);
+    assert_eq!(strip::predicted_bytes(16, 1 << 20), ((4 * 48) << 20, 4 * (18 << 20)));
+}
+
+#[test]
+fn model_predictions() {
+    assert_eq!(Step::Naive.global_bytes_per_flop(), Some(4.0));
+    assert_eq!(Step::Tiled16.global_bytes_per_flop(), Some(0.25));
+    assert_eq!(Step::Tiled32.global_bytes_per_flop(), Some(0.125));
+    assert_eq!(Step::Regs8x8.global_bytes_per_flop(), Some(1.0 / 32.0));
+    assert_eq!(Step::Regs8x8.shared_bytes_per_flop(), Some(0.5));
+    assert_eq!(Step::Tiled16.shared_bytes_per_flop(), Some(4.0));
+    // Contiguous 8-float blocks per thread: two lanes of each quarter-warp share banks.
+    assert_eq!(Step::Regs8x8.b_tile_wavefronts(), Some(8));
+    assert_eq!(Step::QuadDoubleBuffer.b_tile_wavefronts(), Some(4));
+    assert_eq!(Step::Naive.b_tile_wavefronts(), None);
+    assert_eq!(Step::Tiled32.grid(1000, 1003), (32, 32));
+    assert_eq!(Step::Regs8x8.grid(127, 129), (2, 1));
+    for s in Step::ALL {
+        assert_eq!(s.function().is_none(), s == Step::Cublas);
+    }
+    assert_eq!(model::flops(2, 3, 4), 48.0);
+    assert!(model::tolerance(4096).abs > model::tolerance(131).abs);
+}
+
+#[test]
+fn cpu_reference_matches_the_lectures_host_loop() {
+    let (m, n, k) = (9, 7, 13);
+    let a = inputs::random_f32(m * k, 1);
+    let b = inputs::random_f32(k * n, 2);
+    let rows: Vec<usize> = (0..m).collect();
+    let got = reference_rows(&a, &b, (n, k), &rows);
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k).map(|kk| a[i * k + kk] as f64 * b[kk * n + j] as f64).sum();
+            assert!((got[i * n + j] - want).abs() < 1e-12);
+        }
+    }
+    let sample = sample_rows(4096, 3);
+    assert!(sample.contains(&0) && sample.contains(&4095) && sample.contains(&128));
+    assert!(sample.windows(2).all(|w| w[0] < w[1]) && *sample.last().unwrap() < 4096);
+    assert_eq!(sample_rows(1, 3), vec![0]);
+}
+
+#[test]
+fn exercise_solutions() {
+    // Exercise 1: distances (1, 0, -1) and (0, 1, 1).
+    let deps = vec![vec![1, 0, -1], vec![0, 1, 1]];
+    assert_eq!(legal_orders(&deps, 3).unwrap(), vec![vec![0, 1, 2], vec![0, 2, 1], vec![1, 0, 2]]);
+    assert!(fully_permutable(&deps, 3, 1, 2).unwrap());
+    assert!(!fully_permutable(&deps, 3, 0, 2).unwrap());
+    let original = run_nest(4, &deps, &[0, 1, 2]);
+    for order in all_orders(3) {
+        let legal = legal_orders(&deps, 3).unwrap().contains(&order);
+        assert_eq!(legal, run_nest(4, &deps, &order) == original, "{order:?}");
+    }
+    // Exercise 2: 3000 GB/s and 50 000 GFLOP/s allow 0.06 bytes per FLOP: T >= 66.7.
+    assert_eq!(smallest_square_tile(3000.0, 50_000.0), 67);
+    assert_eq!(smallest_square_tile(4.0, 1.0), 1);
+}
+
+fn stats(ms: f64) -> Stats {
+    Stats { median_ms: ms, min_ms: ms * 0.9, max_ms: ms * 1.1, mean_ms: ms, reps: 3 }
+}
+
+#[test]
+fn reports_are_written_with_provenance() {
+    let dir = std::env::temp_dir().join(format!("tiling-report-{}", std::process::id()));
+    let meta = Meta::for_cpu("test");
+    let t = traversal::measure(16, 1, 256).unwrap();
+    report::write_traversal(&dir, &meta, &[t]).unwrap();
+    let sweep = strip::measure(strip::Problem { m: 2, n: 256, strips: vec![16, 256] }, 1, 1).unwrap();
+    report::write_strip(&dir, &meta, &sweep).unwrap();
+    report::write_predictions(&dir, &meta).unwrap();
+    let steps = Step::ALL.iter().enumerate().map(|(i, &step)| StepResult { step, occupancy: None, stats: stats(10.0 - i as f64) }).collect();
+    let results = MatmulResults { size: (64, 64, 64), steps, verified: vec![] };
+    let lines = report::write_matmul(&dir, &meta, &results).unwrap();
+    assert!(lines.last().unwrap().contains("target"), "{lines:?}");
+    for stem in ["tiling-traversal", "tiling-strip", "tiling-matmul"] {
+        let rec = record::read_csv(&dir.join("data").join(format!("{stem}.csv"))).unwrap();
+        assert!(rec.meta.missing_provenance().is_empty(), "{stem}");
+        assert!(rec.meta.get("l2").is_some(), "{stem}");
+        assert!(dir.join(format!("{stem}.svg")).exists());
+    }
+    for stem in ["tiling-predictions", "tiling-kernels", "tiling-verification"] {
+        assert!(dir.join(format!("{stem}.md")).exists(), "{stem}");
+    }
+    let (best, frac) = results.best().unwrap();
+    assert_eq!(best, Step::QuadDoubleBuffer);
+    assert!((frac - 4.0 / 5.0).abs() < 1e-9);
+    std::fs::remove_dir_all(&dir).ok();
+}
