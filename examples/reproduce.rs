@@ -25,7 +25,7 @@ use cmbook::harness::{plot, run_main, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The chapters' examples, in the book's order.
-const CHAPTERS: &[&str] = &["ceilings", "memory_spaces", "coalescing", "loop_permutation", "tiled_matmul", "cmm_diagonal", "atax"];
+const CHAPTERS: &[&str] = &["ceilings", "memory_spaces", "coalescing", "loop_permutation", "tiled_matmul", "cmm_diagonal", "cmm_beyond", "atax"];
 
 /// Examples that run no kernel (nothing for compute-sanitizer to check).
 const CPU_ONLY: &[&str] = &["loop_permutation"];
@@ -37,6 +37,8 @@ fn sanitizer_args(example: &str) -> &'static [&'static str] {
         "ceilings" => &["--quick", "--max-copy-mib", "8", "--max-transfer-mib", "2", "--reps", "2"],
         "atax" => &["--quick", "--reps", "1", "--large-side", "257", "--ceiling-mib", "4"],
         "tiled_matmul" => &["--quick", "--reps", "1", "--n", "64"],
+        // n = 130: three tiles per side, so every tiled kernel runs, the min-plus one included.
+        "cmm_beyond" => &["--quick", "--reps", "1", "--sizes", "130"],
         _ => &["--quick", "--reps", "1"],
     }
 }

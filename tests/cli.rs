@@ -46,7 +46,7 @@ fn gpu_present() -> bool {
 
 #[test]
 fn numeric_flags_refuse_zero_negative_text_and_overflow() {
-    for name in ["ceilings", "memory_spaces", "coalescing", "loop_permutation", "tiled_matmul", "cmm_diagonal", "atax"] {
+    for name in ["ceilings", "memory_spaces", "coalescing", "loop_permutation", "tiled_matmul", "cmm_diagonal", "cmm_beyond", "atax"] {
         assert_refused(name, &["--reps", "0"], &["--reps"]);
         assert_refused(name, &["--reps", "-3"], &["-3"]);
         assert_refused(name, &["--reps", "many"], &["--reps"]);
@@ -79,6 +79,11 @@ fn chains_that_cannot_be_solved_are_refused_with_the_reason() {
     assert_refused("cmm_diagonal", &["--n", "46340"], &["46339"]);
     assert_refused("cmm_diagonal", &["--dims", "20,2", "--n", "5"], &["--n"]);
     assert_refused("cmm_diagonal", &["--cpu-only"], &["--dims"]);
+    assert_refused("cmm_beyond", &["--sizes", "0"], &["--sizes"]);
+    assert_refused("cmm_beyond", &["--sizes", "100,-4"], &["-4"]);
+    assert_refused("cmm_beyond", &["--sizes", "16385"], &["16384"]);
+    assert_refused("cmm_beyond", &["--sizes", "99999999999999999999"], &["--sizes"]);
+    assert_refused("cmm_beyond", &["--part", "everything"], &["--part"]);
     // Costs beyond 64 bits: refused, not wrapped, with or without a GPU.
     let huge = "4000000000,4000000000,4000000000,4000000000";
     assert_refused("cmm_diagonal", &["--dims", huge, "--cpu-only"], &["does not fit"]);
@@ -108,6 +113,7 @@ fn without_a_gpu_every_example_says_so_in_one_line() {
         ("cmm_diagonal", vec!["--dims", "20,2,30,12,8"]),
         ("atax", vec!["--quick"]),
         ("tiled_matmul", vec!["--quick"]),
+        ("cmm_beyond", vec!["--quick"]),
         ("reproduce", vec!["--out", scratch.as_str(), "--sanitize"]),
     ] {
         let o = run(name, &args);

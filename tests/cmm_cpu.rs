@@ -160,6 +160,19 @@ fn rayon_program_equals_serial_program() {
 }
 
 #[test]
+fn contiguous_program_equals_serial_program() {
+    for (n, max_dim, seed) in [(1usize, 10u32, 11u64), (2, 10, 12), (31, 3, 13), (257, 1000, 14), (700, 2, 15)] {
+        let dims = random_dims(n, max_dim, seed);
+        let serial = solve_serial(&dims).unwrap();
+        let contiguous = cmbook::cmm::dp::solve_contiguous(&dims).unwrap();
+        assert_eq!(serial.difference_from(&contiguous), None, "n = {n}");
+        assert_eq!(serial, contiguous);
+    }
+    // It needs plain u64 arithmetic, as the kernels do, and says so.
+    assert!(cmbook::cmm::dp::solve_contiguous(&[1, 2_642_246, 1, 2_642_246, 1, 7, 2_642_246, 1]).is_err());
+}
+
+#[test]
 fn chains_are_validated() {
     assert_eq!(validate_dims(&[]), Err(CmmError::TooFewDims { len: 0 }));
     assert_eq!(validate_dims(&[5]), Err(CmmError::TooFewDims { len: 1 }));

@@ -103,3 +103,67 @@ fn chains_on_their_own_streams_stay_correct() {
         assert!(c.difference_from(&kernels.read_back(p).unwrap()).is_none());
     }
 }
+
+// ---- Beyond the paper: the tiled kernels and the graph-launched warp-per-cell kernel ----
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tiled_kernels_match_the_cpu_on_odd_n_and_random_chains() {
+    use cmbook::cmm::tiled::TiledKernels;
+    let gpu = gpu();
+    let tiled = TiledKernels::load(&gpu).unwrap();
+    let mut checked = 0;
+    // n + 1 points: 2, 3, 63, 64, 65, 66, 128, 129, 130, ... — one tile, exact tiles, one point
+    // over, and chains with 2..20 tiles per side; small max dims make ties (the split rule).
+    let cases = [(1usize, 9u32), (2, 9), (62, 1000), (63, 1000), (64, 1000), (65, 2), (127, 1000), (128, 1), (129, 1000), (200, 3), (511, 1000), (777, 65), (1279, 1000)];
+    for (case, &(n, max_dim)) in cases.iter().enumerate() {
+        let dims = dp::random_dims(n, max_dim, 4242 + case as u64);
+        let cpu = dp::solve_serial(&dims).unwrap();
+        let mut p = tiled.prepare(&dims).unwrap();
+        let table = tiled.solve_verified(&mut p, &cpu).unwrap_or_else(|e| panic!("tiled at n={n}, max dim {max_dim}: {e}"));
+        assert_eq!(table.optimal_cost(), cpu.optimal_cost());
+        // A second solve in the same buffers (the solve resets its own keys) agrees as well.
+        let again = tiled.solve_verified(&mut p, &cpu).unwrap();
+        assert_eq!(again, table);
+        checked += 1;
+    }
+    // Every cost equal along k (all dimensions 1): the smallest k must win every tie.
+    let ones = vec![1u32; 300];
+    let cpu = dp::solve_serial(&ones).unwrap();
+    tiled.solve_verified(&mut tiled.prepare(&ones).unwrap(), &cpu).unwrap();
+    // Dimensions at the kernels' limit (p < 2^16, bound < 2^48).
+    for big in [dp::random_dims(15, 25_000, 99), vec![65_535, 65_535, 65_535]] {
+        assert!(cmbook::cmm::tiled::check(&big).is_ok());
+        tiled.solve_verified(&mut tiled.prepare(&big).unwrap(), &dp::solve_serial(&big).unwrap()).unwrap();
+    }
+    assert_eq!(checked, cases.len());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_wrong_tiled_table_is_caught() {
+    use cmbook::cmm::tiled::TiledKernels;
+    let gpu = gpu();
+    let tiled = TiledKernels::load(&gpu).unwrap();
+    let dims = dp::random_dims(150, 1000, 5);
+    let other = dp::random_dims(150, 1000, 6);
+    let err = tiled.solve_verified(&mut tiled.prepare(&dims).unwrap(), &dp::solve_serial(&other).unwrap()).unwrap_err();
+    let text = format!("{err}");
+    assert!(text.contains("cmm_tiled") && text.contains("n=150"), "{text}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn warp_per_cell_as_a_graph_matches_the_cpu() {
+    let gpu = gpu();
+    let kernels = CmmKernels::load(&gpu).unwrap();
+    for n in [2usize, 3, 97, 600] {
+        let dims = dp::random_dims(n, 1000, 31 + n as u64);
+        let cpu = dp::solve_serial(&dims).unwrap();
+        let mut p = kernels.prepare(Kernel::BlockPerCell { layout: Layout::RowMajor, block: 32 }, &dims).unwrap();
+        let graph = kernels.capture(&mut p).unwrap();
+        for _ in 0..2 {
+            kernels.solve_verified_graph(&mut p, &graph, &cpu).unwrap_or_else(|e| panic!("graph at n={n}: {e}"));
+        }
+    }
+}

@@ -83,6 +83,12 @@ pub fn gpu_safe_bound_u32(dims: &[u32]) -> Result<(), CmmError> {
     check_bound_fits(dims, 32, u128::from(u32::MAX))
 }
 
+/// The proof for the tiled kernels (`kernels/cmm_tiled.cu`), which keep a cost in the upper 48
+/// bits of a 64-bit key (the split takes the lower 16): every value is below `2^48`.
+pub fn gpu_safe_bound_key48(dims: &[u32]) -> Result<(), CmmError> {
+    check_bound_fits(dims, 48, (1u128 << 48) - 1)
+}
+
 /// A random chain of `n` matrices with dimensions drawn uniformly from `1..=max_dim`,
 /// reproducible from `seed` (ChaCha8).
 pub fn random_dims(n: usize, max_dim: u32, seed: u64) -> Vec<u32> {
@@ -377,3 +383,51 @@ pub fn solve_parallel(dims: &[u32]) -> Result<DpTable, CmmError> {
     Ok(table)
 }
 // ANCHOR_END: parallel_dp
+
+// ANCHOR: contiguous_dp
+/// The program as a fair CPU runs it: cells of a diagonal spread over rayon's threads (run it
+/// inside a one-thread pool for a serial time), and a second, column-major copy of the costs
+/// so that both operands of the k loop, `M[i][i..j]` and `M[i+1..=j][j]`, are contiguous
+/// slices. [`solve_parallel`] walks the second operand down a column, `n + 1` costs apart,
+/// which misses the cache on every `k` once a column no longer fits it. Results equal
+/// [`solve_serial`]'s exactly (same scan order and tie rule per cell). Needs
+/// [`gpu_safe_bound`] (plain `u64` arithmetic), as the kernels do.
+pub fn solve_contiguous(dims: &[u32]) -> Result<DpTable, CmmError> {
+    let n = validate_dims(dims)?;
+    gpu_safe_bound(dims)?;
+    let row = n + 1;
+    let p: Vec<u64> = dims.iter().map(|&x| u64::from(x)).collect();
+    let mut table = DpTable::zeroed(n);
+    let mut by_column = vec![0u64; row * row]; // by_column[row * j + k] = M[k][j]
+    for d in 1..n {
+        let (cost, by_column_now) = (&table.cost, &by_column);
+        let diagonal: Vec<(u64, u32)> = (1..n - d + 1)
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|i| {
+                let j = i + d;
+                let left = &cost[row * i + i..row * i + j]; // M[i][k], k = i .. j-1
+                let right = &by_column_now[row * j + i + 1..=row * j + j]; // M[k+1][j]
+                let outer = p[i - 1] * p[j];
+                let mut best_cost = u64::MAX;
+                let mut best_k = i;
+                for (offset, ((&l, &r), &p_k)) in left.iter().zip(right).zip(&p[i..j]).enumerate() {
+                    let candidate = l + r + outer * p_k;
+                    if candidate < best_cost {
+                        best_cost = candidate;
+                        best_k = i + offset;
+                    }
+                }
+                (best_cost, best_k as u32)
+            })
+            .collect();
+        for (offset, (c, k)) in diagonal.into_iter().enumerate() {
+            let (i, j) = (offset + 1, offset + 1 + d);
+            table.cost[row * i + j] = c;
+            table.split[row * i + j] = k;
+            by_column[row * j + i] = c;
+        }
+    }
+    Ok(table)
+}
+// ANCHOR_END: contiguous_dp

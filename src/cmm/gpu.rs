@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::dp::{gpu_safe_bound, gpu_safe_bound_u32, validate_dims, DpTable};
 use super::layout::{Layout, MAX_N_FOR_I32_INDEX};
@@ -216,19 +217,7 @@ impl<'g> CmmKernels<'g> {
         self.poison(p)?;
         self.enqueue(&self.gpu.stream.clone(), p)?;
         let gpu_table = self.read_back(p)?;
-        if let Some(diff) = cpu.difference_from(&gpu_table) {
-            let index = p.kernel.layout().dp_index(p.n, diff.i, diff.j);
-            return Err(Mismatch {
-                kernel: p.kernel.function().1.to_string(),
-                size: format!("n={}", p.n),
-                index,
-                got: format!("cost {} split {} in cell M[{}][{}]", diff.got_cost, diff.got_split, diff.i, diff.j),
-                want: format!("cost {} split {}", diff.expected_cost, diff.expected_split),
-                wrong: count_differences(cpu, &gpu_table),
-                total: super::layout::triangle_len(p.n),
-            }
-            .into());
-        }
+        check_table(p.kernel.function().1, p.n, cpu, &gpu_table, |i, j| p.kernel.layout().dp_index(p.n, i, j))?;
         Ok(gpu_table)
     }
     // ANCHOR_END: verify
@@ -236,6 +225,26 @@ impl<'g> CmmKernels<'g> {
     /// Times complete solves of `p` (table resident on the GPU; no transfers).
     pub fn time(&self, p: &mut Problem, plan: Plan) -> anyhow::Result<Stats> {
         self.gpu.time(plan, |s| self.enqueue(s, p))
+    }
+
+    /// Captures one complete solve of `p` into a CUDA graph: replaying it launches all the
+    /// per-diagonal kernels with one call, without the CPU issuing each launch.
+    pub fn capture(&self, p: &mut Problem) -> anyhow::Result<CudaGraph> {
+        let s = self.gpu.stream.clone();
+        s.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        let enqueued = self.enqueue(&s, p);
+        let graph = s.end_capture(CUgraphInstantiate_flags(0))?; // end the capture even after an error
+        enqueued?;
+        graph.ok_or_else(|| anyhow::anyhow!("stream capture produced no graph"))
+    }
+
+    /// Like [`CmmKernels::solve_verified`], through a graph from [`CmmKernels::capture`].
+    pub fn solve_verified_graph(&self, p: &mut Problem, graph: &CudaGraph, cpu: &DpTable) -> anyhow::Result<DpTable> {
+        self.poison(p)?;
+        graph.launch()?;
+        let gpu_table = self.read_back(p)?;
+        check_table(&format!("{} (CUDA graph)", p.kernel.function().1), p.n, cpu, &gpu_table, |i, j| p.kernel.layout().dp_index(p.n, i, j))?;
+        Ok(gpu_table)
     }
 
     /// The paper's end-to-end view, on the host clock: allocate the tables, copy the
@@ -305,6 +314,23 @@ fn launch(stream: &Arc<CudaStream>, f: &CudaFunction, cfg: LaunchConfig, p: &mut
     // SAFETY: the argument lists match the kernels' headers: (dims, cost, split, n[, d]).
     unsafe { b.launch(cfg)? };
     Ok(())
+}
+
+/// Compares a table a kernel computed with the CPU's, cell by cell (cost and split); the first
+/// difference becomes a [`Mismatch`] naming `kernel`, `n`, the cell and its buffer `index`.
+pub(crate) fn check_table(kernel: &str, n: usize, cpu: &DpTable, got: &DpTable, index: impl Fn(usize, usize) -> usize) -> Result<(), Mismatch> {
+    match cpu.difference_from(got) {
+        None => Ok(()),
+        Some(diff) => Err(Mismatch {
+            kernel: kernel.to_string(),
+            size: format!("n={n}"),
+            index: index(diff.i, diff.j),
+            got: format!("cost {} split {} in cell M[{}][{}]", diff.got_cost, diff.got_split, diff.i, diff.j),
+            want: format!("cost {} split {}", diff.expected_cost, diff.expected_split),
+            wrong: count_differences(cpu, got),
+            total: super::layout::triangle_len(n),
+        }),
+    }
 }
 
 fn count_differences(a: &DpTable, b: &DpTable) -> usize {

@@ -5,12 +5,15 @@
 //! * [`layout`]: row-major and diagonal-major index functions and the paper's figures;
 //! * [`traffic`]: sectors and lines the kernels' table loads touch, computed per warp;
 //! * [`gpu`]: choosing, launching, verifying and timing the kernels;
+//! * [`chain`]: real matrix chains multiplied with cuBLAS in the left-to-right and optimal orders;
+//! * [`tiled`]: the tiled program for large chains (block diagonals, min-plus tiles, wavefronts);
 //! * [`exercises`]: the chapter's exercises, solved;
 //! * [`paper`]: the numbers Seifi & Al-Mamun 2024 report.
 //!
 //! The kernels live in `kernels/cmm_*.cu`; each file's header gives its launch configuration
 //! and parameter order.
 
+pub mod chain;
 pub mod dp;
 pub mod error;
 pub mod exercises;
@@ -18,6 +21,7 @@ pub mod gpu;
 pub mod layout;
 pub mod paper;
 pub mod paren;
+pub mod tiled;
 pub mod traffic;
 
 pub use error::CmmError;

@@ -49,11 +49,26 @@ pub struct Spec {
     pub y_label: String,
     pub x_log: bool,
     pub y_log: bool,
+    /// Series of a line chart drawn as markers alone, unjoined: for points whose x order means
+    /// nothing (one point per case, a scatter). Stored only when not empty, so the records of
+    /// figures without such series are unchanged.
+    pub markers_only: Vec<String>,
 }
+
+/// Separates the names in the `markers_only` metadata value.
+const SERIES_SEPARATOR: &str = " | ";
 
 impl Spec {
     pub fn line(title: &str, x_label: &str, y_label: &str) -> Self {
-        Self { kind: Kind::Line, title: title.into(), x_label: x_label.into(), y_label: y_label.into(), x_log: false, y_log: false }
+        Self {
+            kind: Kind::Line,
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_log: false,
+            y_log: false,
+            markers_only: Vec::new(),
+        }
     }
     pub fn bar(title: &str, x_label: &str, y_label: &str) -> Self {
         Self { kind: Kind::Bar, ..Self::line(title, x_label, y_label) }
@@ -66,14 +81,26 @@ impl Spec {
         self.y_log = true;
         self
     }
+    /// Draws `series` as markers without a joining line (line charts only).
+    pub fn markers_only(mut self, series: &str) -> Self {
+        assert!(!series.contains(SERIES_SEPARATOR), "a series drawn as markers only cannot contain `{SERIES_SEPARATOR}`");
+        self.markers_only.push(series.to_string());
+        self
+    }
 
     fn add_to(&self, meta: Meta) -> Meta {
-        meta.with("plot", if self.kind == Kind::Line { "line" } else { "bar" })
+        let meta = meta
+            .with("plot", if self.kind == Kind::Line { "line" } else { "bar" })
             .with("title", &self.title)
             .with("x_label", &self.x_label)
             .with("y_label", &self.y_label)
             .with("x_log", &self.x_log.to_string())
-            .with("y_log", &self.y_log.to_string())
+            .with("y_log", &self.y_log.to_string());
+        if self.markers_only.is_empty() {
+            meta
+        } else {
+            meta.with("markers_only", &self.markers_only.join(SERIES_SEPARATOR))
+        }
     }
 
     fn from_meta(meta: &Meta) -> anyhow::Result<Self> {
@@ -90,6 +117,7 @@ impl Spec {
             y_label: get("y_label")?.to_string(),
             x_log: get("x_log")? == "true",
             y_log: get("y_log")? == "true",
+            markers_only: meta.get("markers_only").map(|v| v.split(SERIES_SEPARATOR).map(str::to_string).collect()).unwrap_or_default(),
         })
     }
 }
@@ -281,11 +309,18 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
                 for (si, name) in series.iter().enumerate() {
                     let color = PALETTE[si % PALETTE.len()];
                     let mine: Vec<(f64, &Point)> = xs.iter().zip(&points).filter(|(_, p)| &p.series == name).map(|(x, p)| (tx(*x), p)).collect();
-                    chart
-                        .draw_series(LineSeries::new(mine.iter().map(|(x, p)| (*x, ty(p.y))), color.stroke_width(2)))?
-                        .label(name.as_str())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
-                    chart.draw_series(mine.iter().map(|(x, p)| Circle::new((*x, ty(p.y)), 3, color.filled())))?;
+                    if spec.markers_only.contains(name) {
+                        chart
+                            .draw_series(mine.iter().map(|(x, p)| Circle::new((*x, ty(p.y)), 4, color.filled())))?
+                            .label(name.as_str())
+                            .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
+                    } else {
+                        chart
+                            .draw_series(LineSeries::new(mine.iter().map(|(x, p)| (*x, ty(p.y))), color.stroke_width(2)))?
+                            .label(name.as_str())
+                            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
+                        chart.draw_series(mine.iter().map(|(x, p)| Circle::new((*x, ty(p.y)), 3, color.filled())))?;
+                    }
                     chart.draw_series(mine.iter().filter(|(_, p)| p.y_max > p.y_min).map(|(x, p)| {
                         ErrorBar::new_vertical(*x, ty(p.y_min), ty(p.y), ty(p.y_max), color.stroke_width(1), 6)
                     }))?;
@@ -393,6 +428,20 @@ mod tests {
         let b = draw_svg(&record(&spec, &pts), "t.csv").unwrap();
         assert_eq!(a, b, "drawing must be deterministic");
         assert!(a.starts_with("<svg") && a.contains("Copy bandwidth") && a.contains("memcpy") && a.contains("Test GPU"));
+    }
+
+    #[test]
+    fn markers_only_series_are_not_joined_and_survive_the_csv() {
+        let pts = vec![Point::new("cases", 1, 2.0, 2.0, 2.0), Point::new("cases", 3, 1.0, 1.0, 1.0), Point::new("y = x", 1, 1.0, 1.0, 1.0), Point::new("y = x", 3, 3.0, 3.0, 3.0)];
+        let joined = Spec::line("t", "x", "y");
+        let scatter = joined.clone().markers_only("cases");
+        assert!(joined.add_to(Meta::default()).get("markers_only").is_none(), "figures without the option keep their records");
+        let rec = record(&scatter, &pts);
+        assert_eq!(Spec::from_meta(&rec.meta).unwrap(), scatter);
+        let polylines = |svg: &str| svg.matches("<polyline").count();
+        let (with_lines, with_markers) = (draw_svg(&record(&joined, &pts), "t.csv").unwrap(), draw_svg(&rec, "t.csv").unwrap());
+        // Each joined series draws its line and its legend swatch; a markers-only series neither.
+        assert_eq!(polylines(&with_lines), polylines(&with_markers) + 2, "{with_markers}");
     }
 
     #[test]

@@ -1,0 +1,275 @@
+// Chained matrix multiplication, tiled: whole diagonals of 64 x 64 tiles per step, the k range
+// of the big tiles as min-plus "matrix products" split over many blocks.
+//
+// The recurrence, on the n + 1 points 0..n between the matrices (matrix A_i spans points i - 1
+// and i, so M[i][j] is T[i - 1][j]):
+//
+//     T[a][a + 1] = 0,   T[a][b] = min over a < c < b of  T[a][c] + T[c][b] + p[a] p[c] p[b],
+//
+// and the split k of the book's M[i][j] is the c that attains the minimum. Cut the points
+// into tiles of TILE = 64 and the table into TILE x TILE blocks (I, J), I <= J. A cell of
+// block (I, J) needs cells of (I, K) and (K, J) for every tile K strictly between I and J —
+// both on lower block diagonals, already final — and, for c in tile I or tile J, cells of
+// its own block. So block diagonal D = J - I is computed in two launches:
+//
+//   cmm_tiled_minplus_u64     the c of the D - 1 tiles between I and J: for each such tile,
+//                             a 64 x 64 x 64 min-plus product of a row strip and a column strip,
+//                             register-tiled like the matrix multiply of the tiling chapter
+//                             (4 x 4 cells per thread). The tiles K of one block are split over
+//                             blockIdx.y so that the last block diagonals, which hold few blocks
+//                             of much work, still fill the GPU; the parts meet in atomicMin.
+//   cmm_tiled_wavefront_u64   the c inside tiles I and J: cell (r, s) of the block needs the
+//                             cells below it in its column and left of it in its row, so the
+//                             block is swept in 2 TILE - 1 anti-diagonal steps in shared memory,
+//                             16 threads per cell.
+//
+// and block diagonal 0 by cmm_tiled_diagonal_blocks_u64 (one block per tile, 63 steps).
+// The sweeps are chains of dependent steps, each a barrier apart: their time is latency, so
+// they use all 1024 threads a block may have to make each step short.
+//
+// Keys. A cell holds one 64-bit key, cost << 16 | split. Because every split is < 2^16, the
+// smallest key is the smallest cost and, among equal costs, the smallest split: exactly the
+// tie rule of the serial program. A min over keys is therefore the whole argmin, which is what
+// lets partial results from different blocks meet in a single atomicMin, and lets the
+// shuffle reductions carry one value instead of a (cost, k) pair. In the inner loop a
+// candidate key is built from three terms whose low 16 bits are already right:
+//     (cost(a, c) << 16 | c)  +  (cost(c, b) << 16)  +  (p[a] p[c]) * (p[b] << 16)
+// the last one a single 32 x 32 -> 64-bit multiply-add, since p < 2^16.
+//
+// Launch, in this order on one stream (NT = ceil((n + 1) / 64) tiles, stride = 64 NT):
+//   memset the key table to 0xFF bytes (the identity of min: every atomicMin starts there);
+//   cmm_tiled_diagonal_blocks_u64   grid (NT), block (1024), 99 840 bytes dynamic shared;
+//   for D = 1 .. NT - 1:
+//     if D >= 2: cmm_tiled_minplus_u64  grid (NT - D, S), block (256), static shared only,
+//                where S = ceil((D - 1) / chunk) and blockIdx.y takes tiles
+//                I + 1 + chunk * blockIdx.y .. (at most chunk of them, all < J);
+//     cmm_tiled_wavefront_u64           grid (NT - D), block (1024), 99 840 bytes dynamic shared.
+//
+// Parameters, in order:
+//   const unsigned int* dims_global   p[0..n], n + 1 entries
+//   unsigned long long* key_global    stride x stride keys, row-major, T[a][b] at a * stride + b
+//   int n                             matrices, 1 <= n < 2^16 - 1
+//   int stride                        64 NT
+//   int D                             (minplus, wavefront) the block diagonal
+//   int chunk                         (minplus) tiles K per block, >= 1
+// Only the cells 0 <= a < b <= n are written; T[i - 1][j] is M[i][j] as the key above.
+//
+// Preconditions, checked by the host (cmm::gpu): every dimension < 2^16, so p[a] p[c] and
+// p[b] << 16 fit 32 bits; cmm::dp::cost_upper_bound(dims) < 2^48, so no key sum wraps.
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+
+#define TILE 64
+#define THREADS 256                               // minplus: 16 x 16 threads, 4 x 4 cells each
+#define SWEEP_THREADS 1024                        // wavefront: 64 cells x 16 threads
+#define SPLIT_BITS 16
+#define COST_MASK (~((1ull << SPLIT_BITS) - 1))  // a key with its split bits cleared
+#define NO_KEY 0xffffffffffffffffull              // identity of min; also the memset value
+#define THREADS_PER_CELL 16                       // threads splitting one cell's candidates
+#define HALF 32                                   // minplus: c values staged per pass
+
+// ANCHOR: keys
+// The left operand of a candidate through c: cost(a, c) with the split bits set to c.
+__device__ __forceinline__ u64 left_key(u64 key_a_c, int c) { return (key_a_c & COST_MASK) | (u64)c; }
+// The right operand: cost(c, b), split bits zero.
+__device__ __forceinline__ u64 right_key(u64 key_c_b) { return key_c_b & COST_MASK; }
+// left + right + p[a] p[c] p[b] << 16, the key of the candidate split c for cell (a, b).
+__device__ __forceinline__ u64 candidate(u64 left, u64 right, u32 p_a_times_p_c, u32 p_b_shifted)
+{
+    return (u64)p_a_times_p_c * p_b_shifted + left + right;
+}
+// ANCHOR_END: keys
+
+__device__ __forceinline__ u64 min_key(u64 x, u64 y) { return y < x ? y : x; }
+
+// The minimum over the THREADS_PER_CELL consecutive lanes of one cell.
+__device__ __forceinline__ u64 cell_group_min(u64 key)
+{
+    for (int offset = THREADS_PER_CELL / 2; offset > 0; offset /= 2)
+        key = min_key(key, __shfl_xor_sync(0xffffffffu, key, offset));
+    return key;
+}
+
+// ANCHOR: minplus
+// Block (x, y): block (I, J) = (x, x + D) of block diagonal D, its tiles K from
+// I + 1 + chunk * y; thread (row group tr, column group tc) owns the 4 x 4 cells
+// (tr + 16 m, tc + 16 q). Every c of a tile K lies strictly between every a of tile I and
+// every b of tile J, so all 64 x 64 cells take all 64 candidates, and every operand is a
+// finished cell of a lower block diagonal.
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
+cmm_tiled_minplus_u64(const u32* __restrict__ dims_global, u64* key_global,
+                      int n, int stride, int D, int chunk)
+{
+    __shared__ u64 left_shared[TILE][HALF];   // left_key(T[a][c]): 64 rows a, 32 columns c
+    __shared__ u64 right_shared[HALF][TILE];  // right_key(T[c][b]): 32 rows c, 64 columns b
+    __shared__ u32 p_c_shared[HALF];
+
+    const int I = blockIdx.x, J = I + D;
+    const int K_first = I + 1 + chunk * blockIdx.y;
+    const int K_end = min(K_first + chunk, J);
+    const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
+    const int a0 = I * TILE, b0 = J * TILE;
+
+    u32 p_a[4], p_b_shifted[4];
+    u64 best[4][4];
+    for (int m = 0; m < 4; ++m) {
+        const int a = a0 + tr + 16 * m, b = b0 + tc + 16 * m;
+        p_a[m] = a <= n ? dims_global[a] : 0;  // rows and columns past n are never written
+        p_b_shifted[m] = b <= n ? dims_global[b] << SPLIT_BITS : 0;
+        for (int q = 0; q < 4; ++q) best[m][q] = NO_KEY;
+    }
+
+    for (int K = K_first; K < K_end; ++K) {
+        for (int half = 0; half < TILE / HALF; ++half) {
+            const int c0 = K * TILE + half * HALF;
+            // Stage both strips; consecutive threads read consecutive keys of one row.
+            for (int e = threadIdx.x; e < TILE * HALF; e += THREADS) {
+                const int r = e / HALF, cc = e % HALF;
+                left_shared[r][cc] = left_key(key_global[(size_t)(a0 + r) * stride + c0 + cc], c0 + cc);
+            }
+            for (int e = threadIdx.x; e < HALF * TILE; e += THREADS) {
+                const int cc = e / TILE, s = e % TILE;
+                right_shared[cc][s] = right_key(key_global[(size_t)(c0 + cc) * stride + b0 + s]);
+            }
+            if (threadIdx.x < HALF) p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
+            __syncthreads();  // the strips are complete before anyone reads them
+
+            #pragma unroll 4
+            for (int cc = 0; cc < HALF; ++cc) {
+                const u32 p_c = p_c_shared[cc];
+                u64 left[4], right[4];
+                u32 p_a_times_p_c[4];
+                for (int m = 0; m < 4; ++m) {
+                    left[m] = left_shared[tr + 16 * m][cc];  // 2 rows per warp: broadcast
+                    p_a_times_p_c[m] = p_a[m] * p_c;
+                }
+                for (int q = 0; q < 4; ++q) right[q] = right_shared[cc][tc + 16 * q];  // 128 B per warp
+                for (int m = 0; m < 4; ++m)
+                    for (int q = 0; q < 4; ++q)
+                        best[m][q] = min_key(best[m][q], candidate(left[m], right[q], p_a_times_p_c[m], p_b_shifted[q]));
+            }
+            __syncthreads();  // everyone is done with the strips before they are overwritten
+        }
+    }
+
+    for (int m = 0; m < 4; ++m)
+        for (int q = 0; q < 4; ++q) {
+            const int a = a0 + tr + 16 * m, b = b0 + tc + 16 * q;
+            if (b <= n) atomicMin(&key_global[(size_t)a * stride + b], best[m][q]);
+        }
+}
+// ANCHOR_END: minplus
+
+// Shared memory of the two sweeping kernels: three 64 x 64 tiles of 8-byte keys. The sweeps
+// read down columns (the 16 lanes of a cell take c, c + 16, ... of column s); with rows of 64
+// keys those addresses are 512 bytes apart, all in one bank, and the loads would serialise.
+// One key of padding per row moves each row 2 banks on, so 16 consecutive rows hit 16
+// different bank pairs.
+#define ROW (TILE + 1)
+struct SweepTiles {
+    u64 left[TILE][ROW];   // wavefront: left_key of block (I, I)
+    u64 right[TILE][ROW];  // wavefront: right_key of block (J, J)
+    u64 cell[TILE][ROW];   // the block being computed, full keys
+};
+
+// ANCHOR: wavefront
+// One block per block (I, J = I + D) of block diagonal D >= 1. On entry the table holds, for
+// each cell, the best key over the c of the tiles between I and J (or NO_KEY when D = 1).
+// Left to do: c in tile I above a, whose operands are T[a][c] (block (I, I), final) and
+// T[c][b] (this block, row c below row a), and c in tile J below b, whose operands are
+// T[a][c] (this block, column c left of column b) and T[c][b] (block (J, J), final).
+// Cell (r, s) therefore depends on the cells below it and to its left; sweeping the
+// anti-diagonals t = (63 - r) + s in increasing order respects that, and every cell of step t
+// has exactly t candidates: 63 - r from tile I and s from tile J.
+extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
+cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
+                        int n, int stride, int D)
+{
+    extern __shared__ u64 dynamic_shared[];
+    SweepTiles& tiles = *reinterpret_cast<SweepTiles*>(dynamic_shared);
+    __shared__ u32 p_shared[2][TILE];  // p of tile I's points, then of tile J's
+
+    const int I = blockIdx.x, J = I + D;
+    const int a0 = I * TILE, b0 = J * TILE;
+    for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        tiles.left[r][s] = left_key(key_global[(size_t)(a0 + r) * stride + a0 + s], a0 + s);
+        tiles.right[r][s] = right_key(key_global[(size_t)(b0 + r) * stride + b0 + s]);
+        tiles.cell[r][s] = key_global[(size_t)(a0 + r) * stride + b0 + s];
+    }
+    if (threadIdx.x < 2 * TILE) {
+        const int side = threadIdx.x / TILE, x = (side ? b0 : a0) + threadIdx.x % TILE;
+        p_shared[side][threadIdx.x % TILE] = x <= n ? dims_global[x] : 0;
+    }
+    __syncthreads();  // all three tiles are staged
+
+    const int slot = threadIdx.x / THREADS_PER_CELL, lane = threadIdx.x % THREADS_PER_CELL;
+    for (int t = 0; t < 2 * TILE - 1; ++t) {
+        // Cell `slot` of anti-diagonal t: column s, row r = 63 - (t - s).
+        const int s = max(0, t - (TILE - 1)) + slot;
+        const int r = TILE - 1 - (t - s);
+        const bool real_cell = s <= min(t, TILE - 1) && b0 + s <= n;
+        u64 best = NO_KEY;
+        if (real_cell) {
+            const u32 p_a = p_shared[0][r], p_b_shifted = p_shared[1][s] << SPLIT_BITS;
+            // Two loops without a branch inside, so the loads of several c can be in flight.
+            for (int c = r + 1 + lane; c < TILE; c += THREADS_PER_CELL)  // c = a0 + r + 1 .. a0 + 63
+                best = min_key(best, candidate(tiles.left[r][c], right_key(tiles.cell[c][s]),
+                                               p_a * p_shared[0][c], p_b_shifted));
+            for (int c = lane; c < s; c += THREADS_PER_CELL)  // c = b0 .. b0 + s - 1
+                best = min_key(best, candidate(left_key(tiles.cell[r][c], b0 + c), tiles.right[c][s],
+                                               p_a * p_shared[1][c], p_b_shifted));
+        }
+        best = cell_group_min(best);  // every lane takes part, real cell or not
+        if (real_cell && lane == 0) {
+            // A single matrix (b = a + 1, only at t = 0 when D = 1) costs nothing.
+            const bool single = a0 + r + 1 == b0 + s;
+            tiles.cell[r][s] = single ? 0 : min_key(tiles.cell[r][s], best);
+        }
+        __syncthreads();  // step t is written before step t + 1 reads it
+    }
+
+    for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        if (b0 + s <= n) key_global[(size_t)(a0 + r) * stride + b0 + s] = tiles.cell[r][s];
+    }
+}
+// ANCHOR_END: wavefront
+
+// Block diagonal 0: one block per tile I, the upper triangle of block (I, I) on its own,
+// diagonal by diagonal (e = b - a = 1 .. 63), 16 threads per cell as in the wavefront kernel.
+extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
+cmm_tiled_diagonal_blocks_u64(const u32* __restrict__ dims_global, u64* key_global,
+                              int n, int stride)
+{
+    extern __shared__ u64 dynamic_shared[];
+    SweepTiles& tiles = *reinterpret_cast<SweepTiles*>(dynamic_shared);
+    __shared__ u32 p_shared[TILE];
+
+    const int a0 = blockIdx.x * TILE;
+    for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) tiles.cell[e / TILE][e % TILE] = NO_KEY;
+    if (threadIdx.x < TILE) p_shared[threadIdx.x] = a0 + threadIdx.x <= n ? dims_global[a0 + threadIdx.x] : 0;
+    __syncthreads();
+
+    const int slot = threadIdx.x / THREADS_PER_CELL, lane = threadIdx.x % THREADS_PER_CELL;
+    for (int e = 1; e < TILE; ++e) {
+        const int r = slot, s = slot + e;  // cell (r, s) of local diagonal e
+        const bool real_cell = s < TILE && a0 + s <= n;
+        u64 best = NO_KEY;
+        if (real_cell && e > 1) {
+            const u32 p_a = p_shared[r], p_b_shifted = p_shared[s] << SPLIT_BITS;
+            for (int c = r + 1 + lane; c < s; c += THREADS_PER_CELL)
+                best = min_key(best, candidate(left_key(tiles.cell[r][c], a0 + c), right_key(tiles.cell[c][s]),
+                                               p_a * p_shared[c], p_b_shifted));
+        }
+        best = cell_group_min(best);
+        if (real_cell && lane == 0) tiles.cell[r][s] = e == 1 ? 0 : best;
+        __syncthreads();  // diagonal e is written before diagonal e + 1 reads it
+    }
+
+    for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        if (r < s && a0 + s <= n) key_global[(size_t)(a0 + r) * stride + a0 + s] = tiles.cell[r][s];
+    }
+}

@@ -1,0 +1,227 @@
+//! The tiled CMM program (`kernels/cmm_tiled.cu`): block diagonals of 64 x 64 tiles, the big
+//! k ranges as split min-plus products, the rest as a shared-memory wavefront. Solves the
+//! whole table of chains far past the paper's one-block limit of n = 1024.
+
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUfunction_attribute_enum;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+
+use super::dp::{gpu_safe_bound_key48, validate_dims, DpTable};
+use super::layout::Layout;
+use crate::harness::timing::Plan;
+use crate::harness::{Gpu, Stats, UsageError};
+
+/// Points per tile side (`TILE` in the kernel).
+pub const TILE: usize = 64;
+/// Threads per block of the min-plus kernel (`THREADS`) and of the two sweeps (`SWEEP_THREADS`).
+const THREADS: u32 = 256;
+const SWEEP_THREADS: u32 = 1024;
+/// Bits of a key that hold the split (`SPLIT_BITS`).
+pub const SPLIT_BITS: u32 = 16;
+/// Dynamic shared memory of the two sweeping kernels: three 64 x 64 tiles of 8-byte keys,
+/// each row padded by one key (`ROW` in the kernel) against bank conflicts.
+const SWEEP_SHARED_BYTES: u32 = 3 * (TILE * (TILE + 1) * 8) as u32;
+/// The most matrices: every split and every point index must fit the key's 16 low bits.
+pub const MAX_N: usize = (1 << SPLIT_BITS) - 2;
+
+/// The tiled kernels, loaded once.
+pub struct TiledKernels<'g> {
+    gpu: &'g Gpu,
+    diagonal_blocks: CudaFunction,
+    minplus: CudaFunction,
+    wavefront: CudaFunction,
+    /// Blocks of the min-plus kernel one wave of the GPU holds.
+    minplus_wave: u32,
+}
+
+/// One chain on the device for the tiled kernels.
+pub struct TiledProblem {
+    pub n: usize,
+    /// Tiles per side: `ceil((n + 1) / 64)`.
+    pub tiles: usize,
+    dims: CudaSlice<u32>,
+    /// `stride x stride` keys `cost << 16 | split`, `T[a][b]` at `a * stride + b`.
+    keys: CudaSlice<u64>,
+}
+
+impl TiledProblem {
+    /// Row stride of the key table, a whole number of tiles.
+    pub fn stride(&self) -> usize {
+        self.tiles * TILE
+    }
+}
+
+/// Refuses a chain the tiled kernels cannot solve exactly; returns `n`.
+pub fn check(dims: &[u32]) -> Result<usize, UsageError> {
+    let n = validate_dims(dims).map_err(|e| UsageError(e.to_string()))?;
+    if n > MAX_N {
+        return Err(UsageError(format!("n = {n} matrices is too many for the tiled kernels: splits are kept in 16 bits, so n <= {MAX_N}")));
+    }
+    if let Some(p) = dims.iter().find(|&&p| p >= 1 << SPLIT_BITS) {
+        return Err(UsageError(format!("dimension {p} is too large for the tiled kernels: p[a] p[c] must fit 32 bits, so every dimension < 65536")));
+    }
+    gpu_safe_bound_key48(dims).map_err(|e| UsageError(format!("the tiled kernels cannot solve this chain exactly: {e}")))?;
+    Ok(n)
+}
+
+/// How the min-plus launch of block diagonal `d` splits its work: `(chunk, splits)`, the
+/// tiles K per block and the blocks per tile, so that `tiles_on_diagonal * splits` blocks
+/// fill about two waves of the GPU even on the last block diagonals.
+pub fn minplus_split(tiles: usize, d: usize, wave: u32) -> (usize, usize) {
+    let k_tiles = d - 1;
+    let on_diagonal = tiles - d;
+    let wanted_splits = (2 * wave as usize).div_ceil(on_diagonal).clamp(1, k_tiles);
+    let chunk = k_tiles.div_ceil(wanted_splits);
+    (chunk, k_tiles.div_ceil(chunk))
+}
+
+impl<'g> TiledKernels<'g> {
+    pub fn load(gpu: &'g Gpu) -> anyhow::Result<Self> {
+        let module = gpu.load("cmm_tiled.cu")?;
+        let f = |name: &str| module.function(name).map_err(|e| anyhow::anyhow!("cmm_tiled.cu: {e}"));
+        let (diagonal_blocks, minplus, wavefront) = (f("cmm_tiled_diagonal_blocks_u64")?, f("cmm_tiled_minplus_u64")?, f("cmm_tiled_wavefront_u64")?);
+        // 96 KiB of dynamic shared memory is past the 48 KiB a launch gets without asking.
+        for sweep in [&diagonal_blocks, &wavefront] {
+            sweep.set_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SWEEP_SHARED_BYTES as i32)?;
+        }
+        let per_sm = minplus.occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?.max(1) as u32;
+        let minplus_wave = per_sm * gpu.info.sms as u32;
+        Ok(Self { gpu, diagonal_blocks, minplus, wavefront, minplus_wave })
+    }
+
+    /// Checks the chain, uploads `dims` and allocates the key table.
+    pub fn prepare(&self, dims: &[u32]) -> anyhow::Result<TiledProblem> {
+        let n = check(dims)?;
+        let tiles = (n + 1).div_ceil(TILE);
+        let cells = (tiles * TILE) * (tiles * TILE);
+        crate::ceilings::ensure_fits(self.gpu, cells * 8 + dims.len() * 4, &format!("the tiled DP table of n = {n} matrices"))?;
+        let s = &self.gpu.stream;
+        Ok(TiledProblem { n, tiles, dims: s.clone_htod(dims)?, keys: s.alloc_zeros::<u64>(cells)? })
+    }
+
+    // ANCHOR: enqueue
+    /// Enqueues one complete solve on `stream`: reset the keys to the identity of min, block
+    /// diagonal 0, then for each block diagonal D its min-plus launch (D >= 2) and its sweep.
+    pub fn enqueue(&self, stream: &Arc<CudaStream>, p: &mut TiledProblem) -> anyhow::Result<()> {
+        let (n, stride) = (p.n as i32, p.stride() as i32);
+        let bytes = p.keys.num_bytes();
+        {
+            let (ptr, _sync) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut p.keys, stream);
+            // SAFETY: ptr and bytes describe the key table; the memset is ordered on `stream`.
+            unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, stream.cu_stream())? };
+        }
+        let sweep = |grid: usize| LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (SWEEP_THREADS, 1, 1), shared_mem_bytes: SWEEP_SHARED_BYTES };
+        let mut b = stream.launch_builder(&self.diagonal_blocks);
+        b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride);
+        // SAFETY: (dims, keys, n, stride) as in the kernel's header; grid = tiles.
+        unsafe { b.launch(sweep(p.tiles))? };
+        for d in 1..p.tiles {
+            let on_diagonal = p.tiles - d;
+            let d_arg = d as i32;
+            if d >= 2 {
+                let (chunk, splits) = minplus_split(p.tiles, d, self.minplus_wave);
+                let chunk_arg = chunk as i32;
+                let cfg = LaunchConfig { grid_dim: (on_diagonal as u32, splits as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+                let mut b = stream.launch_builder(&self.minplus);
+                b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride).arg(&d_arg).arg(&chunk_arg);
+                // SAFETY: (dims, keys, n, stride, D, chunk) as in the header; splits * chunk covers the D - 1 tiles.
+                unsafe { b.launch(cfg)? };
+            }
+            let mut b = stream.launch_builder(&self.wavefront);
+            b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride).arg(&d_arg);
+            // SAFETY: (dims, keys, n, stride, D) as in the header; one block per block of diagonal D.
+            unsafe { b.launch(sweep(on_diagonal))? };
+        }
+        Ok(())
+    }
+    // ANCHOR_END: enqueue
+
+    /// Launches per solve: the memset is not counted.
+    pub fn launches(tiles: usize) -> usize {
+        1 + (tiles - 1) + tiles.saturating_sub(2)
+    }
+
+    /// Reads the keys back as a [`DpTable`]: `M[i][j]` is `T[i - 1][j]`.
+    pub fn read_back(&self, p: &TiledProblem) -> anyhow::Result<DpTable> {
+        let keys = self.gpu.stream.clone_dtoh(&p.keys)?;
+        Ok(table_from_keys(p.n, p.stride(), &keys)?)
+    }
+
+    /// Solves once (the keys start as poison: the solve itself resets them) and compares every
+    /// cell with the CPU's table.
+    pub fn solve_verified(&self, p: &mut TiledProblem, cpu: &DpTable) -> anyhow::Result<DpTable> {
+        self.gpu.poison(&mut p.keys)?;
+        self.enqueue(&self.gpu.stream.clone(), p)?;
+        let gpu_table = self.read_back(p)?;
+        let stride = p.stride();
+        super::gpu::check_table("cmm_tiled_*_u64", p.n, cpu, &gpu_table, |i, j| (i - 1) * stride + j)?;
+        Ok(gpu_table)
+    }
+
+    /// Times complete solves (table resident on the GPU, no transfers).
+    pub fn time(&self, p: &mut TiledProblem, plan: Plan) -> anyhow::Result<Stats> {
+        self.gpu.time(plan, |s| self.enqueue(s, p))
+    }
+}
+
+/// Decodes a key table (`stride x stride`, `T[a][b]` at `a * stride + b`) into a [`DpTable`].
+pub fn table_from_keys(n: usize, stride: usize, keys: &[u64]) -> Result<DpTable, super::CmmError> {
+    let row = n + 1;
+    let mut cost = vec![0u64; Layout::RowMajor.dp_len(n)];
+    let mut split = vec![0u32; cost.len()];
+    for i in 1..=n {
+        for j in i..=n {
+            let key = keys[(i - 1) * stride + j];
+            cost[row * i + j] = key >> SPLIT_BITS;
+            split[row * i + j] = (key & ((1 << SPLIT_BITS) - 1)) as u32;
+        }
+    }
+    DpTable::from_layout(Layout::RowMajor, n, &cost, &split)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmm::dp;
+
+    #[test]
+    fn keys_decode_to_the_table() {
+        let dims = [20, 2, 30, 12, 8];
+        let cpu = dp::solve_serial(&dims).unwrap();
+        let n = 4;
+        let stride = TILE;
+        let mut keys = vec![u64::MAX; stride * stride];
+        for i in 1..=n {
+            for j in i..=n {
+                keys[(i - 1) * stride + j] = cpu.cost(i, j) << SPLIT_BITS | u64::from(cpu.split(i, j));
+            }
+        }
+        assert_eq!(table_from_keys(n, stride, &keys).unwrap(), cpu);
+    }
+
+    #[test]
+    fn the_split_covers_every_tile_and_fills_the_gpu() {
+        for tiles in [3, 17, 257] {
+            for d in 2..tiles {
+                let (chunk, splits) = minplus_split(tiles, d, 264);
+                assert!(chunk >= 1 && splits >= 1);
+                assert!(chunk * splits >= d - 1, "tiles {tiles} d {d}: all K covered");
+                assert!(chunk * (splits - 1) < d - 1, "tiles {tiles} d {d}: no empty split");
+                if (tiles - d) * (d - 1) >= 528 {
+                    assert!((tiles - d) * splits >= 264, "tiles {tiles} d {d}: at least a wave of blocks");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn chains_past_the_key_bound_are_refused() {
+        assert!(check(&[1000; 16385]).is_ok(), "n = 16384 with dims up to 1000 fits 48 bits");
+        let e = check(&[65535; 4]).unwrap_err().0;
+        assert!(e.contains("48"), "{e}");
+        assert!(check(&[65536, 2]).unwrap_err().0.contains("65536"));
+        assert!(check(&vec![1; MAX_N + 2]).unwrap_err().0.contains("16 bits"));
+        assert!(check(&vec![1; MAX_N + 1]).is_ok());
+    }
+}
