@@ -177,6 +177,8 @@ struct TargetRow {
     candidates_per_ns: String,
     tile_diagonals: usize,
     us_per_tile_diagonal: String,
+    dependent_steps: usize,
+    ns_per_step: String,
 }
 
 fn fmt_ms(v: f64) -> String {
@@ -263,8 +265,10 @@ fn measure_dp(gpu: &Gpu, common: &CommonArgs, sizes: &[usize], meta: &Meta) -> a
             vs_cpu_all_threads: vs(Variant::CpuAllThreads),
             candidates_per_ns: format!("{:.2}", candidates / (tiled_ms * 1e6)),
             // The sweeps of successive block diagonals cannot overlap: at small n this is the time.
-            tile_diagonals: (n + 1).div_ceil(tiled::TILE),
-            us_per_tile_diagonal: format!("{:.0}", tiled_ms * 1e3 / (n + 1).div_ceil(tiled::TILE) as f64),
+            tile_diagonals: tiled::tile_diagonals(n),
+            us_per_tile_diagonal: format!("{:.0}", tiled_ms * 1e3 / tiled::tile_diagonals(n) as f64),
+            dependent_steps: tiled::dependent_steps(n),
+            ns_per_step: format!("{:.0}", tiled_ms * 1e6 / tiled::dependent_steps(n) as f64),
         });
         println!(
             "n = {n:>5}: tiled {} ms (every cell equals the CPU's); {}",

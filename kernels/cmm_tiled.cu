@@ -21,7 +21,7 @@
 //   cmm_tiled_wavefront_u64   the c inside tiles I and J: cell (r, s) of the block needs the
 //                             cells below it in its column and left of it in its row, so the
 //                             block is swept in 2 TILE - 1 anti-diagonal steps in shared memory,
-//                             16 threads per cell.
+//                             each cell taking the candidates of the step before it.
 //
 // and block diagonal 0 by cmm_tiled_diagonal_blocks_u64 (one block per tile, 63 steps).
 // The sweeps are chains of dependent steps, each a barrier apart: their time is latency, so
@@ -62,11 +62,11 @@ typedef unsigned int u32;
 
 #define TILE 64
 #define THREADS 256                               // minplus: 16 x 16 threads, 4 x 4 cells each
-#define SWEEP_THREADS 1024                        // wavefront: 64 cells x 16 threads
+#define SWEEP_THREADS 1024                        // the sweeps: as many threads as a block has
 #define SPLIT_BITS 16
 #define COST_MASK (~((1ull << SPLIT_BITS) - 1))  // a key with its split bits cleared
 #define NO_KEY 0xffffffffffffffffull              // identity of min; also the memset value
-#define THREADS_PER_CELL 16                       // threads splitting one cell's candidates
+#define THREADS_PER_CELL 16                       // diagonal blocks: threads sharing one cell's candidates
 #define HALF 32                                   // minplus: c values staged per pass
 
 // ANCHOR: keys
@@ -179,9 +179,17 @@ struct SweepTiles {
 // Left to do: c in tile I above a, whose operands are T[a][c] (block (I, I), final) and
 // T[c][b] (this block, row c below row a), and c in tile J below b, whose operands are
 // T[a][c] (this block, column c left of column b) and T[c][b] (block (J, J), final).
-// Cell (r, s) therefore depends on the cells below it and to its left; sweeping the
-// anti-diagonals t = (63 - r) + s in increasing order respects that, and every cell of step t
-// has exactly t candidates: 63 - r from tile I and s from tile J.
+// Cell (r, s) therefore depends on the cells below it and to its left, and is final at step
+// t = (63 - r) + s of a sweep over the anti-diagonals.
+//
+// The sweep pushes instead of pulling: anti-diagonal t - 1, just finished, holds exactly one
+// cell of each column and one of each row, so at step t every unfinished cell (r, s) takes
+// at most two candidates — through the finished cell of its column (c below r) and the one
+// of its row (c left of s) — into a running minimum in a register. Each candidate is taken
+// exactly once, at the step after its operand is finished, with no reduction between threads;
+// a cell is written to shared memory at its own step t. (Pulling all t candidates of the
+// cells of step t at once, and reducing over threads, left most threads idle and cost about
+// three times as long.)
 extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
 cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
                         int n, int stride, int D)
@@ -189,6 +197,7 @@ cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
     extern __shared__ u64 dynamic_shared[];
     SweepTiles& tiles = *reinterpret_cast<SweepTiles*>(dynamic_shared);
     __shared__ u32 p_shared[2][TILE];  // p of tile I's points, then of tile J's
+    constexpr int CELLS_PER_THREAD = TILE * TILE / SWEEP_THREADS;
 
     const int I = blockIdx.x, J = I + D;
     const int a0 = I * TILE, b0 = J * TILE;
@@ -196,38 +205,42 @@ cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
         const int r = e / TILE, s = e % TILE;
         tiles.left[r][s] = left_key(key_global[(size_t)(a0 + r) * stride + a0 + s], a0 + s);
         tiles.right[r][s] = right_key(key_global[(size_t)(b0 + r) * stride + b0 + s]);
-        tiles.cell[r][s] = key_global[(size_t)(a0 + r) * stride + b0 + s];
+    }
+    // Thread x owns cells x, x + 1024, ...: a warp holds 32 neighbours of one row.
+    u64 best[CELLS_PER_THREAD];
+    for (int m = 0; m < CELLS_PER_THREAD; ++m) {
+        const int e = threadIdx.x + m * SWEEP_THREADS, r = e / TILE, s = e % TILE;
+        best[m] = key_global[(size_t)(a0 + r) * stride + b0 + s];
     }
     if (threadIdx.x < 2 * TILE) {
         const int side = threadIdx.x / TILE, x = (side ? b0 : a0) + threadIdx.x % TILE;
         p_shared[side][threadIdx.x % TILE] = x <= n ? dims_global[x] : 0;
     }
-    __syncthreads();  // all three tiles are staged
+    __syncthreads();  // both final tiles and the dimensions are staged
 
-    const int slot = threadIdx.x / THREADS_PER_CELL, lane = threadIdx.x % THREADS_PER_CELL;
     for (int t = 0; t < 2 * TILE - 1; ++t) {
-        // Cell `slot` of anti-diagonal t: column s, row r = 63 - (t - s).
-        const int s = max(0, t - (TILE - 1)) + slot;
-        const int r = TILE - 1 - (t - s);
-        const bool real_cell = s <= min(t, TILE - 1) && b0 + s <= n;
-        u64 best = NO_KEY;
-        if (real_cell) {
+        #pragma unroll
+        for (int m = 0; m < CELLS_PER_THREAD; ++m) {
+            const int e = threadIdx.x + m * SWEEP_THREADS, r = e / TILE, s = e % TILE;
+            const int final_step = TILE - 1 - r + s;
+            if (final_step < t || b0 + s > n) continue;  // finished, or past the chain
             const u32 p_a = p_shared[0][r], p_b_shifted = p_shared[1][s] << SPLIT_BITS;
-            // Two loops without a branch inside, so the loads of several c can be in flight.
-            for (int c = r + 1 + lane; c < TILE; c += THREADS_PER_CELL)  // c = a0 + r + 1 .. a0 + 63
-                best = min_key(best, candidate(tiles.left[r][c], right_key(tiles.cell[c][s]),
-                                               p_a * p_shared[0][c], p_b_shifted));
-            for (int c = lane; c < s; c += THREADS_PER_CELL)  // c = b0 .. b0 + s - 1
-                best = min_key(best, candidate(left_key(tiles.cell[r][c], b0 + c), tiles.right[c][s],
-                                               p_a * p_shared[1][c], p_b_shifted));
+            if (t > 0) {
+                // The cell of column s on anti-diagonal t - 1 is in row c = 64 - t + s, below r.
+                const int c_col = TILE - t + s;
+                if (c_col < TILE)
+                    best[m] = min_key(best[m], candidate(tiles.left[r][c_col], right_key(tiles.cell[c_col][s]),
+                                                         p_a * p_shared[0][c_col], p_b_shifted));
+                // The cell of row r on anti-diagonal t - 1 is in column c = t - 64 + r, left of s.
+                const int c_row = t - TILE + r;
+                if (c_row >= 0)
+                    best[m] = min_key(best[m], candidate(left_key(tiles.cell[r][c_row], b0 + c_row), tiles.right[c_row][s],
+                                                         p_a * p_shared[1][c_row], p_b_shifted));
+            }
+            if (final_step == t)  // a single matrix (b = a + 1, only when D = 1) costs nothing
+                tiles.cell[r][s] = a0 + r + 1 == b0 + s ? 0 : best[m];
         }
-        best = cell_group_min(best);  // every lane takes part, real cell or not
-        if (real_cell && lane == 0) {
-            // A single matrix (b = a + 1, only at t = 0 when D = 1) costs nothing.
-            const bool single = a0 + r + 1 == b0 + s;
-            tiles.cell[r][s] = single ? 0 : min_key(tiles.cell[r][s], best);
-        }
-        __syncthreads();  // step t is written before step t + 1 reads it
+        __syncthreads();  // anti-diagonal t is written before step t + 1 reads it
     }
 
     for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
@@ -238,7 +251,9 @@ cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
 // ANCHOR_END: wavefront
 
 // Block diagonal 0: one block per tile I, the upper triangle of block (I, I) on its own,
-// diagonal by diagonal (e = b - a = 1 .. 63), 16 threads per cell as in the wavefront kernel.
+// diagonal by diagonal (e = b - a = 1 .. 63), 16 threads splitting the candidates of a cell
+// and reducing them with shuffles. (A candidate here needs two cells of the block itself, so
+// the wavefront kernel's push does not apply; this kernel runs once per solve.)
 extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
 cmm_tiled_diagonal_blocks_u64(const u32* __restrict__ dims_global, u64* key_global,
                               int n, int stride)

@@ -52,6 +52,19 @@ impl TiledProblem {
     }
 }
 
+/// Block diagonals of a chain of `n` matrices: tiles per side, `ceil((n + 1) / 64)`.
+pub fn tile_diagonals(n: usize) -> usize {
+    (n + 1).div_ceil(TILE)
+}
+
+/// The longest chain of steps that must follow one another in a solve, each a barrier after
+/// the last: the 63 diagonals of block diagonal 0, then the 2 x 64 - 1 anti-diagonals of the
+/// sweep of every further block diagonal. Whatever the GPU's width, a solve takes at least
+/// this many times the duration of one step.
+pub fn dependent_steps(n: usize) -> usize {
+    (TILE - 1) + (tile_diagonals(n) - 1) * (2 * TILE - 1)
+}
+
 /// Refuses a chain the tiled kernels cannot solve exactly; returns `n`.
 pub fn check(dims: &[u32]) -> Result<usize, UsageError> {
     let n = validate_dims(dims).map_err(|e| UsageError(e.to_string()))?;
@@ -93,7 +106,7 @@ impl<'g> TiledKernels<'g> {
     /// Checks the chain, uploads `dims` and allocates the key table.
     pub fn prepare(&self, dims: &[u32]) -> anyhow::Result<TiledProblem> {
         let n = check(dims)?;
-        let tiles = (n + 1).div_ceil(TILE);
+        let tiles = tile_diagonals(n);
         let cells = (tiles * TILE) * (tiles * TILE);
         crate::ceilings::ensure_fits(self.gpu, cells * 8 + dims.len() * 4, &format!("the tiled DP table of n = {n} matrices"))?;
         let s = &self.gpu.stream;
@@ -184,6 +197,13 @@ pub fn table_from_keys(n: usize, stride: usize, keys: &[u64]) -> Result<DpTable,
 mod tests {
     use super::*;
     use crate::cmm::dp;
+
+    #[test]
+    fn dependent_steps_count_every_sweep() {
+        assert_eq!(dependent_steps(62), 63, "one tile: block diagonal 0 only");
+        assert_eq!(dependent_steps(1024), 63 + 16 * 127);
+        assert_eq!(tile_diagonals(16384), 257);
+    }
 
     #[test]
     fn keys_decode_to_the_table() {
