@@ -182,13 +182,7 @@ struct TargetRow {
 }
 
 fn fmt_ms(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.1}")
-    } else if v >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
+    record::format_ms(v, 3)
 }
 
 // ANCHOR: measure_dp

@@ -147,13 +147,7 @@ fn cpu_serial_ms(dims: &[u32], reps: usize) -> anyhow::Result<(Stats, DpTable)> 
 }
 
 fn fmt_ms(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.1}")
-    } else if v >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.4}")
-    }
+    record::format_ms(v, 4)
 }
 
 fn ratio(a: f64, b: f64) -> String {

@@ -39,8 +39,8 @@
 
 use std::sync::Arc;
 
-use cudarc::cublas::sys::{cublasMath_t, cublasOperation_t};
-use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+use cudarc::cublas::sys::cublasMath_t;
+use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaSlice, CudaStream};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -53,7 +53,7 @@ use crate::harness::plot::{Point, Spec};
 use crate::harness::timing::Plan;
 use crate::harness::verify::{self, Mismatch, Report, Tolerance};
 use crate::harness::{inputs, Gpu, Stats, UsageError};
-use crate::tiling::gemm::sample_rows;
+use crate::tiling::gemm::{sample_rows, sgemm_row_major};
 
 /// The most device memory one chain's measurement may hold: its inputs and one buffer per product
 /// of both orders ([`device_bytes`]).
@@ -453,36 +453,6 @@ pub fn open_blas(gpu: &Gpu) -> anyhow::Result<CudaBlas> {
         anyhow::bail!("the cuBLAS handle's math mode is {mode}, which lets SGEMM round its inputs below FP32");
     }
     Ok(blas)
-}
-
-/// Row-major `c (m x n) = a (m x k) b (k x n)` with cuBLAS SGEMM, as `tiling::gemm::launch`
-/// calls it: cuBLAS is column-major, so it computes `c^T = b^T a^T`, `b` first, and every
-/// leading dimension is a row length.
-fn sgemm_row_major(
-    blas: &CudaBlas,
-    (m, k, n): (usize, usize, usize),
-    a: &CudaSlice<f32>,
-    b: &CudaSlice<f32>,
-    c: &mut CudaSlice<f32>,
-) -> anyhow::Result<()> {
-    let int = |x: usize| i32::try_from(x).map_err(|_| anyhow::anyhow!("dimension {x} exceeds cuBLAS's 32-bit int"));
-    let (m, k, n) = (int(m)?, int(k)?, int(n)?);
-    let cfg = GemmConfig {
-        transa: cublasOperation_t::CUBLAS_OP_N,
-        transb: cublasOperation_t::CUBLAS_OP_N,
-        m: n,
-        n: m,
-        k,
-        alpha: 1.0f32,
-        lda: n,
-        ldb: k,
-        beta: 0.0f32,
-        ldc: n,
-    };
-    // SAFETY: the callers' buffers hold k x n, m x k and m x n floats (ChainEvaluation checks the
-    // inputs' lengths and allocated the products to size), as cfg says.
-    unsafe { blas.gemm(cfg, b, a, c)? };
-    Ok(())
 }
 
 /// One order of one chain, ready to run: its products in dependency order, each with its own

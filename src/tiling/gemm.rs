@@ -78,23 +78,7 @@ impl Operands {
 pub fn launch(kernels: &Kernels, step: Step, stream: &Arc<CudaStream>, ops: &mut Operands) -> anyhow::Result<()> {
     let (m, n, k) = (ops.m as i32, ops.n as i32, ops.k as i32);
     if step == Step::Cublas {
-        // cuBLAS is column-major: row-major C = A B is column-major C^T = B^T A^T, so B goes
-        // first, and every leading dimension is a row length.
-        let cfg = GemmConfig {
-            transa: cublasOperation_t::CUBLAS_OP_N,
-            transb: cublasOperation_t::CUBLAS_OP_N,
-            m: n,
-            n: m,
-            k,
-            alpha: 1.0f32,
-            lda: n,
-            ldb: k,
-            beta: 0.0f32,
-            ldc: n,
-        };
-        // SAFETY: the three buffers hold K x N, M x K and M x N floats, as cfg says.
-        unsafe { kernels.blas.gemm(cfg, &ops.b, &ops.a, &mut ops.c)? };
-        return Ok(());
+        return sgemm_row_major(&kernels.blas, (ops.m, ops.k, ops.n), &ops.a, &ops.b, &mut ops.c);
     }
     let (bx, by) = step.block();
     let (gx, gy) = step.grid(ops.m, ops.n);
@@ -112,6 +96,41 @@ pub fn launch(kernels: &Kernels, step: Step, stream: &Arc<CudaStream>, ops: &mut
     Ok(())
 }
 // ANCHOR_END: launch
+
+// ANCHOR: sgemm_row_major
+/// Row-major `c (m x n) = a (m x k) b (k x n)` with cuBLAS SGEMM in its default math mode (no
+/// TF32). cuBLAS is column-major: row-major C = A B is column-major C^T = B^T A^T, so B goes
+/// first, and every leading dimension is a row length. Refuses buffers shorter than the shapes
+/// and sides past cuBLAS's 32-bit ints.
+pub fn sgemm_row_major(
+    blas: &CudaBlas,
+    (m, k, n): (usize, usize, usize),
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    c: &mut CudaSlice<f32>,
+) -> anyhow::Result<()> {
+    for (name, len, needed) in [("a", a.len(), m * k), ("b", b.len(), k * n), ("c", c.len(), m * n)] {
+        anyhow::ensure!(len >= needed, "sgemm {m} x {k} x {n}: buffer {name} holds {len} floats, needs {needed}");
+    }
+    let int = |x: usize| i32::try_from(x).map_err(|_| anyhow::anyhow!("dimension {x} exceeds cuBLAS's 32-bit int"));
+    let (m, k, n) = (int(m)?, int(k)?, int(n)?);
+    let cfg = GemmConfig {
+        transa: cublasOperation_t::CUBLAS_OP_N,
+        transb: cublasOperation_t::CUBLAS_OP_N,
+        m: n,
+        n: m,
+        k,
+        alpha: 1.0f32,
+        lda: n,
+        ldb: k,
+        beta: 0.0f32,
+        ldc: n,
+    };
+    // SAFETY: the buffers hold at least k x n, m x k and m x n floats (checked above), as cfg says.
+    unsafe { blas.gemm(cfg, b, a, c)? };
+    Ok(())
+}
+// ANCHOR_END: sgemm_row_major
 
 /// Rows `rows` of `A B`, accumulated in double precision on the CPU (`rows.len()` x N).
 pub fn reference_rows(a: &[f32], b: &[f32], (n, k): (usize, usize), rows: &[usize]) -> Vec<f64> {
