@@ -63,7 +63,11 @@ fn emit_provenance(root: &Path) {
             let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
                 .map(|s| !s.is_empty())
                 .unwrap_or(false);
-            if dirty { format!("{c}-dirty") } else { c }
+            if dirty {
+                format!("{c}-dirty")
+            } else {
+                c
+            }
         }
         None => "unknown".to_string(),
     };
@@ -77,7 +81,9 @@ fn emit_provenance(root: &Path) {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         if line.trim() == "name = \"cudarc\"" {
-            if let Some(v) = lines.next().and_then(|l| l.trim().strip_prefix("version = ")) {
+            if let Some(v) =
+                lines.next().and_then(|l| l.trim().strip_prefix("version = "))
+            {
                 version = v.trim_matches('"').to_string();
             }
             break;
@@ -103,7 +109,10 @@ fn expand_includes(text: &str, base: &Path) -> String {
             Ok(body) => out.push_str(&select(&body, parts.next(), spec)),
             // A missing file must not stop the build (the examples that write the figures are
             // built by it); tests/book.rs and tests/figures.rs fail on it instead.
-            Err(e) => println!("cargo:warning={{{{#include {spec}}}}}: cannot read {}: {e}", file.display()),
+            Err(e) => println!(
+                "cargo:warning={{{{#include {spec}}}}}: cannot read {}: {e}",
+                file.display()
+            ),
         }
         rest = &rest[end + 2..];
     }
@@ -123,18 +132,25 @@ fn select(body: &str, selector: Option<&str>, spec: &str) -> String {
         Some(sel) if sel.chars().all(|c| c.is_ascii_digit() || c == ':') => {
             let mut ends = sel.splitn(2, ':');
             let from = ends.next().and_then(|s| s.parse::<usize>().ok()).unwrap_or(1);
-            let to = ends.next().and_then(|s| s.parse::<usize>().ok()).unwrap_or(lines.len());
+            let to = ends
+                .next()
+                .and_then(|s| s.parse::<usize>().ok())
+                .unwrap_or(lines.len());
             keep(lines[from.saturating_sub(1)..to.min(lines.len())].to_vec())
         }
         Some(anchor) => {
             let begin = lines
                 .iter()
                 .position(|l| l.trim_end().ends_with(&format!("ANCHOR: {anchor}")))
-                .unwrap_or_else(|| panic!("{{{{#include {spec}}}}}: no ANCHOR: {anchor}"));
+                .unwrap_or_else(|| {
+                    panic!("{{{{#include {spec}}}}}: no ANCHOR: {anchor}")
+                });
             let end = lines
                 .iter()
                 .position(|l| l.trim_end().ends_with(&format!("ANCHOR_END: {anchor}")))
-                .unwrap_or_else(|| panic!("{{{{#include {spec}}}}}: no ANCHOR_END: {anchor}"));
+                .unwrap_or_else(|| {
+                    panic!("{{{{#include {spec}}}}}: no ANCHOR_END: {anchor}")
+                });
             keep(lines[begin + 1..end].to_vec())
         }
     }
@@ -148,7 +164,9 @@ fn expand_book_for_skeptic(root: &Path, out: &Path) {
     let mut chapters: Vec<PathBuf> = fs::read_dir(&src)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "md") && !p.ends_with("SUMMARY.md"))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "md") && !p.ends_with("SUMMARY.md")
+        })
         .collect();
     chapters.sort();
     let mut expanded = Vec::new();

@@ -40,14 +40,20 @@ fn main() -> ExitCode {
 fn run(args: Args) -> anyhow::Result<()> {
     let quick = args.common.quick;
     let side = args.large_side.unwrap_or(if quick { 1024 } else { 16384 }) as usize;
-    let large = Dataset { m: side, n: side, name: if side == LARGE_SQUARE.m { LARGE_SQUARE.name } else { "square" } };
-    let ceiling_bytes = (args.ceiling_mib.unwrap_or(if quick { 16 } else { 1024 }) as usize) << 20;
+    let large = Dataset {
+        m: side,
+        n: side,
+        name: if side == LARGE_SQUARE.m { LARGE_SQUARE.name } else { "square" },
+    };
+    let ceiling_bytes =
+        (args.ceiling_mib.unwrap_or(if quick { 16 } else { 1024 }) as usize) << 20;
     let reps = args.common.reps_or(30, 3);
     let plans = Plans::new(reps);
     // End to end at 1 GiB a repetition takes tens to hundreds of milliseconds: fewer of them.
     let large_plans = Plans::new(reps.min(8));
     let seed = args.common.seed;
-    let polybench: Vec<Dataset> = if quick { POLYBENCH[..2].to_vec() } else { POLYBENCH.to_vec() };
+    let polybench: Vec<Dataset> =
+        if quick { POLYBENCH[..2].to_vec() } else { POLYBENCH.to_vec() };
 
     let gpu = Gpu::open(true)?;
     println!("{}", gpu.info.line());
@@ -61,26 +67,57 @@ fn run(args: Args) -> anyhow::Result<()> {
 
     bar.set_message(format!("copy ceiling, {} MiB", ceiling_bytes >> 20));
     let copy = CopyKernel::load(&gpu)?;
-    let copy_gbps = ceilings::measure_copy(&gpu, &copy, ceiling_bytes, Plan::new(3, reps, L2::Cold), seed)?.kernel_gbps().median;
+    let copy_gbps = ceilings::measure_copy(
+        &gpu,
+        &copy,
+        ceiling_bytes,
+        Plan::new(3, reps, L2::Cold),
+        seed,
+    )?
+    .kernel_gbps()
+    .median;
     bar.inc(1);
 
-    let mut results = Results { copy_gbps, copy_bytes: ceiling_bytes, transfers: Vec::new(), kernels: Vec::new(), end_to_end: Vec::new(), skipped: Vec::new(), odd_checks: 0 };
+    let mut results = Results {
+        copy_gbps,
+        copy_bytes: ceiling_bytes,
+        transfers: Vec::new(),
+        kernels: Vec::new(),
+        end_to_end: Vec::new(),
+        skipped: Vec::new(),
+        odd_checks: 0,
+    };
 
     // Correctness at sizes that are multiples of nothing, before any timing.
     for (i, d) in ODD_SIZES.iter().enumerate() {
         bar.set_message(format!("verifying at {}", d.label()));
         results.odd_checks += verify_only::<f32>(&gpu, &k32, *d, seed + i as u64)?;
         bar.inc(1);
-        results.odd_checks += verify_only::<f64>(&gpu, &k64, *d, seed + 100 + i as u64)?;
+        results.odd_checks +=
+            verify_only::<f64>(&gpu, &k64, *d, seed + 100 + i as u64)?;
         bar.inc(1);
     }
 
     for (i, d) in polybench.iter().enumerate() {
         bar.set_message(format!("{} double", d.label()));
-        measure_dataset::<f64>(&gpu, &k64, *d, plans, seed + 200 + i as u64, &mut results)?;
+        measure_dataset::<f64>(
+            &gpu,
+            &k64,
+            *d,
+            plans,
+            seed + 200 + i as u64,
+            &mut results,
+        )?;
         bar.inc(1);
         bar.set_message(format!("{} float", d.label()));
-        measure_dataset::<f32>(&gpu, &k32, *d, plans, seed + 300 + i as u64, &mut results)?;
+        measure_dataset::<f32>(
+            &gpu,
+            &k32,
+            *d,
+            plans,
+            seed + 300 + i as u64,
+            &mut results,
+        )?;
         bar.inc(1);
     }
     bar.set_message(format!("{} float", large.label()));
@@ -102,7 +139,12 @@ fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// Verifies every kernel variant and host strategy at `d`; returns how many checks passed.
-fn verify_only<T: Element>(gpu: &Gpu, k: &Kernels<T>, d: Dataset, seed: u64) -> anyhow::Result<usize> {
+fn verify_only<T: Element>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    d: Dataset,
+    seed: u64,
+) -> anyhow::Result<usize> {
     let p = HostProblem::<T>::new(d, seed);
     let (kernels, _) = measure::measure_kernels(gpu, k, &p, None)?;
     let (e2e, _) = measure::measure_end_to_end(gpu, k, &p, None)?;
@@ -110,7 +152,14 @@ fn verify_only<T: Element>(gpu: &Gpu, k: &Kernels<T>, d: Dataset, seed: u64) -> 
 }
 
 /// Verifies and times everything at `d`, and the copies of A alone.
-fn measure_dataset<T: Element>(gpu: &Gpu, k: &Kernels<T>, d: Dataset, plans: Plans, seed: u64, results: &mut Results) -> anyhow::Result<()> {
+fn measure_dataset<T: Element>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    d: Dataset,
+    plans: Plans,
+    seed: u64,
+    results: &mut Results,
+) -> anyhow::Result<()> {
     let p = HostProblem::<T>::new(d, seed);
     let (kernels, skipped) = measure::measure_kernels(gpu, k, &p, Some(plans))?;
     results.kernels.extend(kernels);
@@ -119,7 +168,8 @@ fn measure_dataset<T: Element>(gpu: &Gpu, k: &Kernels<T>, d: Dataset, plans: Pla
     results.end_to_end.extend(e2e);
     results.skipped.extend(skipped);
     let bytes = d.matrix_bytes(T::BYTES);
-    let (pinned, pageable) = measure::a_transfer_ms(gpu, bytes as usize, plans.warm, seed + 7)?;
+    let (pinned, pageable) =
+        measure::a_transfer_ms(gpu, bytes as usize, plans.warm, seed + 7)?;
     results.transfers.push(Transfer { d, elem: T::C_NAME, bytes, pinned, pageable });
     Ok(())
 }

@@ -24,7 +24,9 @@ use cmbook::harness::{cli, run_main, CommonArgs, Gpu, Stats, UsageError, L2};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser, Debug)]
-#[command(about = "Chained matrix multiplication past one block: the DP to n = 16384, and chains multiplied in its order")]
+#[command(
+    about = "Chained matrix multiplication past one block: the DP to n = 16384, and chains multiplied in its order"
+)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,
@@ -56,7 +58,8 @@ const TIME_BUDGET_S: f64 = 3.0;
 const MAX_SIZE: usize = 16384;
 
 /// The targets for the whole DP on the H100, in ms.
-const TARGETS_MS: [(usize, f64); 4] = [(1024, 1.0), (4096, 20.0), (8192, 120.0), (16384, 1000.0)];
+const TARGETS_MS: [(usize, f64); 4] =
+    [(1024, 1.0), (4096, 20.0), (8192, 120.0), (16384, 1000.0)];
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -65,7 +68,9 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> anyhow::Result<()> {
     let sizes: Vec<usize> = match &args.sizes {
-        Some(s) => s.iter().map(|&n| usize::try_from(n).unwrap_or(usize::MAX)).collect(),
+        Some(s) => {
+            s.iter().map(|&n| usize::try_from(n).unwrap_or(usize::MAX)).collect()
+        }
         None if args.common.quick => vec![100, 257, 700],
         None => (7..=14).map(|e| 1usize << e).collect(),
     };
@@ -140,7 +145,10 @@ fn reps_for(first_ms: f64, max_reps: usize) -> usize {
 }
 
 /// Times `solve` on the host clock (CPU variants): the first run also returns the table.
-fn time_cpu(max_reps: usize, mut solve: impl FnMut() -> anyhow::Result<DpTable>) -> anyhow::Result<(Stats, DpTable)> {
+fn time_cpu(
+    max_reps: usize,
+    mut solve: impl FnMut() -> anyhow::Result<DpTable>,
+) -> anyhow::Result<(Stats, DpTable)> {
     let t = Instant::now();
     let table = solve()?;
     let mut samples = vec![t.elapsed().as_secs_f64() * 1e3];
@@ -186,7 +194,12 @@ fn fmt_ms(v: f64) -> String {
 }
 
 // ANCHOR: measure_dp
-fn measure_dp(gpu: &Gpu, common: &CommonArgs, sizes: &[usize], meta: &Meta) -> anyhow::Result<()> {
+fn measure_dp(
+    gpu: &Gpu,
+    common: &CommonArgs,
+    sizes: &[usize],
+    meta: &Meta,
+) -> anyhow::Result<()> {
     let cmm = CmmKernels::load(gpu)?;
     let tiled_kernels = TiledKernels::load(gpu)?;
     let threads = rayon::current_num_threads();
@@ -202,7 +215,8 @@ fn measure_dp(gpu: &Gpu, common: &CommonArgs, sizes: &[usize], meta: &Meta) -> a
         // compared with it cell by cell (costs and splits) before anything is timed.
         bar.set_message(format!("n = {n}: CPU, {threads} threads"));
         let (cpu_all, cpu) = time_cpu(max_reps, || Ok(dp::solve_contiguous(&dims)?))?;
-        let mut measured: Vec<(Variant, Stats)> = vec![(Variant::CpuAllThreads, cpu_all)];
+        let mut measured: Vec<(Variant, Stats)> =
+            vec![(Variant::CpuAllThreads, cpu_all)];
         for variant in Variant::ALL {
             bar.inc(1);
             if variant == Variant::CpuAllThreads || n > variant.max_n() {
@@ -211,38 +225,82 @@ fn measure_dp(gpu: &Gpu, common: &CommonArgs, sizes: &[usize], meta: &Meta) -> a
             bar.set_message(format!("n = {n}: {}", variant.label(threads)));
             let stats = match variant {
                 Variant::CpuOneThread => {
-                    let (stats, table) = one_thread.install(|| time_cpu(max_reps, || Ok(dp::solve_contiguous(&dims)?)))?;
+                    let (stats, table) = one_thread.install(|| {
+                        time_cpu(max_reps, || Ok(dp::solve_contiguous(&dims)?))
+                    })?;
                     anyhow::ensure!(table == cpu, "the one-thread CPU table differs from the multi-threaded one at n = {n}");
                     stats
                 }
                 Variant::OneBlockRowMajor | Variant::OneBlockDiagonal => {
-                    let layout = if variant == Variant::OneBlockRowMajor { Layout::RowMajor } else { Layout::DiagonalMajor };
+                    let layout = if variant == Variant::OneBlockRowMajor {
+                        Layout::RowMajor
+                    } else {
+                        Layout::DiagonalMajor
+                    };
                     let mut p = cmm.prepare(Kernel::one_block(layout), &dims)?;
-                    time_gpu(&mut p, max_reps, |p| cmm.solve_verified(p, &cpu), |p, plan| cmm.time(p, plan))?
+                    time_gpu(
+                        &mut p,
+                        max_reps,
+                        |p| cmm.solve_verified(p, &cpu),
+                        |p, plan| cmm.time(p, plan),
+                    )?
                 }
                 Variant::WarpPerCell => {
-                    let mut p = cmm.prepare(Kernel::BlockPerCell { layout: Layout::RowMajor, block: 32 }, &dims)?;
-                    time_gpu(&mut p, max_reps, |p| cmm.solve_verified(p, &cpu), |p, plan| cmm.time(p, plan))?
+                    let mut p = cmm.prepare(
+                        Kernel::BlockPerCell { layout: Layout::RowMajor, block: 32 },
+                        &dims,
+                    )?;
+                    time_gpu(
+                        &mut p,
+                        max_reps,
+                        |p| cmm.solve_verified(p, &cpu),
+                        |p, plan| cmm.time(p, plan),
+                    )?
                 }
                 Variant::WarpPerCellGraph => {
-                    let mut p = cmm.prepare(Kernel::BlockPerCell { layout: Layout::RowMajor, block: 32 }, &dims)?;
+                    let mut p = cmm.prepare(
+                        Kernel::BlockPerCell { layout: Layout::RowMajor, block: 32 },
+                        &dims,
+                    )?;
                     let graph = cmm.capture(&mut p)?;
-                    time_gpu(&mut p, max_reps, |p| cmm.solve_verified_graph(p, &graph, &cpu), |_, plan| gpu.time(plan, |_| Ok(graph.launch()?)))?
+                    time_gpu(
+                        &mut p,
+                        max_reps,
+                        |p| cmm.solve_verified_graph(p, &graph, &cpu),
+                        |_, plan| gpu.time(plan, |_| Ok(graph.launch()?)),
+                    )?
                 }
                 Variant::Tiled => {
                     let mut p = tiled_kernels.prepare(&dims)?;
-                    time_gpu(&mut p, max_reps, |p| tiled_kernels.solve_verified(p, &cpu), |p, plan| tiled_kernels.time(p, plan))?
+                    time_gpu(
+                        &mut p,
+                        max_reps,
+                        |p| tiled_kernels.solve_verified(p, &cpu),
+                        |p, plan| tiled_kernels.time(p, plan),
+                    )?
                 }
                 Variant::CpuAllThreads => unreachable!("measured above"),
             };
             measured.push((variant, stats));
         }
         for (variant, s) in &measured {
-            points.push(Point::new(&variant.label(threads), n, s.median_ms, s.min_ms, s.max_ms));
+            points.push(Point::new(
+                &variant.label(threads),
+                n,
+                s.median_ms,
+                s.min_ms,
+                s.max_ms,
+            ));
         }
-        let get = |v: Variant| measured.iter().find(|(m, _)| *m == v).map(|(_, s)| s.median_ms);
+        let get = |v: Variant| {
+            measured.iter().find(|(m, _)| *m == v).map(|(_, s)| s.median_ms)
+        };
         let tiled_ms = get(Variant::Tiled).expect("the tiled kernels run at every n");
-        let vs = |v: Variant| get(v).map(|ms| format!("{:.1}x", ms / tiled_ms)).unwrap_or_else(|| "–".into());
+        let vs = |v: Variant| {
+            get(v)
+                .map(|ms| format!("{:.1}x", ms / tiled_ms))
+                .unwrap_or_else(|| "–".into())
+        };
         let target = TARGETS_MS.iter().find(|(t, _)| *t == n).map(|(_, ms)| *ms);
         let candidates = ((n as f64).powi(3) - n as f64) / 6.0; // sum over d of (n - d) d
         targets.push(TargetRow {
@@ -260,21 +318,55 @@ fn measure_dp(gpu: &Gpu, common: &CommonArgs, sizes: &[usize], meta: &Meta) -> a
             candidates_per_ns: format!("{:.2}", candidates / (tiled_ms * 1e6)),
             // The sweeps of successive block diagonals cannot overlap: at small n this is the time.
             tile_diagonals: tiled::tile_diagonals(n),
-            us_per_tile_diagonal: format!("{:.0}", tiled_ms * 1e3 / tiled::tile_diagonals(n) as f64),
+            us_per_tile_diagonal: format!(
+                "{:.0}",
+                tiled_ms * 1e3 / tiled::tile_diagonals(n) as f64
+            ),
             dependent_steps: tiled::dependent_steps(n),
-            ns_per_step: format!("{:.0}", tiled_ms * 1e6 / tiled::dependent_steps(n) as f64),
+            ns_per_step: format!(
+                "{:.0}",
+                tiled_ms * 1e6 / tiled::dependent_steps(n) as f64
+            ),
         });
         println!(
             "n = {n:>5}: tiled {} ms (every cell equals the CPU's); {}",
             fmt_ms(tiled_ms),
-            measured.iter().filter(|(v, _)| *v != Variant::Tiled).map(|(v, s)| format!("{} {} ms", v.label(threads), fmt_ms(s.median_ms))).collect::<Vec<_>>().join(", ")
+            measured
+                .iter()
+                .filter(|(v, _)| *v != Variant::Tiled)
+                .map(|(v, s)| format!(
+                    "{} {} ms",
+                    v.label(threads),
+                    fmt_ms(s.median_ms)
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     bar.finish_and_clear();
-    let spec = Spec::line("Whole CMM table vs chain length (median, min-max bars; L2 warm)", "n matrices", "ms").log_x().log_y();
-    plot::write_figure(&common.out, "cmm-beyond-time-vs-n", &meta.clone().with("dims", &format!("random 1..={DIM_MAX}, seed {} + n", common.seed)), &spec, &points)?;
+    let spec = Spec::line(
+        "Whole CMM table vs chain length (median, min-max bars; L2 warm)",
+        "n matrices",
+        "ms",
+    )
+    .log_x()
+    .log_y();
+    plot::write_figure(
+        &common.out,
+        "cmm-beyond-time-vs-n",
+        &meta
+            .clone()
+            .with("dims", &format!("random 1..={DIM_MAX}, seed {} + n", common.seed)),
+        &spec,
+        &points,
+    )?;
     let title = "The tiled kernels: whole table, median ms; ratios are the other program's median over the tiled kernels' in the same run";
-    record::write_table(&common.out, "cmm-beyond-targets", &meta.clone().with("title", title), &targets)?;
+    record::write_table(
+        &common.out,
+        "cmm-beyond-targets",
+        &meta.clone().with("title", title),
+        &targets,
+    )?;
     Ok(())
 }
 // ANCHOR_END: measure_dp
@@ -294,7 +386,11 @@ struct ChainTableRow {
 
 // ANCHOR: measure_chains
 fn measure_chains(gpu: &Gpu, common: &CommonArgs, meta: &Meta) -> anyhow::Result<()> {
-    let chains = if common.quick { chain::realistic_chains_quick(common.seed) } else { chain::realistic_chains(common.seed) };
+    let chains = if common.quick {
+        chain::realistic_chains_quick(common.seed)
+    } else {
+        chain::realistic_chains(common.seed)
+    };
     let blas = chain::open_blas(gpu)?;
     let plan = Plan::new(2, common.reps_or(20, 3), L2::Warm);
     let bar = ProgressBar::new(chains.len() as u64);
@@ -304,7 +400,13 @@ fn measure_chains(gpu: &Gpu, common: &CommonArgs, meta: &Meta) -> anyhow::Result
         bar.set_message(named.name.clone());
         // Both orders multiply the same fresh inputs; both products are checked against exact
         // CPU rows and against each other before either is timed.
-        rows.push(chain::measure_chain(gpu, &blas, named, plan, common.seed + c as u64)?);
+        rows.push(chain::measure_chain(
+            gpu,
+            &blas,
+            named,
+            plan,
+            common.seed + c as u64,
+        )?);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -312,7 +414,9 @@ fn measure_chains(gpu: &Gpu, common: &CommonArgs, meta: &Meta) -> anyhow::Result
         .iter()
         .zip(&chains)
         .map(|(r, named)| {
-            let order = chain::predict(&named.dims).map(|p| p.optimal.to_string()).unwrap_or_default();
+            let order = chain::predict(&named.dims)
+                .map(|p| p.optimal.to_string())
+                .unwrap_or_default();
             ChainTableRow {
                 chain: r.chain.clone(),
                 matrices: r.matrices,
@@ -322,17 +426,42 @@ fn measure_chains(gpu: &Gpu, common: &CommonArgs, meta: &Meta) -> anyhow::Result
                 left_to_right_ms: fmt_ms(r.left_to_right_ms_median),
                 optimal_ms: fmt_ms(r.optimal_ms_median),
                 measured_ratio: format!("{:.2}", r.measured_ratio),
-                optimal_order: if order.len() <= 60 { order } else { format!("{} characters", order.len()) },
+                optimal_order: if order.len() <= 60 {
+                    order
+                } else {
+                    format!("{} characters", order.len())
+                },
             }
         })
         .collect();
     for r in &table {
-        println!("{}: predicted {}x, measured {}x ({} ms -> {} ms)", r.chain, r.predicted_ratio, r.measured_ratio, r.left_to_right_ms, r.optimal_ms);
+        println!(
+            "{}: predicted {}x, measured {}x ({} ms -> {} ms)",
+            r.chain,
+            r.predicted_ratio,
+            r.measured_ratio,
+            r.left_to_right_ms,
+            r.optimal_ms
+        );
     }
-    let meta = meta.clone().with("blas", "cuBLAS SGEMM, default math mode (no TF32), row-major via C^T = B^T A^T");
-    plot::write_figure(&common.out, "cmm-beyond-chains", &meta, &chain::figure_spec(), &chain::figure_points(&rows))?;
+    let meta = meta.clone().with(
+        "blas",
+        "cuBLAS SGEMM, default math mode (no TF32), row-major via C^T = B^T A^T",
+    );
+    plot::write_figure(
+        &common.out,
+        "cmm-beyond-chains",
+        &meta,
+        &chain::figure_spec(),
+        &chain::figure_points(&rows),
+    )?;
     let title = "Chains multiplied with cuBLAS SGEMM in both orders (median of the repetitions, L2 warm); both products verified";
-    record::write_table(&common.out, "cmm-beyond-chain-table", &meta.with("title", title), &table)?;
+    record::write_table(
+        &common.out,
+        "cmm-beyond-chain-table",
+        &meta.with("title", title),
+        &table,
+    )?;
     Ok(())
 }
 // ANCHOR_END: measure_chains

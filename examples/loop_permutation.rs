@@ -16,7 +16,9 @@ use cmbook::harness::{cli, run_main, CommonArgs};
 use cmbook::tiling::{report, strip, traversal};
 
 #[derive(Parser, Debug)]
-#[command(about = "Loop permutation and tiling on the CPU: traversal orders and strip sizes measured")]
+#[command(
+    about = "Loop permutation and tiling on the CPU: traversal orders and strip sizes measured"
+)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,
@@ -31,7 +33,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     let quick = args.common.quick;
     let reps = args.common.reps_or(5, 2);
     let meta = Meta::for_cpu(&cli::command_line("loop_permutation"));
-    println!("CPU: {} (timed with std::time::Instant, median of {reps})", meta.get("cpu").unwrap_or("unknown"));
+    println!(
+        "CPU: {} (timed with std::time::Instant, median of {reps})",
+        meta.get("cpu").unwrap_or("unknown")
+    );
 
     let mut points = Vec::new();
     for n in traversal::sweep_sides(quick) {
@@ -43,13 +48,23 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     report::write_traversal(&args.common.out, &meta, &points)?;
 
-    let sweep = strip::measure(strip::Problem::new(quick), reps.min(3), args.common.seed)?;
-    println!("D[i] += B[j][i], {} x {}: original {:.2} ms", sweep.problem.m, sweep.problem.n, sweep.original.median_ms);
+    let sweep =
+        strip::measure(strip::Problem::new(quick), reps.min(3), args.common.seed)?;
+    println!(
+        "D[i] += B[j][i], {} x {}: original {:.2} ms",
+        sweep.problem.m, sweep.problem.n, sweep.original.median_ms
+    );
     for (s, mined, tiled) in &sweep.points {
-        println!("  strip {s:>8}: strip-mined {:8.2} ms, tiled {:8.2} ms", mined.median_ms, tiled.median_ms);
+        println!(
+            "  strip {s:>8}: strip-mined {:8.2} ms, tiled {:8.2} ms",
+            mined.median_ms, tiled.median_ms
+        );
     }
     report::write_strip(&args.common.out, &meta, &sweep)?;
     report::write_predictions(&args.common.out, &meta)?;
-    println!("all orders agreed; figures and data written to {}", args.common.out.display());
+    println!(
+        "all orders agreed; figures and data written to {}",
+        args.common.out.display()
+    );
     Ok(())
 }

@@ -49,7 +49,19 @@ const MIB: usize = 1 << 20;
 /// constant memory can hold.
 fn chase_footprints(space: ChaseSpace, quick: bool) -> Vec<usize> {
     match (space, quick) {
-        (ChaseSpace::Global, false) => vec![8 * KIB, 32 * KIB, 128 * KIB, 512 * KIB, 2 * MIB, 8 * MIB, 16 * MIB, 32 * MIB, 64 * MIB, 128 * MIB, 512 * MIB],
+        (ChaseSpace::Global, false) => vec![
+            8 * KIB,
+            32 * KIB,
+            128 * KIB,
+            512 * KIB,
+            2 * MIB,
+            8 * MIB,
+            16 * MIB,
+            32 * MIB,
+            64 * MIB,
+            128 * MIB,
+            512 * MIB,
+        ],
         (ChaseSpace::Global, true) => vec![4 * KIB, 64 * KIB, MIB],
         (ChaseSpace::Shared, false) => vec![KIB, 4 * KIB, 16 * KIB, 32 * KIB],
         (ChaseSpace::Constant, false) => vec![KIB, 4 * KIB, 16 * KIB],
@@ -84,8 +96,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     };
     let walk_threads = pick(gpu.info.sms as usize * 2048 - 13, 1000);
     let walk_steps = pick(4096, 64) as u32;
-    let distincts: Vec<u32> = if quick { vec![1, 32] } else { vec![1, 2, 4, 8, 16, 32] };
-    let stencil_cold_n = args.stencil_n.map(|v| v as usize).unwrap_or(pick(100_000_007, 100_003));
+    let distincts: Vec<u32> =
+        if quick { vec![1, 32] } else { vec![1, 2, 4, 8, 16, 32] };
+    let stencil_cold_n =
+        args.stencil_n.map(|v| v as usize).unwrap_or(pick(100_000_007, 100_003));
     // Input and output together fill half of L2.
     let stencil_warm_n = pick(gpu.info.l2_bytes / 16 + 3, 10_007);
     let copy_cold_bytes = pick(512 * MIB, 16 * MIB);
@@ -94,15 +108,21 @@ fn run(args: Args) -> anyhow::Result<()> {
     let chase_steps = args.chase_steps.unwrap_or(pick(100_000, 1000) as u64);
     let onchip_passes = pick(256, 4) as u32;
 
-    let chase_points: usize = ChaseSpace::ALL.iter().map(|&s| chase_footprints(s, quick).len()).sum();
+    let chase_points: usize =
+        ChaseSpace::ALL.iter().map(|&s| chase_footprints(s, quick).len()).sum();
     let bar = ProgressBar::new((8 + chase_points) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap());
 
     bar.set_message("copy ceilings");
     // Bytes per second (read + write), like every other rate the report turns into GB/s.
-    let copy_cold = ceilings::measure_copy(&gpu, &copy, copy_cold_bytes, cold, seed)?.kernel.rate(2.0 * copy_cold_bytes as f64);
+    let copy_cold = ceilings::measure_copy(&gpu, &copy, copy_cold_bytes, cold, seed)?
+        .kernel
+        .rate(2.0 * copy_cold_bytes as f64);
     bar.inc(1);
-    let copy_warm = ceilings::measure_copy(&gpu, &copy, copy_warm_bytes, warm, seed + 1)?.kernel.rate(2.0 * copy_warm_bytes as f64);
+    let copy_warm =
+        ceilings::measure_copy(&gpu, &copy, copy_warm_bytes, warm, seed + 1)?
+            .kernel
+            .rate(2.0 * copy_warm_bytes as f64);
     bar.inc(1);
 
     bar.set_message("signal example");
@@ -110,24 +130,43 @@ fn run(args: Args) -> anyhow::Result<()> {
     bar.inc(1);
 
     bar.set_message("divergent walks");
-    let walks = measure::measure_walks(&gpu, &kernels, walk_threads, walk_steps, &distincts, warm, seed + 3)?;
+    let walks = measure::measure_walks(
+        &gpu,
+        &kernels,
+        walk_threads,
+        walk_steps,
+        &distincts,
+        warm,
+        seed + 3,
+    )?;
     bar.inc(1);
 
     bar.set_message("stencils");
-    let stencil_cold = measure::measure_stencils(&gpu, &kernels, stencil_cold_n, cold, seed + 4)?;
+    let stencil_cold =
+        measure::measure_stencils(&gpu, &kernels, stencil_cold_n, cold, seed + 4)?;
     bar.inc(1);
-    let stencil_warm = measure::measure_stencils(&gpu, &kernels, stencil_warm_n, warm, seed + 5)?;
+    let stencil_warm =
+        measure::measure_stencils(&gpu, &kernels, stencil_warm_n, warm, seed + 5)?;
     bar.inc(1);
 
     bar.set_message("histograms");
-    let histograms = measure::measure_histograms(&gpu, &kernels, histogram_n, cold, seed + 6)?;
+    let histograms =
+        measure::measure_histograms(&gpu, &kernels, histogram_n, cold, seed + 6)?;
     bar.inc(1);
 
     let mut chases = Vec::new();
     for space in ChaseSpace::ALL {
         for footprint in chase_footprints(space, quick) {
             bar.set_message(format!("chase, {}, {footprint} bytes", space.label()));
-            chases.push(measure::measure_chase(&gpu, &kernels, space, footprint, chase_steps, chase_plan, seed + 7 + footprint as u64)?);
+            chases.push(measure::measure_chase(
+                &gpu,
+                &kernels,
+                space,
+                footprint,
+                chase_steps,
+                chase_plan,
+                seed + 7 + footprint as u64,
+            )?);
             bar.inc(1);
         }
     }
@@ -158,6 +197,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     for line in report::write_all(&args.common.out, &meta, &results)? {
         println!("{line}");
     }
-    println!("all results verified; figures and data written to {}", args.common.out.display());
+    println!(
+        "all results verified; figures and data written to {}",
+        args.common.out.display()
+    );
     Ok(())
 }

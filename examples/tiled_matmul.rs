@@ -27,7 +27,8 @@ struct Args {
 }
 
 /// Sizes that are not multiples of any tile, on which every step is verified (not timed).
-const ODD_SIZES: [(usize, usize, usize); 4] = [(1, 1, 1), (7, 5, 3), (127, 129, 131), (1000, 1003, 517)];
+const ODD_SIZES: [(usize, usize, usize); 4] =
+    [(1, 1, 1), (7, 5, 3), (127, 129, 131), (1000, 1003, 517)];
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -38,7 +39,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     let quick = args.common.quick;
     let side = args.n.unwrap_or(if quick { 256 } else { 4096 }) as usize;
     let seed = args.common.seed;
-    let plan = Plan::new(if quick { 1 } else { 2 }, args.common.reps_or(10, 2), L2::Cold);
+    let plan =
+        Plan::new(if quick { 1 } else { 2 }, args.common.reps_or(10, 2), L2::Cold);
 
     let gpu = Gpu::open(true)?;
     println!("{}", gpu.info.line());
@@ -65,14 +67,27 @@ fn run(args: Args) -> anyhow::Result<()> {
         verified.push(row(step, &ops, r.checked, r.max_abs_err));
         let stats = gemm::measure(&gpu, &kernels, step, &mut ops, plan)?;
         let gflops = model::flops(side, side, side) / (stats.median_ms * 1e6);
-        println!("{:<30} verified ({} rows of {}), {:>9.0} GFLOP/s", step.label(), reference.rows.len(), side, gflops);
-        steps.push(StepResult { step, occupancy: gemm::occupancy(&kernels, step)?, stats });
+        println!(
+            "{:<30} verified ({} rows of {}), {:>9.0} GFLOP/s",
+            step.label(),
+            reference.rows.len(),
+            side,
+            gflops
+        );
+        steps.push(StepResult {
+            step,
+            occupancy: gemm::occupancy(&kernels, step)?,
+            stats,
+        });
     }
     let results = MatmulResults { size: (side, side, side), steps, verified };
     for line in report::write_matmul(&args.common.out, &meta, &results)? {
         println!("{line}");
     }
-    println!("all results verified; figures and data written to {}", args.common.out.display());
+    println!(
+        "all results verified; figures and data written to {}",
+        args.common.out.display()
+    );
     Ok(())
 }
 

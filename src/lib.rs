@@ -4,10 +4,10 @@
 //! `harness` is written once and used by every example: GPU access, kernel compilation,
 //! timing, verification, records with provenance, and figures.
 
-pub mod harness;
 pub mod atax;
 pub mod ceilings;
 pub mod cmm;
 pub mod coalescing;
+pub mod harness;
 pub mod memory_spaces;
 pub mod tiling;

@@ -1,7 +1,9 @@
 //! CPU checks of the ATAX chapter: the reference, the tolerance, the byte counts and
 //! predictions, the fused kernel's shapes, and the exercises' answers. No GPU needed.
 
-use cmbook::atax::datasets::{bytes_moved, floor_ms, Dataset, LARGE_SQUARE, ODD_SIZES, POLYBENCH};
+use cmbook::atax::datasets::{
+    bytes_moved, floor_ms, Dataset, LARGE_SQUARE, ODD_SIZES, POLYBENCH,
+};
 use cmbook::atax::device::{fused_shape, Element};
 use cmbook::atax::exercises;
 use cmbook::atax::measure::KernelVariant;
@@ -11,7 +13,8 @@ use cmbook::harness::inputs;
 
 /// y = Aᵀ(A x) the plain way, in f64.
 fn naive(a: &[f64], x: &[f64], m: usize, n: usize) -> Vec<f64> {
-    let tmp: Vec<f64> = (0..m).map(|i| (0..n).map(|j| a[i * n + j] * x[j]).sum()).collect();
+    let tmp: Vec<f64> =
+        (0..m).map(|i| (0..n).map(|j| a[i * n + j] * x[j]).sum()).collect();
     (0..n).map(|j| (0..m).map(|i| a[i * n + j] * tmp[i]).sum()).collect()
 }
 
@@ -23,7 +26,11 @@ fn reference_matches_the_plain_loops_at_odd_sizes() {
         let r = reference::atax(&a, &x, d.m, d.n);
         let want = naive(&a, &x, d.m, d.n);
         for (j, (g, w)) in r.y.iter().zip(&want).enumerate() {
-            assert!((g - w).abs() <= 1e-9 * (1.0 + r.y_magnitude[j]), "{} j={j}: {g} vs {w}", d.label());
+            assert!(
+                (g - w).abs() <= 1e-9 * (1.0 + r.y_magnitude[j]),
+                "{} j={j}: {g} vs {w}",
+                d.label()
+            );
         }
         assert!(r.y_magnitude.iter().zip(&r.y).all(|(m, y)| *m >= y.abs()));
     }
@@ -37,16 +44,39 @@ fn a_float_result_in_another_order_passes_and_a_wrong_one_fails() {
     let r = reference::atax(&a, &x, m, n);
     let tol = r.tolerance(f32::EPS, m, n);
     // Sequential float accumulation, the worst order a kernel could use.
-    let tmp: Vec<f32> = (0..m).map(|i| (0..n).fold(0f32, |s, j| s + a[i * n + j] * x[j])).collect();
-    let y: Vec<f32> = (0..n).map(|j| (0..m).fold(0f32, |s, i| s + a[i * n + j] * tmp[i])).collect();
-    cmbook::harness::verify::check_close("sequential f32", "1000×1003", &y, &r.y, tol).unwrap();
+    let tmp: Vec<f32> =
+        (0..m).map(|i| (0..n).fold(0f32, |s, j| s + a[i * n + j] * x[j])).collect();
+    let y: Vec<f32> =
+        (0..n).map(|j| (0..m).fold(0f32, |s, i| s + a[i * n + j] * tmp[i])).collect();
+    cmbook::harness::verify::check_close("sequential f32", "1000×1003", &y, &r.y, tol)
+        .unwrap();
     // One row missing from y: caught.
-    let short: Vec<f32> = (0..n).map(|j| (0..m - 1).fold(0f32, |s, i| s + a[i * n + j] * tmp[i])).collect();
-    assert!(cmbook::harness::verify::check_close("missing row", "1000×1003", &short, &r.y, tol).is_err());
+    let short: Vec<f32> = (0..n)
+        .map(|j| (0..m - 1).fold(0f32, |s, i| s + a[i * n + j] * tmp[i]))
+        .collect();
+    assert!(cmbook::harness::verify::check_close(
+        "missing row",
+        "1000×1003",
+        &short,
+        &r.y,
+        tol
+    )
+    .is_err());
     // NaN (the poison) never passes.
     let mut poisoned = y.clone();
     poisoned[17] = f32::from_bits(u32::MAX);
-    assert_eq!(cmbook::harness::verify::check_close("poison", "1000×1003", &poisoned, &r.y, tol).unwrap_err().index, 17);
+    assert_eq!(
+        cmbook::harness::verify::check_close(
+            "poison",
+            "1000×1003",
+            &poisoned,
+            &r.y,
+            tol
+        )
+        .unwrap_err()
+        .index,
+        17
+    );
 }
 
 #[test]
@@ -69,11 +99,19 @@ fn bytes_and_floor_times() {
 fn fused_shapes_cover_n_with_whole_warps() {
     for n in [1usize, 42, 1003, 2200, 8192, 16384] {
         let s = fused_shape(n, f32::FUSED_COLUMNS_PER_THREAD).unwrap();
-        assert!(s.threads % 32 == 0 && s.threads <= 1024 && (s.threads * s.columns_per_thread) as usize >= n, "n={n}: {s:?}");
+        assert!(
+            s.threads % 32 == 0
+                && s.threads <= 1024
+                && (s.threads * s.columns_per_thread) as usize >= n,
+            "n={n}: {s:?}"
+        );
     }
     assert!(fused_shape(16385, f32::FUSED_COLUMNS_PER_THREAD).is_none());
     assert!(fused_shape(8193, f64::FUSED_COLUMNS_PER_THREAD).is_none());
-    assert_eq!(fused_shape(2200, f64::FUSED_COLUMNS_PER_THREAD).unwrap().columns_per_thread, 4);
+    assert_eq!(
+        fused_shape(2200, f64::FUSED_COLUMNS_PER_THREAD).unwrap().columns_per_thread,
+        4
+    );
     assert!(KernelVariant::XConst.unsupported::<f32>(16384).is_none());
     assert!(KernelVariant::XConst.unsupported::<f32>(16385).is_some());
     assert!(KernelVariant::XConst.unsupported::<f64>(8193).is_some());
@@ -82,7 +120,11 @@ fn fused_shapes_cover_n_with_whole_warps() {
 #[test]
 fn every_slides_claim_has_a_strategy_of_ours() {
     for c in SLIDES_CLAIMS {
-        assert!(SLIDES_TO_OURS.iter().any(|(name, _)| *name == c.slides_name), "{}", c.slides_name);
+        assert!(
+            SLIDES_TO_OURS.iter().any(|(name, _)| *name == c.slides_name),
+            "{}",
+            c.slides_name
+        );
     }
 }
 

@@ -28,7 +28,8 @@ fn the_book_builds_cleanly_and_every_internal_link_resolves() {
     let Some(mdbook) = mdbook() else { return };
     let out = tempfile::tempdir().unwrap();
     let log = build_book(&mdbook, out.path());
-    let bad: Vec<&str> = log.lines().filter(|l| l.contains("ERROR") || l.contains("WARN")).collect();
+    let bad: Vec<&str> =
+        log.lines().filter(|l| l.contains("ERROR") || l.contains("WARN")).collect();
     assert!(bad.is_empty(), "mdbook logged errors or warnings:\n{}", bad.join("\n"));
 
     let mut pages = Vec::new();
@@ -41,7 +42,13 @@ fn the_book_builds_cleanly_and_every_internal_link_resolves() {
             broken.push(format!("{}: an unexpanded {{{{#include}}}}", page.display()));
         }
         for r in references(&html) {
-            if r.is_empty() || r.starts_with('#') || r.contains("://") || r.starts_with("mailto:") || r.starts_with("javascript:") || r.starts_with("data:") {
+            if r.is_empty()
+                || r.starts_with('#')
+                || r.contains("://")
+                || r.starts_with("mailto:")
+                || r.starts_with("javascript:")
+                || r.starts_with("data:")
+            {
                 continue;
             }
             let path = r.split(['#', '?']).next().unwrap();
@@ -51,7 +58,10 @@ fn the_book_builds_cleanly_and_every_internal_link_resolves() {
             checked += 1;
             let target = page.parent().unwrap().join(path);
             if !target.exists() {
-                broken.push(format!("{}: {r}", page.strip_prefix(out.path()).unwrap().display()));
+                broken.push(format!(
+                    "{}: {r}",
+                    page.strip_prefix(out.path()).unwrap().display()
+                ));
             }
         }
     }
@@ -59,8 +69,15 @@ fn the_book_builds_cleanly_and_every_internal_link_resolves() {
     let mut remote = Vec::new();
     for page in &pages {
         let html = std::fs::read_to_string(page).unwrap();
-        for (i, _) in html.match_indices("src=\"http").chain(html.match_indices("@import url(http")) {
-            remote.push(format!("{}: {}", page.display(), &html[i..(i + 80).min(html.len())]));
+        for (i, _) in html
+            .match_indices("src=\"http")
+            .chain(html.match_indices("@import url(http"))
+        {
+            remote.push(format!(
+                "{}: {}",
+                page.display(),
+                &html[i..(i + 80).min(html.len())]
+            ));
         }
         for (i, _) in html.match_indices("<link ") {
             let tag = &html[i..html[i..].find('>').map_or(html.len(), |e| i + e)];
@@ -69,7 +86,11 @@ fn the_book_builds_cleanly_and_every_internal_link_resolves() {
             }
         }
     }
-    assert!(remote.is_empty(), "the book loads something from the network:\n{}", remote.join("\n"));
+    assert!(
+        remote.is_empty(),
+        "the book loads something from the network:\n{}",
+        remote.join("\n")
+    );
     eprintln!("book: {} pages, {checked} internal links and images checked, 0 remote resources", pages.len());
     assert!(checked > 0);
     assert!(broken.is_empty(), "broken internal references:\n{}", broken.join("\n"));
@@ -81,7 +102,10 @@ fn every_chapter_in_summary_exists_and_every_chapter_is_listed() {
     let listed = chapters();
     assert!(listed.len() >= 3, "{listed:?}");
     for file in &listed {
-        assert!(src.join(file).exists(), "SUMMARY.md lists {file}, which does not exist");
+        assert!(
+            src.join(file).exists(),
+            "SUMMARY.md lists {file}, which does not exist"
+        );
     }
     for entry in std::fs::read_dir(&src).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();

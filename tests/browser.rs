@@ -16,14 +16,22 @@ use std::process::Command;
 use common::{build_book, chapters, mdbook, ROOT};
 
 fn chromium() -> Option<PathBuf> {
-    let names = [std::env::var("CHROMIUM").ok(), Some("chromium".into()), Some("chromium-browser".into()), Some("google-chrome".into())];
+    let names = [
+        std::env::var("CHROMIUM").ok(),
+        Some("chromium".into()),
+        Some("chromium-browser".into()),
+        Some("google-chrome".into()),
+    ];
     for n in names.into_iter().flatten() {
-        if Command::new(&n).arg("--version").output().is_ok_and(|o| o.status.success()) {
+        if Command::new(&n).arg("--version").output().is_ok_and(|o| o.status.success())
+        {
             return Some(PathBuf::from(n));
         }
     }
     if std::env::var("REQUIRE_BROWSER").as_deref() == Ok("1") {
-        panic!("REQUIRE_BROWSER=1 but no chromium was found (apt-get install chromium)");
+        panic!(
+            "REQUIRE_BROWSER=1 but no chromium was found (apt-get install chromium)"
+        );
     }
     eprintln!("SKIPPED: chromium not found; install it (and set REQUIRE_BROWSER=1 to make this an error)");
     None
@@ -33,7 +41,16 @@ fn chromium() -> Option<PathBuf> {
 /// (`--dump-dom`, `--screenshot=…`). Returns stdout.
 fn headless(browser: &Path, profile: &Path, url: &str, extra: &[String]) -> String {
     let out = Command::new(browser)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync", "--disable-background-networking", "--disable-component-update", "--hide-scrollbars"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-sync",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--hide-scrollbars",
+        ])
         // No network: every http(s) request goes to a closed local port.
         .args(["--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>"])
         .arg(format!("--user-data-dir={}", profile.display()))
@@ -74,12 +91,27 @@ struct PageReport {
 }
 
 fn parse_report(dom: &str) -> Option<PageReport> {
-    let start = dom.find("<pre id=\"cmbook-report\">")? + "<pre id=\"cmbook-report\">".len();
-    let json = dom[start..].split("</pre>").next()?.replace("&quot;", "\"").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
-    let images = json.split("\"images\":").nth(1)?.split(',').next()?.trim().parse().ok()?;
+    let start =
+        dom.find("<pre id=\"cmbook-report\">")? + "<pre id=\"cmbook-report\">".len();
+    let json = dom[start..]
+        .split("</pre>")
+        .next()?
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">");
+    let images =
+        json.split("\"images\":").nth(1)?.split(',').next()?.trim().parse().ok()?;
     let list = |key: &str| -> Vec<String> {
-        let body = json.split(&format!("\"{key}\":[")).nth(1).and_then(|r| r.split(']').next()).unwrap_or("");
-        body.split("\",\"").map(|s| s.trim_matches('"').to_string()).filter(|s| !s.is_empty()).collect()
+        let body = json
+            .split(&format!("\"{key}\":["))
+            .nth(1)
+            .and_then(|r| r.split(']').next())
+            .unwrap_or("");
+        body.split("\",\"")
+            .map(|s| s.trim_matches('"').to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
     };
     Some(PageReport { images, broken: list("broken"), problems: list("problems") })
 }
@@ -90,32 +122,59 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
     let book = tempfile::tempdir().unwrap();
     build_book(&mdbook, book.path());
     let profile = tempfile::tempdir().unwrap();
-    let shots = std::env::var("CMBOOK_SCREENSHOTS").map(PathBuf::from).unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
+    let shots = std::env::var("CMBOOK_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
     std::fs::create_dir_all(&shots).unwrap();
 
     // Every page the book links from its table of contents, plus the front page and print view.
-    let mut pages: Vec<String> = chapters().iter().map(|c| c.replace(".md", ".html")).collect();
+    let mut pages: Vec<String> =
+        chapters().iter().map(|c| c.replace(".md", ".html")).collect();
     pages.extend(["index.html".to_string(), "print.html".to_string()]);
     let (mut images, mut failures) = (0, Vec::new());
     for page in &pages {
-        let html = std::fs::read_to_string(book.path().join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        let html = std::fs::read_to_string(book.path().join(page))
+            .unwrap_or_else(|e| panic!("{page}: {e}"));
         let checked = page.replace(".html", ".cmbook-check.html");
-        std::fs::write(book.path().join(&checked), html.replacen("<head>", &format!("<head>{CHECKER}"), 1)).unwrap();
+        std::fs::write(
+            book.path().join(&checked),
+            html.replacen("<head>", &format!("<head>{CHECKER}"), 1),
+        )
+        .unwrap();
         let url = format!("file://{}", book.path().join(&checked).display());
         let dom = headless(&browser, profile.path(), &url, &["--dump-dom".to_string()]);
         match parse_report(&dom) {
-            None => failures.push(format!("{page}: the page did not finish loading (no report in the DOM)")),
+            None => failures.push(format!(
+                "{page}: the page did not finish loading (no report in the DOM)"
+            )),
             Some(r) => {
                 images += r.images;
-                failures.extend(r.broken.iter().map(|b| format!("{page}: image did not decode: {b}")));
+                failures.extend(
+                    r.broken
+                        .iter()
+                        .map(|b| format!("{page}: image did not decode: {b}")),
+                );
                 failures.extend(r.problems.iter().map(|p| format!("{page}: {p}")));
             }
         }
     }
 
     // Search runs in the page's own JavaScript from the index shipped with the book.
-    let search = headless(&browser, profile.path(), &format!("file://{}?search=coalescing", book.path().join("index.html").display()), &["--dump-dom".to_string()]);
-    let hits = search.split("search results for").next().and_then(|h| h.rsplit('>').next()).and_then(|n| n.trim().parse::<usize>().ok()).unwrap_or(0);
+    let search = headless(
+        &browser,
+        profile.path(),
+        &format!(
+            "file://{}?search=coalescing",
+            book.path().join("index.html").display()
+        ),
+        &["--dump-dom".to_string()],
+    );
+    let hits = search
+        .split("search results for")
+        .next()
+        .and_then(|h| h.rsplit('>').next())
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .unwrap_or(0);
     if hits == 0 || !search.contains("coalescing.html") {
         failures.push("search for \"coalescing\" found nothing".into());
     }
@@ -129,10 +188,23 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
         for (theme, mdbook_theme) in [("light", "light"), ("dark", "navy")] {
             let file = page.replace(".html", &format!(".cmbook-{theme}.html"));
             let choose = format!("<head><script>try {{ localStorage.setItem('mdbook-theme', '{mdbook_theme}'); }} catch (e) {{}}</script>");
-            std::fs::write(book.path().join(&file), html.replacen("<head>", &choose, 1)).unwrap();
-            let png = shots.join(format!("{}-{theme}.png", page.trim_end_matches(".html")));
+            std::fs::write(
+                book.path().join(&file),
+                html.replacen("<head>", &choose, 1),
+            )
+            .unwrap();
+            let png =
+                shots.join(format!("{}-{theme}.png", page.trim_end_matches(".html")));
             let url = format!("file://{}", book.path().join(&file).display());
-            headless(&browser, profile.path(), &url, &["--window-size=1280,2000".to_string(), format!("--screenshot={}", png.display())]);
+            headless(
+                &browser,
+                profile.path(),
+                &url,
+                &[
+                    "--window-size=1280,2000".to_string(),
+                    format!("--screenshot={}", png.display()),
+                ],
+            );
             assert!(png.exists(), "no screenshot was written for {file}");
             taken += 1;
         }

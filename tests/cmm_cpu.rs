@@ -7,25 +7,21 @@ use cmbook::cmm::dp::{
     solve_serial, validate_dims, DpTable,
 };
 use cmbook::cmm::layout::{
-    diag_index, diag_index_inverse, diagonal_major_memory, diagonal_offset, packed_row_index,
-    render_matrix, render_memory, row_major_memory, triangle_len, Layout,
+    diag_index, diag_index_inverse, diagonal_major_memory, diagonal_offset,
+    packed_row_index, render_matrix, render_memory, row_major_memory, triangle_len,
+    Layout,
 };
 use cmbook::cmm::paper;
 use cmbook::cmm::paren::{enumerate_orders, optimal_tree, parenthesization, ParenTree};
 use cmbook::cmm::traffic::{
-    diagonal_traffic, dp_traffic, lanes_split_k, load_footprint, warp_step_traffic, Operand,
-    WarpMapping,
+    diagonal_traffic, dp_traffic, lanes_split_k, load_footprint, warp_step_traffic,
+    Operand, WarpMapping,
 };
 use cmbook::cmm::CmmError;
 
 /// Optimal cost of `dims` by trying every parenthesization.
 fn brute_force_optimum(dims: &[u32]) -> u128 {
-    enumerate_orders(dims)
-        .unwrap()
-        .iter()
-        .map(|order| order.cost)
-        .min()
-        .unwrap()
+    enumerate_orders(dims).unwrap().iter().map(|order| order.cost).min().unwrap()
 }
 
 #[test]
@@ -91,10 +87,8 @@ fn worked_example_of_the_paper() {
     assert_eq!(parenthesization(&table), "(A1((A2A3)A4))");
 
     let orders = enumerate_orders(&dims).unwrap();
-    let listed: Vec<(String, u128)> = orders
-        .iter()
-        .map(|order| (order.tree.to_string(), order.cost))
-        .collect();
+    let listed: Vec<(String, u128)> =
+        orders.iter().map(|order| (order.tree.to_string(), order.cost)).collect();
     assert_eq!(
         listed,
         vec![
@@ -108,15 +102,8 @@ fn worked_example_of_the_paper() {
     // The paper's own list: every order it names has the cost it prints, and it names them all.
     for (paper_order, paper_cost) in paper::WORKED_EXAMPLE_ORDERS {
         let tree = ParenTree::parse(&from_paper_letters(paper_order)).unwrap();
-        assert_eq!(
-            tree.cost(&dims).unwrap(),
-            u128::from(paper_cost),
-            "{paper_order}"
-        );
-        assert!(
-            orders.iter().any(|order| order.tree == tree),
-            "{paper_order}"
-        );
+        assert_eq!(tree.cost(&dims).unwrap(), u128::from(paper_cost), "{paper_order}");
+        assert!(orders.iter().any(|order| order.tree == tree), "{paper_order}");
     }
     assert_eq!(orders.len(), paper::WORKED_EXAMPLE_ORDERS.len());
 }
@@ -140,13 +127,9 @@ fn reconstructed_order_costs_the_optimum() {
 
 #[test]
 fn rayon_program_equals_serial_program() {
-    for (n, max_dim, seed) in [
-        (1usize, 10u32, 1u64),
-        (2, 10, 2),
-        (31, 3, 3),
-        (257, 1000, 4),
-        (400, 50, 5),
-    ] {
+    for (n, max_dim, seed) in
+        [(1usize, 10u32, 1u64), (2, 10, 2), (31, 3, 3), (257, 1000, 4), (400, 50, 5)]
+    {
         let dims = random_dims(n, max_dim, seed);
         let serial = solve_serial(&dims).unwrap();
         let parallel = solve_parallel(&dims).unwrap();
@@ -161,7 +144,13 @@ fn rayon_program_equals_serial_program() {
 
 #[test]
 fn contiguous_program_equals_serial_program() {
-    for (n, max_dim, seed) in [(1usize, 10u32, 11u64), (2, 10, 12), (31, 3, 13), (257, 1000, 14), (700, 2, 15)] {
+    for (n, max_dim, seed) in [
+        (1usize, 10u32, 11u64),
+        (2, 10, 12),
+        (31, 3, 13),
+        (257, 1000, 14),
+        (700, 2, 15),
+    ] {
         let dims = random_dims(n, max_dim, seed);
         let serial = solve_serial(&dims).unwrap();
         let contiguous = cmbook::cmm::dp::solve_contiguous(&dims).unwrap();
@@ -169,22 +158,19 @@ fn contiguous_program_equals_serial_program() {
         assert_eq!(serial, contiguous);
     }
     // It needs plain u64 arithmetic, as the kernels do, and says so.
-    assert!(cmbook::cmm::dp::solve_contiguous(&[1, 2_642_246, 1, 2_642_246, 1, 7, 2_642_246, 1]).is_err());
+    assert!(cmbook::cmm::dp::solve_contiguous(&[
+        1, 2_642_246, 1, 2_642_246, 1, 7, 2_642_246, 1
+    ])
+    .is_err());
 }
 
 #[test]
 fn chains_are_validated() {
     assert_eq!(validate_dims(&[]), Err(CmmError::TooFewDims { len: 0 }));
     assert_eq!(validate_dims(&[5]), Err(CmmError::TooFewDims { len: 1 }));
-    assert_eq!(
-        validate_dims(&[5, 0, 3]),
-        Err(CmmError::ZeroDim { index: 1 })
-    );
+    assert_eq!(validate_dims(&[5, 0, 3]), Err(CmmError::ZeroDim { index: 1 }));
     assert_eq!(validate_dims(&[5, 3]), Ok(1));
-    assert_eq!(
-        solve_serial(&[4, 0]).unwrap_err(),
-        CmmError::ZeroDim { index: 1 }
-    );
+    assert_eq!(solve_serial(&[4, 0]).unwrap_err(), CmmError::ZeroDim { index: 1 });
     let message = CmmError::ZeroDim { index: 1 }.to_string();
     assert!(message.contains("dims[1]"), "{message}");
     // A single matrix costs nothing and needs no parentheses.
@@ -199,10 +185,7 @@ fn chains_are_validated() {
 fn overflow_is_refused_not_wrapped() {
     // 2642245^3 < 2^64 < 2642246^3: one product of three equal sides, just under and just over.
     let just_under = [2_642_245u32; 3];
-    assert_eq!(
-        solve_serial(&just_under).unwrap().optimal_cost(),
-        2_642_245u64.pow(3)
-    );
+    assert_eq!(solve_serial(&just_under).unwrap().optimal_cost(), 2_642_245u64.pow(3));
     assert_eq!(gpu_safe_bound(&just_under), Ok(()));
 
     let just_over = [2_642_246u32; 3];
@@ -223,10 +206,7 @@ fn overflow_is_refused_not_wrapped() {
     // (A1(A2A3)) = 2 * big^2, would fit.
     let big = 3_000_000u32;
     let dims = [big, big, big, 1];
-    assert_eq!(
-        solve_serial(&dims).unwrap_err(),
-        CmmError::CostOverflow { i: 1, j: 2 }
-    );
+    assert_eq!(solve_serial(&dims).unwrap_err(), CmmError::CostOverflow { i: 1, j: 2 });
 
     // 32-bit kernels: 1625^3 < 2^32 < 1626^3, and the bound grows with n - 1.
     assert_eq!(gpu_safe_bound_u32(&[1625; 3]), Ok(()));
@@ -244,16 +224,14 @@ fn tables_convert_between_layouts() {
         let cost = table.cost_in(layout);
         let split = table.split_in(layout);
         assert_eq!(cost.len(), layout.dp_len(37));
-        assert_eq!(
-            DpTable::from_layout(layout, 37, &cost, &split).unwrap(),
-            table
-        );
+        assert_eq!(DpTable::from_layout(layout, 37, &cost, &split).unwrap(), table);
     }
     assert_eq!(table.cost_in(Layout::RowMajor), table.cost_row_major());
     let mut wrong = table.cost_in(Layout::DiagonalMajor);
     wrong[triangle_len(37) - 1] += 1; // M[1][37], the last cell of the last diagonal
     let split = table.split_in(Layout::DiagonalMajor);
-    let read_back = DpTable::from_layout(Layout::DiagonalMajor, 37, &wrong, &split).unwrap();
+    let read_back =
+        DpTable::from_layout(Layout::DiagonalMajor, 37, &wrong, &split).unwrap();
     let difference = table.difference_from(&read_back).unwrap();
     assert_eq!((difference.i, difference.j), (1, 37));
     assert_eq!(
@@ -300,10 +278,7 @@ fn diagonal_major_index_is_a_bijection_for_every_n_up_to_2000() {
                 assert_eq!(diag_index_inverse(n, index), (row, col));
             }
         }
-        assert!(
-            seen.iter().all(|&used| used),
-            "n {n}: an index is never used"
-        );
+        assert!(seen.iter().all(|&used| used), "n {n}: an index is never used");
     }
 }
 
@@ -318,7 +293,11 @@ fn stepping_the_load_indices_matches_recomputing_them() {
                     let mut left = layout.dp_index(n, i, i) as isize;
                     let mut right = layout.dp_index(n, i + 1, j) as isize;
                     for k in i..j {
-                        assert_eq!(left, layout.dp_index(n, i, k) as isize, "{layout:?} n {n}");
+                        assert_eq!(
+                            left,
+                            layout.dp_index(n, i, k) as isize,
+                            "{layout:?} n {n}"
+                        );
                         assert_eq!(
                             right,
                             layout.dp_index(n, k + 1, j) as isize,
@@ -340,16 +319,10 @@ fn paper_figures_come_out_of_the_index_functions() {
         "A B C D E F\n. G H I J K\n. . L M N O\n. . . P Q R\n. . . . S T\n. . . . . U\n"
     );
     let letters = |slots: Vec<Option<String>>| -> String {
-        slots
-            .into_iter()
-            .map(|slot| slot.unwrap_or_else(|| "_".into()))
-            .collect()
+        slots.into_iter().map(|slot| slot.unwrap_or_else(|| "_".into())).collect()
     };
     // Figure 3: rows one after another, the cells below the diagonal left unused.
-    assert_eq!(
-        letters(row_major_memory(6)),
-        "ABCDEF_GHIJK__LMNO___PQR____ST_____U"
-    );
+    assert_eq!(letters(row_major_memory(6)), "ABCDEF_GHIJK__LMNO___PQR____ST_____U");
     // Figure 4: diagonals one after another.
     assert_eq!(letters(diagonal_major_memory(6)), "AGLPSUBHMQTCINRDJOEKF");
     assert_eq!(packed_row_index(6, 5, 5), 20);
@@ -376,14 +349,8 @@ fn traffic_of_a_hand_checked_warp() {
     // {2,5,7,10,12,15} (M[i][i], bytes 80 i) and {5,7,10,12,15,17} (M[i+1][i+2], 80 i + 88);
     // step 1 touches {2,5,7,10,12,15} (80 i + 8) and {7,10,12,15,17,20} (80 i + 160): only
     // sector 20 is new. Diagonal-major steps 0 and 1 both touch sectors 0-3 (n is tiny).
-    assert_eq!(
-        warp_step_traffic(Layout::RowMajor, 8, 8, 2, 0, 0).fresh_sectors,
-        7
-    );
-    assert_eq!(
-        warp_step_traffic(Layout::RowMajor, 8, 8, 2, 0, 1).fresh_sectors,
-        1
-    );
+    assert_eq!(warp_step_traffic(Layout::RowMajor, 8, 8, 2, 0, 0).fresh_sectors, 7);
+    assert_eq!(warp_step_traffic(Layout::RowMajor, 8, 8, 2, 0, 1).fresh_sectors, 1);
     assert_eq!(
         warp_step_traffic(Layout::DiagonalMajor, 8, 8, 2, 0, 0).fresh_sectors,
         4
@@ -394,18 +361,12 @@ fn traffic_of_a_hand_checked_warp() {
     );
     // u32 halves the span: one sector each.
     let diagonal_u32 = warp_step_traffic(Layout::DiagonalMajor, 4, 8, 1, 0, 0);
-    assert_eq!(
-        (diagonal_u32.left_sectors, diagonal_u32.right_sectors),
-        (1, 1)
-    );
+    assert_eq!((diagonal_u32.left_sectors, diagonal_u32.right_sectors), (1, 1));
 
     // A full warp, n = 64: 32 consecutive u64 are 8 sectors when aligned (left: elements 0..31)
     // and 9 when shifted by one element (right: elements 1..32); row-major strides 66 * 8 bytes.
     let full = warp_step_traffic(Layout::DiagonalMajor, 8, 64, 1, 0, 0);
-    assert_eq!(
-        (full.lanes, full.left_sectors, full.right_sectors),
-        (32, 8, 9)
-    );
+    assert_eq!((full.lanes, full.left_sectors, full.right_sectors), (32, 8, 9));
     assert_eq!((full.left_lines, full.right_lines), (2, 3));
     let full_row = warp_step_traffic(Layout::RowMajor, 8, 64, 1, 0, 0);
     assert_eq!((full_row.left_sectors, full_row.right_sectors), (32, 32));
@@ -416,7 +377,8 @@ fn traffic_of_a_hand_checked_warp() {
     // Diagonal-major: M[1][k] at elements 0, 8, 15 (bytes 0, 64, 120: sectors 0, 2, 3);
     // M[k+1][4] at elements 16, 10, 3 (bytes 128, 80, 24: sectors 4, 2, 0).
     let lanes = lanes_split_k(1, 4, 0);
-    let sectors = |layout, operand| load_footprint(layout, 8, 8, &lanes, operand).sectors;
+    let sectors =
+        |layout, operand| load_footprint(layout, 8, 8, &lanes, operand).sectors;
     assert_eq!(sectors(Layout::RowMajor, Operand::Left), 2);
     assert_eq!(sectors(Layout::RowMajor, Operand::Right), 3);
     assert_eq!(sectors(Layout::DiagonalMajor, Operand::Left), 3);
@@ -457,8 +419,5 @@ fn traffic_sums_add_up() {
     // One thread per cell: the diagonal layout moves far fewer sectors than row-major.
     let row = dp_traffic(WarpMapping::CellPerThread, Layout::RowMajor, 8, n);
     let diagonal = dp_traffic(WarpMapping::CellPerThread, Layout::DiagonalMajor, 8, n);
-    assert!(
-        diagonal.sectors * 3 < row.sectors,
-        "{diagonal:?} vs {row:?}"
-    );
+    assert!(diagonal.sectors * 3 < row.sectors, "{diagonal:?} vs {row:?}");
 }

@@ -2,16 +2,22 @@
 //! the predictions the chapter states, the CPU references, the PTX census, and the exercises'
 //! answers. No GPU needed; the PTX checks need NVRTC (and skip loudly without it).
 
-use cmbook::coalescing::banks::{bank_of, column_read_lanes, column_read_words, conflict_degree, row_read_words};
+use cmbook::coalescing::banks::{
+    bank_of, column_read_lanes, column_read_words, conflict_degree, row_read_words,
+};
 use cmbook::coalescing::exercises;
-use cmbook::coalescing::patterns::{sweep_offsets, sweep_strides, Pattern, MODEL_WARPS};
+use cmbook::coalescing::measure::Measurement;
+use cmbook::coalescing::patterns::{
+    sweep_offsets, sweep_strides, Pattern, MODEL_WARPS,
+};
 use cmbook::coalescing::ptx::{census, entry_body, Census};
 use cmbook::coalescing::readonly::ReadOnlyKernel;
 use cmbook::coalescing::reference::{self, Particle, PARTICLE_BYTES};
-use cmbook::coalescing::sectors::{footprint, traffic, Access, Footprint, LINE_BYTES, SECTOR_BYTES};
-use cmbook::coalescing::transpose::{warp_cost, TransposeKernel};
-use cmbook::coalescing::measure::Measurement;
 use cmbook::coalescing::report::{self, Results};
+use cmbook::coalescing::sectors::{
+    footprint, traffic, Access, Footprint, LINE_BYTES, SECTOR_BYTES,
+};
+use cmbook::coalescing::transpose::{warp_cost, TransposeKernel};
 use cmbook::coalescing::KERNEL_FILE;
 use cmbook::harness::record::{self, Meta};
 use cmbook::harness::stats::Rate;
@@ -46,8 +52,16 @@ fn a_wider_stride_spreads_a_warp_until_every_lane_has_its_own_sector() {
             // The warp spans 32 × stride × elem bytes; once lanes are a sector or more apart,
             // each lane has a sector (and once they are a line or more apart, a line) of its own.
             let span = 32 * stride * elem;
-            assert_eq!(f.sectors, (span / SECTOR_BYTES).min(32), "elem {elem} stride {stride}");
-            assert_eq!(f.lines, (span / LINE_BYTES).clamp(1, 32), "elem {elem} stride {stride}");
+            assert_eq!(
+                f.sectors,
+                (span / SECTOR_BYTES).min(32),
+                "elem {elem} stride {stride}"
+            );
+            assert_eq!(
+                f.lines,
+                (span / LINE_BYTES).clamp(1, 32),
+                "elem {elem} stride {stride}"
+            );
             assert!(close(f.efficiency(), 32.0 * elem as f64 / f.moved_bytes() as f64));
         }
     }
@@ -81,13 +95,26 @@ fn strided_read_prediction_is_useful_over_moved_bytes_per_element() {
             let t = Pattern::Affine { elem_bytes: elem, stride, offset: 0 }.traffic();
             let moved_per_element = elem + (stride * elem).min(SECTOR_BYTES);
             let want = 2.0 * elem as f64 / moved_per_element as f64;
-            assert!(close(t.dram_fraction(), want), "elem {elem} stride {stride}: {} vs {want}", t.dram_fraction());
+            assert!(
+                close(t.dram_fraction(), want),
+                "elem {elem} stride {stride}: {} vs {want}",
+                t.dram_fraction()
+            );
             // No two warps share a sector here, so both views agree.
-            assert!(close(t.per_request_fraction(), t.dram_fraction()), "elem {elem} stride {stride}");
+            assert!(
+                close(t.per_request_fraction(), t.dram_fraction()),
+                "elem {elem} stride {stride}"
+            );
         }
     }
-    let at = |elem, stride| Pattern::Affine { elem_bytes: elem, stride, offset: 0 }.predicted_fraction();
-    assert!(close(at(4, 8), 8.0 / 36.0) && close(at(8, 4), 16.0 / 40.0) && close(at(4, 2), 8.0 / 12.0));
+    let at = |elem, stride| {
+        Pattern::Affine { elem_bytes: elem, stride, offset: 0 }.predicted_fraction()
+    };
+    assert!(
+        close(at(4, 8), 8.0 / 36.0)
+            && close(at(8, 4), 16.0 / 40.0)
+            && close(at(4, 2), 8.0 / 12.0)
+    );
 }
 
 #[test]
@@ -97,7 +124,10 @@ fn misalignment_costs_sectors_per_request_but_hardly_any_distinct_sectors() {
         assert!(t.dram_fraction() > 0.999, "offset {offset}: {}", t.dram_fraction());
         // Per warp: 256 useful bytes; 4 or 5 load sectors plus 4 store sectors.
         let load_sectors = if offset % 8 == 0 { 4.0 } else { 5.0 };
-        assert!(close(t.per_request_fraction(), 256.0 / ((load_sectors + 4.0) * 32.0)), "offset {offset}");
+        assert!(
+            close(t.per_request_fraction(), 256.0 / ((load_sectors + 4.0) * 32.0)),
+            "offset {offset}"
+        );
     }
 }
 
@@ -113,7 +143,10 @@ fn the_aos_drift_moves_56_bytes_per_particle_and_the_soa_drift_36() {
     assert!(close(bytes_per_particle, 56.0), "{bytes_per_particle}");
     assert!(close(aos.predicted_fraction(), 36.0 / 56.0));
     // One field load of a warp spans 32 records of 28 bytes: 28 sectors, 7 lines.
-    assert_eq!(aos.first_load(), Footprint { lanes: 32, requested_bytes: 128, sectors: 28, lines: 7 });
+    assert_eq!(
+        aos.first_load(),
+        Footprint { lanes: 32, requested_bytes: 128, sectors: 28, lines: 7 }
+    );
     let soa = Pattern::DriftSoa;
     assert!(close(soa.predicted_fraction(), 1.0));
     assert_eq!(soa.first_load().sectors, 4);
@@ -134,11 +167,21 @@ fn the_sweeps_cover_every_pattern_of_the_table() {
     for quick in [false, true] {
         let strides = sweep_strides(quick);
         let offsets = sweep_offsets(quick);
-        assert!(strides.contains(&1) && strides.contains(&64) && offsets.contains(&0) && offsets.contains(&32));
+        assert!(
+            strides.contains(&1)
+                && strides.contains(&64)
+                && offsets.contains(&0)
+                && offsets.contains(&32)
+        );
         for p in Pattern::table() {
             if let Pattern::Affine { stride, offset, .. } = p {
-                let covered = (offset == 0 && strides.contains(&stride)) || (stride == 1 && offsets.contains(&offset));
-                assert!(covered, "{} is in the table but not measured (quick: {quick})", p.label());
+                let covered = (offset == 0 && strides.contains(&stride))
+                    || (stride == 1 && offsets.contains(&offset));
+                assert!(
+                    covered,
+                    "{} is in the table but not measured (quick: {quick})",
+                    p.label()
+                );
             }
         }
     }
@@ -168,7 +211,11 @@ fn a_column_of_an_unpadded_tile_is_one_bank_and_of_a_padded_tile_every_bank() {
 #[test]
 fn the_conflict_degree_of_a_column_read_is_the_gcd_of_row_width_and_32() {
     for width in 1..=256u64 {
-        assert_eq!(conflict_degree(&column_read_words(width, 5)), gcd(width, 32), "width {width}");
+        assert_eq!(
+            conflict_degree(&column_read_words(width, 5)),
+            gcd(width, 32),
+            "width {width}"
+        );
     }
 }
 
@@ -185,7 +232,10 @@ fn lanes_reading_one_word_share_it() {
 fn transpose_kernels_per_warp() {
     for kernel in TransposeKernel::ALL {
         let c = warp_cost(kernel, 8192, 8192);
-        assert_eq!(c.global_load.sectors, 4, "{kernel:?}: a warp reads 32 consecutive floats");
+        assert_eq!(
+            c.global_load.sectors, 4,
+            "{kernel:?}: a warp reads 32 consecutive floats"
+        );
         let store = if kernel == TransposeKernel::Naive32x8 { 32 } else { 4 };
         assert_eq!(c.global_store.sectors, store, "{kernel:?}");
         let (want_store, want_load) = match kernel.pad() {
@@ -193,8 +243,15 @@ fn transpose_kernels_per_warp() {
             Some(0) => (Some(1), Some(32)),
             Some(_) => (Some(1), Some(1)),
         };
-        assert_eq!((c.shared_store_conflict, c.shared_load_conflict), (want_store, want_load), "{kernel:?}");
-        assert_eq!(kernel.elements_per_thread() * kernel.threads_per_block(), kernel.side() * kernel.side());
+        assert_eq!(
+            (c.shared_store_conflict, c.shared_load_conflict),
+            (want_store, want_load),
+            "{kernel:?}"
+        );
+        assert_eq!(
+            kernel.elements_per_thread() * kernel.threads_per_block(),
+            kernel.side() * kernel.side()
+        );
     }
     assert_eq!(TransposeKernel::Tile32x32.elements_per_thread(), 1);
     assert_eq!(TransposeKernel::TilePadded32x8.elements_per_thread(), 4);
@@ -205,14 +262,18 @@ fn transpose_kernels_per_warp() {
     assert_eq!(TransposeKernel::Tile32x8.grid(1000, 1003), (32, 32));
     assert_eq!(TransposeKernel::Tile64Padded32x8.grid(1, 7), (1, 1));
     assert_eq!(TransposeKernel::Tile32x8.grid(8192, 8192), (256, 256));
-    let names: std::collections::HashSet<&str> = TransposeKernel::ALL.iter().map(|k| k.function()).collect();
+    let names: std::collections::HashSet<&str> =
+        TransposeKernel::ALL.iter().map(|k| k.function()).collect();
     assert_eq!(names.len(), TransposeKernel::ALL.len());
 }
 
 #[test]
 fn the_cpu_transpose() {
     // 2 x 3 -> 3 x 2
-    assert_eq!(reference::transpose(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    assert_eq!(
+        reference::transpose(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3),
+        vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+    );
     assert_eq!(reference::transpose(&[1.0, 2.0, 3.0], 1, 3), vec![1.0, 2.0, 3.0]);
     for (rows, cols) in [(1, 7), (7, 1), (33, 65), (100, 103)] {
         let m = cmbook::harness::inputs::random_f32(rows * cols, 1);
@@ -232,7 +293,10 @@ fn the_affine_read_reference_and_its_length() {
     assert_eq!(reference::affine_read(&src, 4, 3, 1), vec![1, 4, 7, 10]);
     for (stride, offset) in [(1, 0), (1, 7), (3, 0), (64, 5), (7, 99)] {
         let n = reference::affine_read_len(100, stride, offset);
-        assert!(offset + (n - 1) * stride < 100 && offset + n * stride >= 100, "stride {stride} offset {offset}");
+        assert!(
+            offset + (n - 1) * stride < 100 && offset + n * stride >= 100,
+            "stride {stride} offset {offset}"
+        );
     }
     assert_eq!(reference::affine_read_len(100, 1, 100), 0);
 }
@@ -246,8 +310,14 @@ fn every_position_changes_in_a_drift_and_the_layouts_agree() {
     let (x, y, z) = reference::drift_soa(&p, reference::DRIFT_DT);
     for i in 0..p.len() {
         let (before, after) = (aos[i], moved[i]);
-        assert!(after.x != before.x && after.y != before.y && after.z != before.z, "particle {i} would not move");
-        assert_eq!((after.vx, after.vy, after.vz, after.mass), (before.vx, before.vy, before.vz, before.mass));
+        assert!(
+            after.x != before.x && after.y != before.y && after.z != before.z,
+            "particle {i} would not move"
+        );
+        assert_eq!(
+            (after.vx, after.vy, after.vz, after.mass),
+            (before.vx, before.vy, before.vz, before.mass)
+        );
         assert_eq!((after.x, after.y, after.z), (x[i], y[i], z[i]));
         // dt is a power of two: fused or not, the same result.
         assert_eq!(after.x, before.x + before.vx * reference::DRIFT_DT);
@@ -259,7 +329,10 @@ fn indices_are_seeded_and_in_range_and_the_gather_follows_them() {
     let idx = reference::random_indices(100_003, 1000, 9);
     assert_eq!(idx, reference::random_indices(100_003, 1000, 9));
     assert!(idx.iter().all(|&k| k < 1000));
-    assert!(idx.iter().filter(|&&k| k == 0).count() > 0 && idx.iter().filter(|&&k| k == 999).count() > 0);
+    assert!(
+        idx.iter().filter(|&&k| k == 0).count() > 0
+            && idx.iter().filter(|&&k| k == 999).count() > 0
+    );
     let table: Vec<f32> = (0..1000).map(|k| k as f32).collect();
     let out = reference::gather(&table, &idx);
     assert!(out.iter().zip(&idx).all(|(&v, &k)| v == k as f32));
@@ -292,8 +365,14 @@ const TWO_ENTRIES: &str = r#"
 
 #[test]
 fn the_ptx_census_reads_one_entry_including_nested_blocks_and_predicates() {
-    assert_eq!(census(TWO_ENTRIES, "first"), Some(Census { coherent_loads: 1, non_coherent_loads: 1, stores: 1 }));
-    assert_eq!(census(TWO_ENTRIES, "first_but_longer"), Some(Census { coherent_loads: 0, non_coherent_loads: 1, stores: 0 }));
+    assert_eq!(
+        census(TWO_ENTRIES, "first"),
+        Some(Census { coherent_loads: 1, non_coherent_loads: 1, stores: 1 })
+    );
+    assert_eq!(
+        census(TWO_ENTRIES, "first_but_longer"),
+        Some(Census { coherent_loads: 0, non_coherent_loads: 1, stores: 0 })
+    );
     assert_eq!(census(TWO_ENTRIES, "missing"), None);
     assert!(entry_body(TWO_ENTRIES, "first").unwrap().contains("st.global"));
 }
@@ -302,26 +381,35 @@ fn coalescing_ptx() -> Option<String> {
     // SAFETY: only tries to dlopen libnvrtc.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         if std::env::var("REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!("REQUIRE_NVRTC=1 but libnvrtc.so.13 was not found on the loader path");
+            panic!(
+                "REQUIRE_NVRTC=1 but libnvrtc.so.13 was not found on the loader path"
+            );
         }
         eprintln!("SKIPPED: libnvrtc.so.13 not found; set LD_LIBRARY_PATH (and REQUIRE_NVRTC=1 to make this an error)");
         return None;
     }
-    Some(kernels::compile(KERNEL_FILE, "compute_90").unwrap_or_else(|e| panic!("{e}")).to_src())
+    Some(
+        kernels::compile(KERNEL_FILE, "compute_90")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .to_src(),
+    )
 }
 
 #[test]
 fn const_restrict_and_ldg_give_non_coherent_loads_and_plain_pointers_do_not() {
     let Some(ptx) = coalescing_ptx() else { return };
     for kernel in ReadOnlyKernel::ALL {
-        let c = census(&ptx, kernel.function()).unwrap_or_else(|| panic!("no entry {}", kernel.function()));
+        let c = census(&ptx, kernel.function())
+            .unwrap_or_else(|| panic!("no entry {}", kernel.function()));
         let loads = c.coherent_loads + c.non_coherent_loads;
         // A gather loads an index and a table value per element, a copy one value.
         let per_element = if kernel.is_gather() { 2 } else { 1 };
         assert!(loads >= per_element * kernel.per_thread(), "{kernel:?}: {c:?}");
         assert!(c.stores >= kernel.per_thread(), "{kernel:?}: {c:?}");
         match kernel.qualifiers() {
-            "plain pointers" => assert_eq!(c.non_coherent_loads, 0, "{kernel:?}: {c:?}"),
+            "plain pointers" => {
+                assert_eq!(c.non_coherent_loads, 0, "{kernel:?}: {c:?}")
+            }
             _ => assert_eq!(c.coherent_loads, 0, "{kernel:?}: {c:?}"),
         }
     }
@@ -332,24 +420,43 @@ fn const_restrict_and_ldg_give_non_coherent_loads_and_plain_pointers_do_not() {
 /// issued before the first store; with plain pointers a store separates them.
 #[test]
 fn with_read_only_loads_the_assembler_issues_every_load_before_the_first_store() {
-    let (Ok(ptxas), Ok(nvdisasm)) = (std::env::var("CMBOOK_PTXAS"), std::env::var("CMBOOK_NVDISASM")) else {
-        eprintln!("SKIPPED: set CMBOOK_PTXAS and CMBOOK_NVDISASM to check the SASS schedule");
+    let (Ok(ptxas), Ok(nvdisasm)) =
+        (std::env::var("CMBOOK_PTXAS"), std::env::var("CMBOOK_NVDISASM"))
+    else {
+        eprintln!(
+            "SKIPPED: set CMBOOK_PTXAS and CMBOOK_NVDISASM to check the SASS schedule"
+        );
         return;
     };
     let Some(ptx) = coalescing_ptx() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (ptx_path, cubin) = (dir.path().join("coalescing.ptx"), dir.path().join("coalescing.cubin"));
+    let (ptx_path, cubin) =
+        (dir.path().join("coalescing.ptx"), dir.path().join("coalescing.cubin"));
     std::fs::write(&ptx_path, &ptx).unwrap();
     let run = |cmd: &str, args: &[&std::ffi::OsStr]| {
         let o = std::process::Command::new(cmd).args(args).output().unwrap();
-        assert!(o.status.success(), "{cmd} failed: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{cmd} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         String::from_utf8(o.stdout).unwrap()
     };
-    run(&ptxas, &["-arch=sm_90".as_ref(), ptx_path.as_os_str(), "-o".as_ref(), cubin.as_os_str()]);
+    run(
+        &ptxas,
+        &[
+            "-arch=sm_90".as_ref(),
+            ptx_path.as_os_str(),
+            "-o".as_ref(),
+            cubin.as_os_str(),
+        ],
+    );
     let sass = run(&nvdisasm, &["-c".as_ref(), cubin.as_os_str()]);
     // The longest run of global loads with no global store in between, per function.
     let longest_load_run = |function: &str| {
-        let start = sass.find(&format!(".text.{function}:")).unwrap_or_else(|| panic!("no {function} in the SASS"));
+        let start = sass
+            .find(&format!(".text.{function}:"))
+            .unwrap_or_else(|| panic!("no {function} in the SASS"));
         let body = &sass[start..];
         let body = &body[..body[1..].find(".text.").map_or(body.len(), |e| e + 1)];
         let (mut run, mut longest) = (0, 0);
@@ -363,7 +470,10 @@ fn with_read_only_loads_the_assembler_issues_every_load_before_the_first_store()
         }
         longest
     };
-    assert!(longest_load_run("gather4_plain") <= 2, "plain pointers: a store must separate the elements");
+    assert!(
+        longest_load_run("gather4_plain") <= 2,
+        "plain pointers: a store must separate the elements"
+    );
     assert!(longest_load_run("gather4_restrict") >= 8);
     assert!(longest_load_run("gather4_ldg") >= 8);
 }
@@ -378,7 +488,20 @@ fn exercise_1_float3_x_touches_twelve_sectors_in_three_lines() {
 #[test]
 fn exercise_2_odd_row_widths_are_conflict_free() {
     let degrees = exercises::conflict_by_row_width(32..=40);
-    assert_eq!(degrees, vec![(32, 32), (33, 1), (34, 2), (35, 1), (36, 4), (37, 1), (38, 2), (39, 1), (40, 8)]);
+    assert_eq!(
+        degrees,
+        vec![
+            (32, 32),
+            (33, 1),
+            (34, 2),
+            (35, 1),
+            (36, 4),
+            (37, 1),
+            (38, 2),
+            (39, 1),
+            (40, 8)
+        ]
+    );
 }
 
 #[test]
@@ -392,7 +515,10 @@ fn exercise_3_padding_the_record_to_32_bytes_moves_more() {
 /// A measurement that reached `fraction` of a 3000 GB/s ceiling, with a little spread.
 fn made_up(fraction: f64, useful_bytes: u64) -> Measurement {
     let ms = useful_bytes as f64 / (fraction * 3000e9) * 1e3;
-    Measurement { stats: Stats::from_samples(&[ms * 0.98, ms, ms * 1.04]).unwrap(), useful_bytes }
+    Measurement {
+        stats: Stats::from_samples(&[ms * 0.98, ms, ms * 1.04]).unwrap(),
+        useful_bytes,
+    }
 }
 
 #[test]
@@ -405,7 +531,15 @@ fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
             strided.insert(p, made_up(0.9 * p.predicted_fraction(), 1 << 28));
         }
     }
-    let misaligned = offsets.iter().map(|&offset| (Pattern::Affine { elem_bytes: 4, stride: 1, offset }, made_up(0.93, 1 << 28))).collect();
+    let misaligned = offsets
+        .iter()
+        .map(|&offset| {
+            (
+                Pattern::Affine { elem_bytes: 4, stride: 1, offset },
+                made_up(0.93, 1 << 28),
+            )
+        })
+        .collect();
     let results = Results {
         ceiling_bytes: 1 << 30,
         ceiling: Rate { median: 3000.0, best: 3050.0, worst: 2900.0 },
@@ -420,16 +554,31 @@ fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
         drift_soa: made_up(0.95, 36_000),
         transpose_n: 8192,
         transpose_copy: Rate { median: 2900.0, best: 2950.0, worst: 2800.0 },
-        transposes: TransposeKernel::ALL.iter().map(|&k| (k, made_up(0.8, 1 << 29))).collect(),
+        transposes: TransposeKernel::ALL
+            .iter()
+            .map(|&k| (k, made_up(0.8, 1 << 29)))
+            .collect(),
         readonly_n: 1000,
         table_len: 16_384,
-        readonly: ReadOnlyKernel::ALL.iter().map(|&k| (k, made_up(0.7, 8000))).collect(),
-        ptx: ReadOnlyKernel::ALL.iter().map(|&k| (k, Census { coherent_loads: 2, non_coherent_loads: 0, stores: 1 })).collect(),
+        readonly: ReadOnlyKernel::ALL
+            .iter()
+            .map(|&k| (k, made_up(0.7, 8000)))
+            .collect(),
+        ptx: ReadOnlyKernel::ALL
+            .iter()
+            .map(|&k| {
+                (k, Census { coherent_loads: 2, non_coherent_loads: 0, stores: 1 })
+            })
+            .collect(),
         compiled_by: "NVRTC 13.0 for compute_90".to_string(),
     };
     let dir = tempfile::tempdir().unwrap();
-    let lines = report::write_all(dir.path(), &Meta::for_cpu("a test"), &results).unwrap();
-    assert!(lines.iter().any(|l| l.contains("transpose_tile_padded_32x8")), "{lines:?}");
+    let lines =
+        report::write_all(dir.path(), &Meta::for_cpu("a test"), &results).unwrap();
+    assert!(
+        lines.iter().any(|l| l.contains("transpose_tile_padded_32x8")),
+        "{lines:?}"
+    );
     let problems = plot::audit_figures(dir.path()).unwrap();
     assert!(problems.is_empty(), "{problems:?}");
     for stem in ["stride", "offset", "layout", "transpose", "readonly"] {
@@ -438,15 +587,19 @@ fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
     for stem in ["patterns", "transpose-kernels", "banks", "readonly-ptx"] {
         assert!(dir.path().join(format!("coalescing-{stem}.md")).exists(), "{stem}");
     }
-    let patterns = record::read_csv(&dir.path().join("data/coalescing-patterns.csv")).unwrap();
+    let patterns =
+        record::read_csv(&dir.path().join("data/coalescing-patterns.csv")).unwrap();
     assert_eq!(patterns.rows.len(), Pattern::table().len());
     assert_eq!(patterns.meta.get("l2").map(|v| v.starts_with("cold")), Some(true));
-    let banks = record::read_csv(&dir.path().join("data/coalescing-banks.csv")).unwrap();
+    let banks =
+        record::read_csv(&dir.path().join("data/coalescing-banks.csv")).unwrap();
     assert_eq!(banks.rows.len(), 33);
     assert_eq!(banks.rows[32][2], "32-way");
     assert_eq!(banks.rows[32][4], "1-way");
     // A pattern of the table that was not measured is an error, not a blank cell.
     let mut incomplete = results.clone();
     incomplete.misaligned.clear();
-    assert!(report::write_all(dir.path(), &Meta::for_cpu("a test"), &incomplete).is_err());
+    assert!(
+        report::write_all(dir.path(), &Meta::for_cpu("a test"), &incomplete).is_err()
+    );
 }

@@ -10,7 +10,11 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 #[test]
 fn every_figure_and_table_is_redrawn_identically_from_its_csv() {
     let problems = plot::audit_figures(&Path::new(ROOT).join("figures")).unwrap();
-    assert!(problems.is_empty(), "figures out of step with their data:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "figures out of step with their data:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -21,15 +25,24 @@ fn a_hand_edited_figure_is_caught() {
     let mut copied = 0;
     for entry in std::fs::read_dir(figures.join("data")).unwrap() {
         let p = entry.unwrap().path();
-        std::fs::copy(&p, dir.path().join("data").join(p.file_name().unwrap())).unwrap();
+        std::fs::copy(&p, dir.path().join("data").join(p.file_name().unwrap()))
+            .unwrap();
         copied += 1;
     }
     assert!(copied > 0, "the book has no figure data");
     assert_eq!(plot::redraw_all(dir.path()).unwrap(), copied);
     assert!(plot::audit_figures(dir.path()).unwrap().is_empty());
-    let svg = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "svg")).unwrap();
+    let svg = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "svg"))
+        .unwrap();
     let text = std::fs::read_to_string(&svg).unwrap();
-    std::fs::write(&svg, text.replacen("GB/s", "TB/s", 1).replacen("µs", "ms", 1) + " ").unwrap();
+    std::fs::write(
+        &svg,
+        text.replacen("GB/s", "TB/s", 1).replacen("µs", "ms", 1) + " ",
+    )
+    .unwrap();
     let problems = plot::audit_figures(dir.path()).unwrap();
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].contains("hand-edited"));
@@ -48,14 +61,18 @@ fn everything_the_chapters_reference_under_figures_exists() {
         let text = std::fs::read_to_string(&path).unwrap();
         for (i, _) in text.match_indices("figures/") {
             let rest = &text[i..];
-            let end = rest.find(|c: char| ")\"} \n:`,".contains(c)).unwrap_or(rest.len());
+            let end =
+                rest.find(|c: char| ")\"} \n:`,".contains(c)).unwrap_or(rest.len());
             let target = &rest[..end];
             if target.ends_with('/') {
                 continue; // a folder named in prose
             }
             seen += 1;
             if !src.join(target).exists() {
-                missing.push(format!("{}: {target}", path.file_name().unwrap().to_string_lossy()));
+                missing.push(format!(
+                    "{}: {target}",
+                    path.file_name().unwrap().to_string_lossy()
+                ));
             }
         }
     }

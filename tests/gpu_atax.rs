@@ -4,7 +4,9 @@
 
 use cmbook::atax::datasets::{Dataset, ODD_SIZES};
 use cmbook::atax::device::{Element, Kernels};
-use cmbook::atax::measure::{self, DeviceProblem, HostProblem, KernelVariant, Plans, Strategy};
+use cmbook::atax::measure::{
+    self, DeviceProblem, HostProblem, KernelVariant, Plans, Strategy,
+};
 use cmbook::harness::Gpu;
 
 fn open() -> Gpu {
@@ -14,10 +16,23 @@ fn open() -> Gpu {
 fn every_kernel_at_odd_sizes<T: Element>() {
     let gpu = open();
     let k = Kernels::<T>::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
-    for (i, d) in ODD_SIZES.iter().chain(&[Dataset::new("129×4097", 129, 4097), Dataset::new("2049×31", 2049, 31)]).enumerate() {
+    for (i, d) in ODD_SIZES
+        .iter()
+        .chain(&[
+            Dataset::new("129×4097", 129, 4097),
+            Dataset::new("2049×31", 2049, 31),
+        ])
+        .enumerate()
+    {
         let p = HostProblem::<T>::new(*d, i as u64);
-        let (results, skipped) = measure::measure_kernels(&gpu, &k, &p, None).unwrap_or_else(|e| panic!("{e:#}"));
-        assert_eq!(results.len() + skipped.len(), KernelVariant::ALL.len(), "{}", d.label());
+        let (results, skipped) = measure::measure_kernels(&gpu, &k, &p, None)
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(
+            results.len() + skipped.len(),
+            KernelVariant::ALL.len(),
+            "{}",
+            d.label()
+        );
         assert!(skipped.is_empty(), "nothing is skipped at {}: {skipped:?}", d.label());
     }
 }
@@ -41,12 +56,16 @@ fn every_host_strategy_matches_the_cpu_and_times() {
     let k = Kernels::<f32>::load(&gpu).unwrap();
     for (i, d) in ODD_SIZES.iter().enumerate() {
         let p = HostProblem::<f32>::new(*d, 10 + i as u64);
-        let (results, skipped) = measure::measure_end_to_end(&gpu, &k, &p, None).unwrap_or_else(|e| panic!("{e:#}"));
+        let (results, skipped) = measure::measure_end_to_end(&gpu, &k, &p, None)
+            .unwrap_or_else(|e| panic!("{e:#}"));
         assert_eq!(results.len(), Strategy::ALL.len(), "{}: {skipped:?}", d.label());
     }
     let p = HostProblem::<f32>::new(Dataset::new("333×517", 333, 517), 99);
-    let (timed, _) = measure::measure_end_to_end(&gpu, &k, &p, Some(Plans::new(2))).unwrap();
-    assert!(timed.iter().all(|r| r.times.as_ref().is_some_and(|(m, s)| m.min_ms > 0.0 && s.reps == 5)));
+    let (timed, _) =
+        measure::measure_end_to_end(&gpu, &k, &p, Some(Plans::new(2))).unwrap();
+    assert!(timed
+        .iter()
+        .all(|r| r.times.as_ref().is_some_and(|(m, s)| m.min_ms > 0.0 && s.reps == 5)));
 }
 
 #[test]
@@ -71,8 +90,19 @@ fn an_unwritten_y_is_caught() {
     gpu.poison(&mut dev.y).unwrap();
     // Kernel 1 only: y keeps its poison and must be reported.
     let s = gpu.stream.clone();
-    let addr = |b: &cudarc::driver::CudaSlice<f32>| cmbook::atax::device::address(b, &s);
-    unsafe { k.launch_tmp(&s, cmbook::atax::device::TmpKernel::WarpPerRow, addr(&dev.a), addr(&dev.x), addr(&dev.tmp), (33, 65)).unwrap() };
+    let addr =
+        |b: &cudarc::driver::CudaSlice<f32>| cmbook::atax::device::address(b, &s);
+    unsafe {
+        k.launch_tmp(
+            &s,
+            cmbook::atax::device::TmpKernel::WarpPerRow,
+            addr(&dev.a),
+            addr(&dev.x),
+            addr(&dev.tmp),
+            (33, 65),
+        )
+        .unwrap()
+    };
     let err = p.check("kernel 1 only", &s.clone_dtoh(&dev.y).unwrap()).unwrap_err();
     assert!(err.to_string().contains("NaN"), "{err}");
 }

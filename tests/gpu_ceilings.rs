@@ -50,7 +50,9 @@ fn copy_measurement_verifies_and_reports_positive_bandwidth() {
     let gpu = gpu();
     let copy = CopyKernel::load(&gpu).unwrap();
     for l2 in [L2::Warm, L2::Cold] {
-        let r = ceilings::measure_copy(&gpu, &copy, (3 << 20) + 12, Plan::new(1, 5, l2), 9).unwrap();
+        let r =
+            ceilings::measure_copy(&gpu, &copy, (3 << 20) + 12, Plan::new(1, 5, l2), 9)
+                .unwrap();
         assert!(r.kernel.min_ms > 0.0 && r.kernel_gbps().median > 1.0, "{r:?}");
         assert!(r.memcpy.min_ms > 0.0);
     }
@@ -62,7 +64,15 @@ fn transfers_round_trip_exactly() {
     let gpu = gpu();
     for host in [HostMemory::Pageable, HostMemory::Pinned] {
         for dir in [Direction::HostToDevice, Direction::DeviceToHost] {
-            let s = ceilings::measure_transfer(&gpu, 1_000_003, dir, host, Plan::new(1, 3, L2::Warm), 5).unwrap();
+            let s = ceilings::measure_transfer(
+                &gpu,
+                1_000_003,
+                dir,
+                host,
+                Plan::new(1, 3, L2::Warm),
+                5,
+            )
+            .unwrap();
             assert!(s.median_ms > 0.0);
         }
     }
@@ -85,7 +95,9 @@ fn a_request_larger_than_device_memory_is_refused_before_allocating() {
     let gpu = gpu();
     let too_much = 2 * gpu.info.total_mem_bytes;
     let err = ceilings::ensure_fits(&gpu, too_much, "a test buffer").unwrap_err();
-    let usage = err.downcast_ref::<cmbook::harness::UsageError>().expect("a usage error, exit code 2");
+    let usage = err
+        .downcast_ref::<cmbook::harness::UsageError>()
+        .expect("a usage error, exit code 2");
     assert!(usage.0.contains("needs") && usage.0.contains("free"), "{usage}");
     assert!(ceilings::ensure_fits(&gpu, 1 << 20, "a small buffer").is_ok());
 }

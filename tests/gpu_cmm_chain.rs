@@ -22,8 +22,14 @@ fn quick_chains_verify_in_both_orders_and_time() {
     let chains = chain::realistic_chains_quick(7);
     for (c, named) in chains.iter().enumerate() {
         let l2 = if c % 2 == 0 { L2::Warm } else { L2::Cold };
-        let row = chain::measure_chain(&gpu, &blas, named, Plan::new(1, 3, l2), 100 + c as u64)
-            .unwrap_or_else(|e| panic!("{}: {e:#}", named.name));
+        let row = chain::measure_chain(
+            &gpu,
+            &blas,
+            named,
+            Plan::new(1, 3, l2),
+            100 + c as u64,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e:#}", named.name));
         assert_eq!(row.matrices, named.matrices());
         assert!(row.predicted_ratio >= 1.0, "{row:?}");
         assert!(row.left_to_right_ms_min > 0.0 && row.optimal_ms_min > 0.0, "{row:?}");
@@ -33,7 +39,8 @@ fn quick_chains_verify_in_both_orders_and_time() {
         );
         assert!(row.measured_ratio.is_finite() && row.measured_ratio > 0.0);
     }
-    let rows = chain::measure_chains(&gpu, &chains[..3], Plan::new(0, 1, L2::Warm), 5).unwrap();
+    let rows = chain::measure_chains(&gpu, &chains[..3], Plan::new(0, 1, L2::Warm), 5)
+        .unwrap();
     assert_eq!(rows.len(), 3);
     assert_eq!(chain::figure_points(&rows).len(), 3 + 2);
 }
@@ -49,14 +56,23 @@ fn every_order_of_a_short_chain_gives_the_same_product() {
     let orders = paren::all_parenthesizations(1, 5);
     assert_eq!(orders.len(), 14);
     for order in &orders {
-        let product = chain::multiply_chain(&blas, &gpu.stream, &inputs.device, &dims, order).unwrap();
+        let product =
+            chain::multiply_chain(&blas, &gpu.stream, &inputs.device, &dims, order)
+                .unwrap();
         let got = gpu.stream.clone_dtoh(&product).unwrap();
-        chain::check_product(&order.to_string(), &dims, &got, &reference).unwrap_or_else(|e| panic!("{e}"));
+        chain::check_product(&order.to_string(), &dims, &got, &reference)
+            .unwrap_or_else(|e| panic!("{e}"));
         match &first {
             None => first = Some(got),
             Some(f) => {
-                chain::check_agreement(&order.to_string(), &dims, &got, f, reference.scale)
-                    .unwrap_or_else(|e| panic!("{e}"));
+                chain::check_agreement(
+                    &order.to_string(),
+                    &dims,
+                    &got,
+                    f,
+                    reference.scale,
+                )
+                .unwrap_or_else(|e| panic!("{e}"));
             }
         }
     }
@@ -73,18 +89,28 @@ fn wrong_products_are_caught() {
     let p = chain::predict(&dims).unwrap();
     let mut ltr = ChainEvaluation::new(&gpu.stream, &dims, &p.left_to_right).unwrap();
     let mut opt = ChainEvaluation::new(&gpu.stream, &dims, &p.optimal).unwrap();
-    chain::verify_orders(&gpu, &blas, &inputs, "right", &mut ltr, &mut opt, &reference).unwrap();
+    chain::verify_orders(&gpu, &blas, &inputs, "right", &mut ltr, &mut opt, &reference)
+        .unwrap();
 
     inputs.device.swap(1, 2);
-    let err =
-        chain::verify_orders(&gpu, &blas, &inputs, "swapped factors", &mut ltr, &mut opt, &reference).unwrap_err();
+    let err = chain::verify_orders(
+        &gpu,
+        &blas,
+        &inputs,
+        "swapped factors",
+        &mut ltr,
+        &mut opt,
+        &reference,
+    )
+    .unwrap_err();
     assert!(format!("{err}").contains("verification FAILED"), "{err}");
     inputs.device.swap(1, 2);
 
     // Never run: the product is still poison.
     ltr.poison(&gpu).unwrap();
     let unwritten = gpu.stream.clone_dtoh(ltr.result()).unwrap();
-    let err = chain::check_product("unwritten", &dims, &unwritten, &reference).unwrap_err();
+    let err =
+        chain::check_product("unwritten", &dims, &unwritten, &reference).unwrap_err();
     assert!(err.to_string().contains("finite"), "{err}");
 
     // One order right, the other off by a little more than the tolerance in one entry.
@@ -92,7 +118,8 @@ fn wrong_products_are_caught() {
     let right = gpu.stream.clone_dtoh(ltr.result()).unwrap();
     let mut nudged = right.clone();
     nudged[7] += 3.0 * chain::tolerance(&dims, reference.scale).abs as f32;
-    let err = chain::check_agreement("nudged", &dims, &nudged, &right, reference.scale).unwrap_err();
+    let err = chain::check_agreement("nudged", &dims, &nudged, &right, reference.scale)
+        .unwrap_err();
     assert_eq!((err.index, err.wrong), (7, 1), "{err}");
 
     // Inputs of another chain are refused before cuBLAS sees them.

@@ -23,7 +23,20 @@ fn affine_reads_match_the_cpu_at_every_stride_and_offset() {
     let (gpu, kernels) = open();
     let mut floats = AffineSweep::<f32>::new(&gpu, 100_003, 1).unwrap();
     let mut doubles = AffineSweep::<f64>::new(&gpu, 50_021, 2).unwrap();
-    for (stride, offset) in [(1, 0), (2, 0), (3, 0), (7, 0), (8, 0), (33, 0), (64, 0), (1, 1), (1, 5), (1, 31), (1, 32), (5, 3)] {
+    for (stride, offset) in [
+        (1, 0),
+        (2, 0),
+        (3, 0),
+        (7, 0),
+        (8, 0),
+        (33, 0),
+        (64, 0),
+        (1, 1),
+        (1, 5),
+        (1, 31),
+        (1, 32),
+        (5, 3),
+    ] {
         let m = floats.measure(&gpu, &kernels, stride, offset, QUICK).unwrap();
         assert!(m.stats.min_ms > 0.0 && m.useful_bytes > 0);
         doubles.measure(&gpu, &kernels, stride, offset, QUICK).unwrap();
@@ -43,9 +56,17 @@ fn an_element_left_unwritten_is_caught() {
     let mut dst = gpu.stream.alloc_zeros::<f32>(len).unwrap();
     gpu.poison(&mut dst).unwrap();
     // One element too few: the last keeps its poison (NaN) and must be reported.
-    measure::launch_affine_read(&gpu.stream, &kernels.affine_f32, &src, &mut dst, (len - 1, 1, 0)).unwrap();
+    measure::launch_affine_read(
+        &gpu.stream,
+        &kernels.affine_f32,
+        &src,
+        &mut dst,
+        (len - 1, 1, 0),
+    )
+    .unwrap();
     let got = gpu.stream.clone_dtoh(&dst).unwrap();
-    let err = verify::check_exact("affine_read_f32", "n=1001", &got, &src_host).unwrap_err();
+    let err =
+        verify::check_exact("affine_read_f32", "n=1001", &got, &src_host).unwrap_err();
     assert_eq!((err.index, err.wrong), (len - 1, 1));
     assert!(err.to_string().contains("NaN"), "{err}");
 }
@@ -56,7 +77,8 @@ fn both_drifts_match_the_cpu() {
     let (gpu, kernels) = open();
     for n in [1usize, 5, 1023, 100_003] {
         let particles = reference::random_particles(n, n as u64);
-        let (aos, soa) = measure::measure_drifts(&gpu, &kernels, &particles, QUICK).unwrap();
+        let (aos, soa) =
+            measure::measure_drifts(&gpu, &kernels, &particles, QUICK).unwrap();
         assert_eq!(aos.useful_bytes, 36 * n as u64);
         assert!(aos.stats.min_ms > 0.0 && soa.stats.min_ms > 0.0);
     }
@@ -66,11 +88,36 @@ fn both_drifts_match_the_cpu() {
 #[ignore = "needs a CUDA GPU"]
 fn every_transpose_matches_the_cpu_at_odd_sizes() {
     let (gpu, kernels) = open();
-    for (rows, cols) in [(1, 1), (1, 7), (7, 1), (33, 65), (65, 33), (1000, 1003), (31, 1025), (129, 64)] {
-        let results = measure::measure_transposes(&gpu, &kernels, &TransposeKernel::ALL, (rows, cols), None, (rows * cols) as u64).unwrap();
+    for (rows, cols) in [
+        (1, 1),
+        (1, 7),
+        (7, 1),
+        (33, 65),
+        (65, 33),
+        (1000, 1003),
+        (31, 1025),
+        (129, 64),
+    ] {
+        let results = measure::measure_transposes(
+            &gpu,
+            &kernels,
+            &TransposeKernel::ALL,
+            (rows, cols),
+            None,
+            (rows * cols) as u64,
+        )
+        .unwrap();
         assert_eq!(results.len(), TransposeKernel::ALL.len());
     }
-    let timed = measure::measure_transposes(&gpu, &kernels, &[TransposeKernel::TilePadded32x8], (513, 517), Some(QUICK), 5).unwrap();
+    let timed = measure::measure_transposes(
+        &gpu,
+        &kernels,
+        &[TransposeKernel::TilePadded32x8],
+        (513, 517),
+        Some(QUICK),
+        5,
+    )
+    .unwrap();
     assert!(timed[0].1.as_ref().unwrap().stats.min_ms > 0.0);
 }
 
@@ -78,7 +125,15 @@ fn every_transpose_matches_the_cpu_at_odd_sizes() {
 #[ignore = "needs a CUDA GPU"]
 fn a_transpose_size_the_grid_cannot_hold_is_a_usage_error() {
     let (gpu, kernels) = open();
-    let err = measure::measure_transposes(&gpu, &kernels, &TransposeKernel::ALL, (0, 5), None, 1).unwrap_err();
+    let err = measure::measure_transposes(
+        &gpu,
+        &kernels,
+        &TransposeKernel::ALL,
+        (0, 5),
+        None,
+        1,
+    )
+    .unwrap_err();
     assert!(err.downcast_ref::<cmbook::harness::UsageError>().is_some(), "{err}");
 }
 
@@ -87,7 +142,9 @@ fn a_transpose_size_the_grid_cannot_hold_is_a_usage_error() {
 fn the_read_only_kernels_match_the_cpu() {
     let (gpu, kernels) = open();
     for (n, table) in [(1usize, 1u32), (1027, 17), (100_003, 16_384)] {
-        let results = measure::measure_readonly(&gpu, &kernels, n, table, QUICK, n as u64).unwrap();
+        let results =
+            measure::measure_readonly(&gpu, &kernels, n, table, QUICK, n as u64)
+                .unwrap();
         assert_eq!(results.len(), ReadOnlyKernel::ALL.len());
         assert!(results.iter().all(|(_, m)| m.stats.min_ms > 0.0));
     }

@@ -4,7 +4,9 @@
 
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{inputs, verify, Gpu, UsageError, L2};
-use cmbook::memory_spaces::measure::{self, ChaseSpace, HistogramKernel, Kernels, SignalSize, StencilKernel, VectorHome};
+use cmbook::memory_spaces::measure::{
+    self, ChaseSpace, HistogramKernel, Kernels, SignalSize, StencilKernel, VectorHome,
+};
 use cmbook::memory_spaces::{reference, SIGNAL_MAX};
 
 fn open() -> (Gpu, Kernels) {
@@ -23,11 +25,27 @@ fn is_usage_error(err: &anyhow::Error) -> bool {
 #[ignore = "needs a CUDA GPU"]
 fn the_signal_kernels_match_the_cpu_with_the_vector_in_each_home() {
     let (gpu, kernels) = open();
-    for (rows, m, matrices) in [(1, 1, 1), (257, 3, 2), (1000, 513, 3), (31, SIGNAL_MAX, 2)] {
-        let results = measure::measure_signal(&gpu, &kernels, SignalSize { rows, m, matrices }, QUICK, rows as u64).unwrap();
+    for (rows, m, matrices) in
+        [(1, 1, 1), (257, 3, 2), (1000, 513, 3), (31, SIGNAL_MAX, 2)]
+    {
+        let results = measure::measure_signal(
+            &gpu,
+            &kernels,
+            SignalSize { rows, m, matrices },
+            QUICK,
+            rows as u64,
+        )
+        .unwrap();
         assert_eq!(results.len(), VectorHome::ALL.len());
     }
-    let too_long = measure::measure_signal(&gpu, &kernels, SignalSize { rows: 5, m: SIGNAL_MAX + 1, matrices: 1 }, QUICK, 1).unwrap_err();
+    let too_long = measure::measure_signal(
+        &gpu,
+        &kernels,
+        SignalSize { rows: 5, m: SIGNAL_MAX + 1, matrices: 1 },
+        QUICK,
+        1,
+    )
+    .unwrap_err();
     assert!(is_usage_error(&too_long), "{too_long}");
 }
 
@@ -36,10 +54,14 @@ fn the_signal_kernels_match_the_cpu_with_the_vector_in_each_home() {
 fn the_walks_match_the_cpu_for_every_number_of_distinct_addresses() {
     let (gpu, kernels) = open();
     for n in [1usize, 33, 1027] {
-        let points = measure::measure_walks(&gpu, &kernels, n, 37, &[1, 3, 32], QUICK, n as u64).unwrap();
+        let points =
+            measure::measure_walks(&gpu, &kernels, n, 37, &[1, 3, 32], QUICK, n as u64)
+                .unwrap();
         assert_eq!(points.len(), 9);
     }
-    assert!(is_usage_error(&measure::measure_walks(&gpu, &kernels, 10, 5, &[33], QUICK, 1).unwrap_err()));
+    assert!(is_usage_error(
+        &measure::measure_walks(&gpu, &kernels, 10, 5, &[33], QUICK, 1).unwrap_err()
+    ));
 }
 
 #[test]
@@ -47,8 +69,12 @@ fn the_walks_match_the_cpu_for_every_number_of_distinct_addresses() {
 fn the_stencils_match_the_cpu_at_odd_sizes() {
     let (gpu, kernels) = open();
     for n in [1usize, 2, 255, 256, 257, 1000, 100_003] {
-        let results = measure::measure_stencils(&gpu, &kernels, n, QUICK, n as u64).unwrap();
-        assert_eq!(results.iter().map(|(k, _)| *k).collect::<Vec<_>>(), StencilKernel::ALL);
+        let results =
+            measure::measure_stencils(&gpu, &kernels, n, QUICK, n as u64).unwrap();
+        assert_eq!(
+            results.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            StencilKernel::ALL
+        );
     }
 }
 
@@ -57,10 +83,16 @@ fn the_stencils_match_the_cpu_at_odd_sizes() {
 fn the_histograms_match_the_cpu_and_only_one_uses_local_memory() {
     let (gpu, kernels) = open();
     for n in [1usize, 1001, 1_000_003] {
-        let results = measure::measure_histograms(&gpu, &kernels, n, QUICK, n as u64).unwrap();
-        let local = results.iter().find(|r| r.kernel == HistogramKernel::Local).unwrap();
-        let registers = results.iter().find(|r| r.kernel == HistogramKernel::Registers).unwrap();
-        assert!(local.local_bytes_per_thread > 0, "the run-time-indexed array should live in local memory");
+        let results =
+            measure::measure_histograms(&gpu, &kernels, n, QUICK, n as u64).unwrap();
+        let local =
+            results.iter().find(|r| r.kernel == HistogramKernel::Local).unwrap();
+        let registers =
+            results.iter().find(|r| r.kernel == HistogramKernel::Registers).unwrap();
+        assert!(
+            local.local_bytes_per_thread > 0,
+            "the run-time-indexed array should live in local memory"
+        );
         assert_eq!(registers.local_bytes_per_thread, 0);
     }
 }
@@ -77,11 +109,26 @@ fn every_chase_ends_where_the_cpu_says() {
         (ChaseSpace::Constant, 12),
         (ChaseSpace::Constant, 16 << 10),
     ] {
-        let c = measure::measure_chase(&gpu, &kernels, space, footprint, 1001, QUICK, footprint as u64).unwrap();
+        let c = measure::measure_chase(
+            &gpu,
+            &kernels,
+            space,
+            footprint,
+            1001,
+            QUICK,
+            footprint as u64,
+        )
+        .unwrap();
         assert!(c.ns_per_load().0 > 0.0);
     }
-    for (space, footprint) in [(ChaseSpace::Shared, 64 << 10), (ChaseSpace::Constant, 32 << 10), (ChaseSpace::Global, 4)] {
-        let err = measure::measure_chase(&gpu, &kernels, space, footprint, 10, QUICK, 1).unwrap_err();
+    for (space, footprint) in [
+        (ChaseSpace::Shared, 64 << 10),
+        (ChaseSpace::Constant, 32 << 10),
+        (ChaseSpace::Global, 4),
+    ] {
+        let err =
+            measure::measure_chase(&gpu, &kernels, space, footprint, 10, QUICK, 1)
+                .unwrap_err();
         assert!(is_usage_error(&err), "{err}");
     }
 }
@@ -105,6 +152,7 @@ fn a_stencil_element_left_unwritten_is_caught() {
     gpu.poison(&mut b).unwrap();
     // Nothing wrote b: every element is NaN and must be reported.
     let got = gpu.stream.clone_dtoh(&b).unwrap();
-    let err = verify::check_exact("stencil3_global", "n=1001", &got, &want).unwrap_err();
+    let err =
+        verify::check_exact("stencil3_global", "n=1001", &got, &want).unwrap_err();
     assert_eq!((err.index, err.wrong), (0, n));
 }

@@ -18,12 +18,25 @@ fn open() -> (Gpu, Kernels) {
 fn every_step_matches_the_cpu_at_odd_sizes() {
     let (gpu, kernels) = open();
     // Tile remainders in every dimension; K and N multiples of 4 exercise the float4 path.
-    for dims in [(1, 1, 1), (7, 5, 3), (16, 16, 16), (127, 129, 131), (129, 132, 36), (300, 260, 1000), (1000, 1003, 517)] {
+    for dims in [
+        (1, 1, 1),
+        (7, 5, 3),
+        (16, 16, 16),
+        (127, 129, 131),
+        (129, 132, 36),
+        (300, 260, 1000),
+        (1000, 1003, 517),
+    ] {
         let mut ops = Operands::new(&gpu, dims, 7).unwrap();
         let reference = Reference::for_operands(&ops, 1);
-        assert_eq!(reference.rows.len(), dims.0, "small sizes are checked on every row");
+        assert_eq!(
+            reference.rows.len(),
+            dims.0,
+            "small sizes are checked on every row"
+        );
         for step in Step::ALL {
-            gemm::verify(&gpu, &kernels, step, &mut ops, &reference).unwrap_or_else(|e| panic!("{e:#}"));
+            gemm::verify(&gpu, &kernels, step, &mut ops, &reference)
+                .unwrap_or_else(|e| panic!("{e:#}"));
         }
     }
 }
@@ -46,8 +59,12 @@ fn a_result_never_written_is_caught() {
     assert!(got[1..].iter().all(|x| x.is_nan()), "poison is NaN");
     // And verify() itself poisons before it launches: a correct kernel passes right after.
     gemm::verify(&gpu, &kernels, Step::Tiled16, &mut ops, &reference).unwrap();
-    let wrong = Reference { rows: reference.rows.clone(), values: reference.values.iter().map(|v| v + 1.0).collect() };
-    let err = gemm::verify(&gpu, &kernels, Step::Tiled16, &mut ops, &wrong).unwrap_err();
+    let wrong = Reference {
+        rows: reference.rows.clone(),
+        values: reference.values.iter().map(|v| v + 1.0).collect(),
+    };
+    let err =
+        gemm::verify(&gpu, &kernels, Step::Tiled16, &mut ops, &wrong).unwrap_err();
     assert!(format!("{err}").contains("verification FAILED"), "{err}");
 }
 
@@ -59,7 +76,9 @@ fn occupancy_and_timing_are_sane() {
     let reference = Reference::for_operands(&ops, 1);
     for step in Step::ALL {
         gemm::verify(&gpu, &kernels, step, &mut ops, &reference).unwrap();
-        let stats = gemm::measure(&gpu, &kernels, step, &mut ops, Plan::new(1, 2, L2::Cold)).unwrap();
+        let stats =
+            gemm::measure(&gpu, &kernels, step, &mut ops, Plan::new(1, 2, L2::Cold))
+                .unwrap();
         assert!(stats.min_ms > 0.0);
         match gemm::occupancy(&kernels, step).unwrap() {
             None => assert_eq!(step, Step::Cublas),

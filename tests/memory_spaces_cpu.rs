@@ -9,10 +9,18 @@ use cmbook::harness::stats::Rate;
 use cmbook::harness::{kernels, plot, Stats};
 use cmbook::memory_spaces::exercises;
 use cmbook::memory_spaces::map::space_rows;
-use cmbook::memory_spaces::measure::{ChaseResult, ChaseSpace, HistogramKernel, HistogramResult, OnChip, SignalSize, StencilKernel, Timed, VectorHome, WalkPoint};
-use cmbook::memory_spaces::reference::{self, chain, cycle_length, follow, single_cycle, walk_addresses_per_warp};
+use cmbook::memory_spaces::measure::{
+    ChaseResult, ChaseSpace, HistogramKernel, HistogramResult, OnChip, SignalSize,
+    StencilKernel, Timed, VectorHome, WalkPoint,
+};
+use cmbook::memory_spaces::reference::{
+    self, chain, cycle_length, follow, single_cycle, walk_addresses_per_warp,
+};
 use cmbook::memory_spaces::report::{self, Results};
-use cmbook::memory_spaces::{BLOCK, CHASE_CONST_MAX, HIST_BINS, KERNEL_FILE, LINE_ELEMENTS, SIGNAL_MAX, TILE_ROWS};
+use cmbook::memory_spaces::{
+    BLOCK, CHASE_CONST_MAX, HIST_BINS, KERNEL_FILE, LINE_ELEMENTS, SIGNAL_MAX,
+    TILE_ROWS,
+};
 
 fn source() -> &'static str {
     kernels::source(KERNEL_FILE).expect("the kernel file is registered").source
@@ -20,19 +28,37 @@ fn source() -> &'static str {
 
 #[test]
 fn the_kernel_file_and_the_module_agree_on_every_constant() {
-    for (name, value) in [("BLOCK", BLOCK as usize), ("SIGNAL_MAX", SIGNAL_MAX), ("CHASE_CONST_MAX", CHASE_CONST_MAX), ("HIST_BINS", HIST_BINS), ("TILE_ROWS", TILE_ROWS)] {
-        let line = source().lines().find(|l| l.starts_with(&format!("#define {name} "))).unwrap_or_else(|| panic!("no #define {name}"));
+    for (name, value) in [
+        ("BLOCK", BLOCK as usize),
+        ("SIGNAL_MAX", SIGNAL_MAX),
+        ("CHASE_CONST_MAX", CHASE_CONST_MAX),
+        ("HIST_BINS", HIST_BINS),
+        ("TILE_ROWS", TILE_ROWS),
+    ] {
+        let line = source()
+            .lines()
+            .find(|l| l.starts_with(&format!("#define {name} ")))
+            .unwrap_or_else(|| panic!("no #define {name}"));
         let defined: usize = line.split_whitespace().nth(2).unwrap().parse().unwrap();
         assert_eq!(defined, value, "{name}");
     }
     // The walks mask with SIGNAL_MAX - 1 and the constant bank is 64 KiB.
-    const { assert!(SIGNAL_MAX.is_power_of_two() && 4 * (SIGNAL_MAX + CHASE_CONST_MAX) <= 64 * 1024 && LINE_ELEMENTS * 4 == 128) };
+    const {
+        assert!(
+            SIGNAL_MAX.is_power_of_two()
+                && 4 * (SIGNAL_MAX + CHASE_CONST_MAX) <= 64 * 1024
+                && LINE_ELEMENTS * 4 == 128
+        )
+    };
 }
 
 #[test]
 fn every_syncthreads_says_what_it_protects() {
     let lines: Vec<&str> = source().lines().collect();
-    let barriers: Vec<&&str> = lines.iter().filter(|l| l.contains("__syncthreads()") && !l.trim_start().starts_with("//")).collect();
+    let barriers: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains("__syncthreads()") && !l.trim_start().starts_with("//"))
+        .collect();
     assert!(barriers.len() >= 4);
     for l in barriers {
         assert!(l.contains("// protects"), "a barrier without its reason: {l}");
@@ -53,18 +79,29 @@ fn the_kernels_compile_and_the_histograms_land_where_the_chapter_says() {
     // The run-time-indexed histogram keeps a 64-byte array in local memory; the unrolled one
     // has none. (ptxas may still change its mind; the example prints what the driver reports.)
     let entry = |name: &str| {
-        let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no entry {name}"));
+        let start = ptx
+            .find(&format!(".entry {name}("))
+            .unwrap_or_else(|| panic!("no entry {name}"));
         let rest = &ptx[start..];
         let end = rest[1..].find(".entry ").map(|e| e + 1).unwrap_or(rest.len());
         rest[..end].to_string()
     };
-    assert!(entry("histogram_local").contains("__local_depot"), "histogram_local has no local array");
-    assert!(!entry("histogram_registers").contains(".local"), "histogram_registers uses local memory");
+    assert!(
+        entry("histogram_local").contains("__local_depot"),
+        "histogram_local has no local array"
+    );
+    assert!(
+        !entry("histogram_registers").contains(".local"),
+        "histogram_registers uses local memory"
+    );
     assert!(entry("apply_signal_const").contains("ld.const.f32"));
     assert!(entry("apply_signal_readonly").contains("ld.global.nc.f32"));
     assert!(entry("chase_const").contains("ld.const.u32"));
     assert!(entry("bandwidth_shared").contains("ld.shared.f32"));
-    assert!(!entry("bandwidth_registers").contains("ld.shared") && !entry("bandwidth_registers").contains(".local"));
+    assert!(
+        !entry("bandwidth_registers").contains("ld.shared")
+            && !entry("bandwidth_registers").contains(".local")
+    );
 }
 
 #[test]
@@ -80,14 +117,26 @@ fn the_signal_reference_reads_column_major_matrices() {
     let matrices = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 0.5, 0.5, 1.0, 1.0, 2.0, 2.0];
     let signal = [1.0f32, 10.0, 100.0];
     let got = reference::apply_signal(&matrices, &signal, 2, 3);
-    assert_eq!(got, vec![1.0 + 30.0 + 500.0, 2.0 + 40.0 + 600.0, 0.5 + 10.0 + 200.0, 0.5 + 10.0 + 200.0]);
+    assert_eq!(
+        got,
+        vec![
+            1.0 + 30.0 + 500.0,
+            2.0 + 40.0 + 600.0,
+            0.5 + 10.0 + 200.0,
+            0.5 + 10.0 + 200.0
+        ]
+    );
 }
 
 #[test]
 fn walk_groups_ask_for_exactly_distinct_addresses_per_warp() {
     for distinct in 1..=32u32 {
         for step in [0u32, 1, 8191, 100_000] {
-            assert_eq!(walk_addresses_per_warp(distinct, step), distinct as usize, "distinct {distinct} step {step}");
+            assert_eq!(
+                walk_addresses_per_warp(distinct, step),
+                distinct as usize,
+                "distinct {distinct} step {step}"
+            );
         }
     }
     // A walk of SIGNAL_MAX steps adds the whole table, whatever the start.
@@ -106,7 +155,10 @@ fn histograms_count_every_value_once() {
         assert_eq!(counts.iter().map(|&c| c as usize).sum::<usize>(), values.len());
         for bin in 0..HIST_BINS {
             let total: u32 = counts[bin * threads..(bin + 1) * threads].iter().sum();
-            assert_eq!(total as usize, values.iter().filter(|&&v| (v & 15) as usize == bin).count());
+            assert_eq!(
+                total as usize,
+                values.iter().filter(|&&v| (v & 15) as usize == bin).count()
+            );
         }
     }
 }
@@ -122,25 +174,35 @@ fn tile_values_are_exact_and_the_bandwidth_references_agree_on_one_pass_sums() {
     // the total over a warp's lanes equals 32 passes of the whole tile.
     let shared = reference::bandwidth_shared(2, 64, 32);
     let registers = reference::bandwidth_registers(2, 64, 32);
-    let tile_sum = |block: u32| (0..1024).map(|i| reference::tile_value(block, i) as f64).sum::<f64>();
-    let warp_sum = |v: &[f32], from: usize| v[from..from + 32].iter().map(|&x| x as f64).sum::<f64>();
+    let tile_sum = |block: u32| {
+        (0..1024).map(|i| reference::tile_value(block, i) as f64).sum::<f64>()
+    };
+    let warp_sum = |v: &[f32], from: usize| {
+        v[from..from + 32].iter().map(|&x| x as f64).sum::<f64>()
+    };
     assert_eq!(warp_sum(&shared, 0), 32.0 * tile_sum(0));
     assert_eq!(warp_sum(&registers, 64), 32.0 * tile_sum(1));
 }
 
 #[test]
 fn chains_are_single_cycles_through_every_slot() {
-    for (slots, stride) in [(2usize, 1usize), (3, 1), (1000, 1), (4096, 1), (777, LINE_ELEMENTS)] {
+    for (slots, stride) in
+        [(2usize, 1usize), (3, 1), (1000, 1), (4096, 1), (777, LINE_ELEMENTS)]
+    {
         let next = chain(slots, stride, slots as u64);
         assert_eq!(next.len(), slots * stride);
         assert_eq!(cycle_length(&next, 0), slots, "{slots} slots");
-        assert!(next.iter().enumerate().all(|(i, &n)| i % stride != 0 || (n as usize % stride == 0 && (n as usize) < next.len())));
+        assert!(next.iter().enumerate().all(|(i, &n)| i % stride != 0
+            || (n as usize % stride == 0 && (n as usize) < next.len())));
         // A walk of k steps returns to its start exactly when k is a multiple of the cycle.
         assert_eq!(follow(&next, 0, slots as u64), 0);
         assert_ne!(follow(&next, 0, slots as u64 + 1), 0);
     }
     let cycle = single_cycle(10_000, 9);
-    assert!(cycle.iter().enumerate().all(|(i, &n)| i as u32 != n), "a single cycle has no fixed point");
+    assert!(
+        cycle.iter().enumerate().all(|(i, &n)| i as u32 != n),
+        "a single cycle has no fixed point"
+    );
 }
 
 fn h100() -> DeviceInfo {
@@ -165,13 +227,29 @@ fn h100() -> DeviceInfo {
 fn the_map_shows_the_devices_capacities() {
     let rows = space_rows(&h100());
     let names: Vec<&str> = rows.iter().map(|r| r.space).collect();
-    assert_eq!(names, ["registers", "local", "shared", "global", "constant", "read-only path (texture)"]);
+    assert_eq!(
+        names,
+        [
+            "registers",
+            "local",
+            "shared",
+            "global",
+            "constant",
+            "read-only path (texture)"
+        ]
+    );
     assert!(rows[0].capacity.contains("65536") && rows[0].capacity.contains("256 KiB"));
-    assert!(rows[2].capacity.contains("227 KiB per block") && rows[2].capacity.contains("228 KiB per SM"));
-    assert!(rows[3].capacity.contains("80.0 GiB") && rows[3].capacity.contains("50 MiB"));
+    assert!(
+        rows[2].capacity.contains("227 KiB per block")
+            && rows[2].capacity.contains("228 KiB per SM")
+    );
+    assert!(
+        rows[3].capacity.contains("80.0 GiB") && rows[3].capacity.contains("50 MiB")
+    );
     assert_eq!(rows[4].capacity, "64 KiB");
     for r in &rows {
-        let cells = [r.declared, r.scope, r.lifetime, r.location, r.cached, r.threads, r.host];
+        let cells =
+            [r.declared, r.scope, r.lifetime, r.location, r.cached, r.threads, r.host];
         assert!(cells.iter().all(|c| !c.contains('|') && !c.is_empty()), "{r:?}");
     }
 }
@@ -188,14 +266,29 @@ fn made_up_results() -> Results {
     let mut walks = Vec::new();
     for distinct in [1u32, 2, 4, 8, 16, 32] {
         for (i, home) in VectorHome::ALL.into_iter().enumerate() {
-            walks.push(WalkPoint { home, distinct, timed: timed(0.1 * distinct as f64 * (i + 1) as f64, 1e9) });
+            walks.push(WalkPoint {
+                home,
+                distinct,
+                timed: timed(0.1 * distinct as f64 * (i + 1) as f64, 1e9),
+            });
         }
     }
-    let stencils = |ms: f64| StencilKernel::ALL.into_iter().map(|k| (k, timed(ms, 8e8))).collect::<Vec<_>>();
+    let stencils = |ms: f64| {
+        StencilKernel::ALL.into_iter().map(|k| (k, timed(ms, 8e8))).collect::<Vec<_>>()
+    };
     let mut chases = Vec::new();
-    for (space, footprints) in [(ChaseSpace::Global, vec![8 << 10, 1 << 20, 512 << 20]), (ChaseSpace::Shared, vec![1 << 10, 32 << 10]), (ChaseSpace::Constant, vec![1 << 10, 16 << 10])] {
+    for (space, footprints) in [
+        (ChaseSpace::Global, vec![8 << 10, 1 << 20, 512 << 20]),
+        (ChaseSpace::Shared, vec![1 << 10, 32 << 10]),
+        (ChaseSpace::Constant, vec![1 << 10, 16 << 10]),
+    ] {
         for (i, f) in footprints.into_iter().enumerate() {
-            chases.push(ChaseResult { space, footprint_bytes: f, steps: 100_000, stats: Stats::from_samples(&[1.0 + i as f64, 1.2 + i as f64]).unwrap() });
+            chases.push(ChaseResult {
+                space,
+                footprint_bytes: f,
+                steps: 100_000,
+                stats: Stats::from_samples(&[1.0 + i as f64, 1.2 + i as f64]).unwrap(),
+            });
         }
     }
     Results {
@@ -214,10 +307,20 @@ fn made_up_results() -> Results {
         histogram_n: 50_000_017,
         histograms: HistogramKernel::ALL
             .into_iter()
-            .map(|k| HistogramResult { kernel: k, registers_per_thread: 30, local_bytes_per_thread: 64, threads: 270_336, timed: timed(1.0, 5e7) })
+            .map(|k| HistogramResult {
+                kernel: k,
+                registers_per_thread: 30,
+                local_bytes_per_thread: 64,
+                threads: 270_336,
+                timed: timed(1.0, 5e7),
+            })
             .collect(),
         chases,
-        onchip: OnChip { shared: timed(0.3, 1e10), registers: timed(0.1, 1e10), passes: 256 },
+        onchip: OnChip {
+            shared: timed(0.3, 1e10),
+            registers: timed(0.1, 1e10),
+            passes: 256,
+        },
     }
 }
 
@@ -233,7 +336,10 @@ fn every_figure_and_table_is_drawn_from_made_up_results() {
     let figures = ["signal", "divergent", "stencil", "latency", "bandwidth"];
     let tables = ["map", "registers"];
     for stem in figures {
-        let rec = record::read_csv(&dir.path().join(format!("data/memory_spaces-{stem}.csv"))).unwrap();
+        let rec = record::read_csv(
+            &dir.path().join(format!("data/memory_spaces-{stem}.csv")),
+        )
+        .unwrap();
         assert!(rec.meta.get("l2").is_some(), "{stem} lacks its l2 key");
         assert!(dir.path().join(format!("memory_spaces-{stem}.svg")).exists());
     }
@@ -241,21 +347,40 @@ fn every_figure_and_table_is_drawn_from_made_up_results() {
         assert!(dir.path().join(format!("memory_spaces-{stem}.md")).exists());
     }
     assert!(plot::audit_figures(dir.path()).unwrap().is_empty());
-    let bandwidth = record::read_csv(&dir.path().join("data/memory_spaces-bandwidth.csv")).unwrap();
+    let bandwidth =
+        record::read_csv(&dir.path().join("data/memory_spaces-bandwidth.csv")).unwrap();
     assert_eq!(bandwidth.rows.len(), 6);
-    let registers = std::fs::read_to_string(dir.path().join("memory_spaces-registers.md")).unwrap();
-    assert!(registers.contains("`histogram_local`") && registers.contains("local bytes per thread"));
+    let registers =
+        std::fs::read_to_string(dir.path().join("memory_spaces-registers.md")).unwrap();
+    assert!(
+        registers.contains("`histogram_local`")
+            && registers.contains("local bytes per thread")
+    );
 }
 
 #[test]
 fn the_chapter_includes_every_figure_and_table_it_writes() {
-    let chapter = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/memory_spaces.md")).unwrap();
+    let chapter = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/memory_spaces.md"
+    ))
+    .unwrap();
     for stem in ["signal", "divergent", "stencil", "latency", "bandwidth"] {
-        assert!(chapter.contains(&format!("(figures/memory_spaces-{stem}.svg)")), "{stem}.svg");
-        assert!(chapter.contains(&format!("(figures/data/memory_spaces-{stem}.csv)")), "{stem}.csv");
+        assert!(
+            chapter.contains(&format!("(figures/memory_spaces-{stem}.svg)")),
+            "{stem}.svg"
+        );
+        assert!(
+            chapter.contains(&format!("(figures/data/memory_spaces-{stem}.csv)")),
+            "{stem}.csv"
+        );
     }
     for stem in ["map", "registers"] {
-        assert!(chapter.contains(&format!("{{{{#include figures/memory_spaces-{stem}.md}}}}")), "{stem}.md");
+        assert!(
+            chapter
+                .contains(&format!("{{{{#include figures/memory_spaces-{stem}.md}}}}")),
+            "{stem}.md"
+        );
     }
 }
 
@@ -270,7 +395,8 @@ fn exercise_answers() {
     assert_eq!(words, vec![(1, 1), (2, 2), (4, 4), (8, 8), (16, 16), (32, 32), (3, 3)]);
 
     // A single cycle covers everything; a shuffle, on average, about half.
-    let coverage: Vec<f64> = (0..40).map(|seed| exercises::shuffled_chain_coverage(1 << 14, seed)).collect();
+    let coverage: Vec<f64> =
+        (0..40).map(|seed| exercises::shuffled_chain_coverage(1 << 14, seed)).collect();
     let mean = coverage.iter().sum::<f64>() / coverage.len() as f64;
     assert!((0.35..0.65).contains(&mean), "mean coverage {mean}");
     assert!(coverage.iter().any(|&c| c < 0.1), "{coverage:?}");

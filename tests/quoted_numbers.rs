@@ -18,7 +18,9 @@ fn numbers_in(text: &str) -> Vec<f64> {
     let mut out = Vec::new();
     let mut current = String::new();
     for c in text.chars().chain(std::iter::once(' ')) {
-        if c.is_ascii_digit() || (c == '.' && !current.is_empty() && !current.contains('.')) {
+        if c.is_ascii_digit()
+            || (c == '.' && !current.is_empty() && !current.contains('.'))
+        {
             current.push(c);
         } else {
             if let Ok(v) = current.trim_end_matches('.').parse::<f64>() {
@@ -48,7 +50,8 @@ fn prose(markdown: &str) -> String {
     out
 }
 
-const UNITS: &[&str] = &["ms", "µs", "ns", "GB/s", "TB/s", "G reads/s", "×", "%", "times"];
+const UNITS: &[&str] =
+    &["ms", "µs", "ns", "GB/s", "TB/s", "G reads/s", "×", "%", "times"];
 
 /// `(text as written, value, decimals)` of every number followed by a measurement unit.
 fn quoted_measurements(prose: &str) -> Vec<(String, f64, usize)> {
@@ -57,18 +60,36 @@ fn quoted_measurements(prose: &str) -> Vec<(String, f64, usize)> {
     let mut i = 0;
     while i < chars.len() {
         let (start, c) = chars[i];
-        let preceded_by_word = i > 0 && (chars[i - 1].1.is_alphanumeric() || chars[i - 1].1 == '_' || chars[i - 1].1 == '^');
+        let preceded_by_word = i > 0
+            && (chars[i - 1].1.is_alphanumeric()
+                || chars[i - 1].1 == '_'
+                || chars[i - 1].1 == '^');
         if c.is_ascii_digit() && !preceded_by_word {
             let mut j = i;
-            while j < chars.len() && (chars[j].1.is_ascii_digit() || (chars[j].1 == '.' && j + 1 < chars.len() && chars[j + 1].1.is_ascii_digit())) {
+            while j < chars.len()
+                && (chars[j].1.is_ascii_digit()
+                    || (chars[j].1 == '.'
+                        && j + 1 < chars.len()
+                        && chars[j + 1].1.is_ascii_digit()))
+            {
                 j += 1;
             }
             let end = if j < chars.len() { chars[j].0 } else { prose.len() };
             let number = &prose[start..end];
             let rest = prose[end..].trim_start_matches(' ');
-            if UNITS.iter().any(|u| rest.starts_with(u) && !rest[u.len()..].starts_with(|c: char| c.is_alphabetic())) {
+            if UNITS.iter().any(|u| {
+                rest.starts_with(u)
+                    && !rest[u.len()..].starts_with(|c: char| c.is_alphabetic())
+            }) {
                 let decimals = number.split('.').nth(1).map_or(0, str::len);
-                found.push((format!("{number} {}", rest.chars().take(10).collect::<String>().trim_end()), number.parse().unwrap(), decimals));
+                found.push((
+                    format!(
+                        "{number} {}",
+                        rest.chars().take(10).collect::<String>().trim_end()
+                    ),
+                    number.parse().unwrap(),
+                    decimals,
+                ));
             }
             i = j.max(i + 1);
         } else {
@@ -91,7 +112,11 @@ impl Sources {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "csv") {
                 let text = std::fs::read_to_string(&path).unwrap();
-                let body: String = text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n");
+                let body: String = text
+                    .lines()
+                    .filter(|l| !l.starts_with('#'))
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 let mut values = numbers_in(&body);
                 values.retain(|v| *v != 0.0);
                 values.sort_by(f64::total_cmp);
@@ -100,7 +125,12 @@ impl Sources {
             }
         }
         let mut constants = Vec::new();
-        for file in ["src/cmm/paper.rs", "src/atax/report.rs", "src/atax/datasets.rs", "src/atax/mod.rs"] {
+        for file in [
+            "src/cmm/paper.rs",
+            "src/atax/report.rs",
+            "src/atax/datasets.rs",
+            "src/atax/mod.rs",
+        ] {
             if let Ok(text) = std::fs::read_to_string(Path::new(ROOT).join(file)) {
                 constants.extend(numbers_in(&text));
             }
@@ -114,7 +144,13 @@ impl Sources {
     fn explains(&self, value: f64, decimals: usize, is_ratio: bool) -> bool {
         let tolerance = 0.5 * 10f64.powi(-(decimals as i32)) + 1e-9;
         let near = |candidate: f64| (candidate - value).abs() <= tolerance;
-        let scaled = |v: f64| if is_ratio { vec![v, v * 100.0] } else { vec![v, v * 1e3, v / 1e3] };
+        let scaled = |v: f64| {
+            if is_ratio {
+                vec![v, v * 100.0]
+            } else {
+                vec![v, v * 1e3, v / 1e3]
+            }
+        };
         if self.constants.iter().copied().any(near) {
             return true;
         }
@@ -124,7 +160,9 @@ impl Sources {
                     && values.iter().any(|&a| {
                         values.iter().any(|&b| {
                             let r = a / b;
-                            near(r) || near(100.0 * (r - 1.0)) || near(100.0 * (1.0 - r))
+                            near(r)
+                                || near(100.0 * (r - 1.0))
+                                || near(100.0 * (1.0 - r))
                         })
                     }))
         })
@@ -144,15 +182,27 @@ fn every_quoted_measurement_is_in_the_data() {
         let text = prose(&std::fs::read_to_string(&path).unwrap());
         for (quoted, value, decimals) in quoted_measurements(&text) {
             checked += 1;
-            let is_ratio = ["×", "%", "times"].iter().any(|u| quoted.split_whitespace().nth(1).is_some_and(|w| w.starts_with(u)));
+            let is_ratio = ["×", "%", "times"].iter().any(|u| {
+                quoted.split_whitespace().nth(1).is_some_and(|w| w.starts_with(u))
+            });
             if !sources.explains(value, decimals, is_ratio) {
-                unexplained.push(format!("{}: \"{quoted}\"", path.file_name().unwrap().to_string_lossy()));
+                unexplained.push(format!(
+                    "{}: \"{quoted}\"",
+                    path.file_name().unwrap().to_string_lossy()
+                ));
             }
         }
     }
     eprintln!("quoted numbers: {checked} checked against the CSVs");
-    assert!(checked > 20, "only {checked} quoted measurements found: is the scanner broken?");
-    assert!(unexplained.is_empty(), "numbers in the text that no CSV (or source constant) explains:\n{}", unexplained.join("\n"));
+    assert!(
+        checked > 20,
+        "only {checked} quoted measurements found: is the scanner broken?"
+    );
+    assert!(
+        unexplained.is_empty(),
+        "numbers in the text that no CSV (or source constant) explains:\n{}",
+        unexplained.join("\n")
+    );
 }
 
 #[test]
@@ -160,7 +210,10 @@ fn the_scanner_finds_what_a_reader_reads_as_a_measurement() {
     let found = quoted_measurements("It took 102.1 ms, or 3.96× less; 5 GB/s and 40 µs. Listing 4 and n = 1024 are not measurements.");
     let values: Vec<(f64, usize)> = found.iter().map(|(_, v, d)| (*v, *d)).collect();
     assert_eq!(values, [(102.1, 1), (3.96, 2), (5.0, 0), (40.0, 0)]);
-    assert!(prose("a\n```rust\nlet x = 5 ms;\n```\nb 7 ms\n").contains("b 7 ms") && !prose("```\n5 ms\n```\n").contains('5'));
+    assert!(
+        prose("a\n```rust\nlet x = 5 ms;\n```\nb 7 ms\n").contains("b 7 ms")
+            && !prose("```\n5 ms\n```\n").contains('5')
+    );
 }
 
 #[test]

@@ -6,7 +6,10 @@ use cmbook::harness::record::{self, Meta};
 use cmbook::harness::{inputs, Stats};
 use cmbook::tiling::exercises::{legal_orders, smallest_square_tile};
 use cmbook::tiling::gemm::{reference_rows, sample_rows};
-use cmbook::tiling::legality::{all_orders, check_order, fully_permutable, lecture_nest_1, lecture_nest_2, lex_sign, run_nest, BadNest, Verdict};
+use cmbook::tiling::legality::{
+    all_orders, check_order, fully_permutable, lecture_nest_1, lecture_nest_2,
+    lex_sign, run_nest, BadNest, Verdict,
+};
 use cmbook::tiling::model::{self, Step};
 use cmbook::tiling::report::{self, MatmulResults, StepResult};
 use cmbook::tiling::{strip, traversal};
@@ -34,7 +37,10 @@ fn the_lectures_two_nests() {
     assert_eq!(lecture_nest_1(true), lecture_nest_1(false));
     // A[i+1][j-1] = A[i][j] + B[j]: distance (1, -1), interchange reverses it.
     let d2 = vec![vec![1, -1]];
-    assert_eq!(check_order(&d2, &[1, 0]).unwrap(), Verdict::Illegal { dependence: vec![1, -1], permuted: vec![-1, 1] });
+    assert_eq!(
+        check_order(&d2, &[1, 0]).unwrap(),
+        Verdict::Illegal { dependence: vec![1, -1], permuted: vec![-1, 1] }
+    );
     assert!(!fully_permutable(&d2, 2, 0, 1).unwrap());
     // The inner loop alone is a band of one: always permutable (the outer loop carries d).
     assert!(fully_permutable(&d2, 2, 1, 1).unwrap());
@@ -45,11 +51,26 @@ fn the_lectures_two_nests() {
 
 #[test]
 fn bad_input_is_rejected() {
-    assert_eq!(check_order(&[vec![0, 1]], &[0, 0]), Err(BadNest::NotAPermutation(vec![0, 0])));
-    assert_eq!(check_order(&[vec![0, 1]], &[0, 2]), Err(BadNest::NotAPermutation(vec![0, 2])));
-    assert_eq!(check_order(&[vec![0, 1, 1]], &[0, 1]), Err(BadNest::WrongLength { distance: vec![0, 1, 1], depth: 2 }));
-    assert_eq!(check_order(&[vec![0, -1]], &[0, 1]), Err(BadNest::NotPositive(vec![0, -1])));
-    assert_eq!(check_order(&[vec![0, 0]], &[0, 1]), Err(BadNest::NotPositive(vec![0, 0])));
+    assert_eq!(
+        check_order(&[vec![0, 1]], &[0, 0]),
+        Err(BadNest::NotAPermutation(vec![0, 0]))
+    );
+    assert_eq!(
+        check_order(&[vec![0, 1]], &[0, 2]),
+        Err(BadNest::NotAPermutation(vec![0, 2]))
+    );
+    assert_eq!(
+        check_order(&[vec![0, 1, 1]], &[0, 1]),
+        Err(BadNest::WrongLength { distance: vec![0, 1, 1], depth: 2 })
+    );
+    assert_eq!(
+        check_order(&[vec![0, -1]], &[0, 1]),
+        Err(BadNest::NotPositive(vec![0, -1]))
+    );
+    assert_eq!(
+        check_order(&[vec![0, 0]], &[0, 1]),
+        Err(BadNest::NotPositive(vec![0, 0]))
+    );
     assert_eq!(lex_sign(&[0, 0, -3, 5]), Ordering::Less);
 }
 
@@ -57,7 +78,10 @@ fn bad_input_is_rejected() {
 fn positive_vectors(depth: usize, r: i64) -> Vec<Vec<i64>> {
     let mut out = vec![vec![]];
     for _ in 0..depth {
-        out = out.into_iter().flat_map(|v| (-r..=r).map(move |x| [v.clone(), vec![x]].concat())).collect();
+        out = out
+            .into_iter()
+            .flat_map(|v| (-r..=r).map(move |x| [v.clone(), vec![x]].concat()))
+            .collect();
     }
     out.into_iter().filter(|v| lex_sign(v) == Ordering::Greater).collect()
 }
@@ -65,7 +89,8 @@ fn positive_vectors(depth: usize, r: i64) -> Vec<Vec<i64>> {
 #[test]
 fn legality_agrees_with_brute_force_on_two_deep_nests() {
     let singles = positive_vectors(2, 2);
-    let mut cases: Vec<Vec<Vec<i64>>> = singles.iter().map(|d| vec![d.clone()]).collect();
+    let mut cases: Vec<Vec<Vec<i64>>> =
+        singles.iter().map(|d| vec![d.clone()]).collect();
     for (i, a) in singles.iter().enumerate() {
         for b in &singles[i + 1..] {
             cases.push(vec![a.clone(), b.clone()]);
@@ -78,7 +103,11 @@ fn legality_agrees_with_brute_force_on_two_deep_nests() {
         let same = run_nest(6, deps, &[1, 0]) == original;
         assert_eq!(verdict == Verdict::Legal, same, "{deps:?}: {verdict}");
         assert_eq!(fully_permutable(deps, 2, 0, 1).unwrap(), same, "{deps:?}");
-        if same { legal += 1 } else { illegal += 1 }
+        if same {
+            legal += 1
+        } else {
+            illegal += 1
+        }
     }
     assert!(legal > 10 && illegal > 10, "{legal} legal, {illegal} illegal");
 }
@@ -86,12 +115,22 @@ fn legality_agrees_with_brute_force_on_two_deep_nests() {
 #[test]
 fn legality_agrees_with_brute_force_on_three_deep_nests() {
     let singles = positive_vectors(3, 1);
-    let pairs: Vec<Vec<Vec<i64>>> = singles.iter().step_by(3).flat_map(|a| singles.iter().step_by(4).map(move |b| vec![a.clone(), b.clone()])).collect();
+    let pairs: Vec<Vec<Vec<i64>>> = singles
+        .iter()
+        .step_by(3)
+        .flat_map(|a| {
+            singles.iter().step_by(4).map(move |b| vec![a.clone(), b.clone()])
+        })
+        .collect();
     for deps in singles.iter().map(|d| vec![d.clone()]).chain(pairs) {
         let original = run_nest(4, &deps, &[0, 1, 2]);
         for order in all_orders(3) {
             let verdict = check_order(&deps, &order).unwrap();
-            assert_eq!(verdict == Verdict::Legal, run_nest(4, &deps, &order) == original, "{deps:?} in order {order:?}: {verdict}");
+            assert_eq!(
+                verdict == Verdict::Legal,
+                run_nest(4, &deps, &order) == original,
+                "{deps:?} in order {order:?}: {verdict}"
+            );
         }
         // A fully permutable nest has all six orders legal.
         if fully_permutable(&deps, 3, 0, 2).unwrap() {
@@ -114,7 +153,9 @@ fn the_three_forms_of_the_tiling_example_agree() {
         assert_eq!(mined, want, "strip {s}");
         assert_eq!(tiled, want, "strip {s}");
     }
-    let sweep = strip::measure(strip::Problem { m: 3, n: 4096, strips: vec![64, 4096] }, 2, 3).unwrap();
+    let sweep =
+        strip::measure(strip::Problem { m: 3, n: 4096, strips: vec![64, 4096] }, 2, 3)
+            .unwrap();
     assert_eq!(sweep.points.len(), 2);
     assert_eq!(strip::predicted_bytes(16, 1 << 20), ((4 * 48) << 20, 4 * (18 << 20)));
 }
@@ -149,7 +190,8 @@ fn cpu_reference_matches_the_lectures_host_loop() {
     let got = reference_rows(&a, &b, (n, k), &rows);
     for i in 0..m {
         for j in 0..n {
-            let want: f64 = (0..k).map(|kk| a[i * k + kk] as f64 * b[kk * n + j] as f64).sum();
+            let want: f64 =
+                (0..k).map(|kk| a[i * k + kk] as f64 * b[kk * n + j] as f64).sum();
             assert!((got[i * n + j] - want).abs() < 1e-12);
         }
     }
@@ -163,7 +205,10 @@ fn cpu_reference_matches_the_lectures_host_loop() {
 fn exercise_solutions() {
     // Exercise 1: distances (1, 0, -1) and (0, 1, 1).
     let deps = vec![vec![1, 0, -1], vec![0, 1, 1]];
-    assert_eq!(legal_orders(&deps, 3).unwrap(), vec![vec![0, 1, 2], vec![0, 2, 1], vec![1, 0, 2]]);
+    assert_eq!(
+        legal_orders(&deps, 3).unwrap(),
+        vec![vec![0, 1, 2], vec![0, 2, 1], vec![1, 0, 2]]
+    );
     assert!(fully_permutable(&deps, 3, 1, 2).unwrap());
     assert!(!fully_permutable(&deps, 3, 0, 2).unwrap());
     let original = run_nest(4, &deps, &[0, 1, 2]);
@@ -182,19 +227,31 @@ fn stats(ms: f64) -> Stats {
 
 #[test]
 fn reports_are_written_with_provenance() {
-    let dir = std::env::temp_dir().join(format!("tiling-report-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("tiling-report-{}", std::process::id()));
     let meta = Meta::for_cpu("test");
     let t = traversal::measure(16, 1, 256).unwrap();
     report::write_traversal(&dir, &meta, &[t]).unwrap();
-    let sweep = strip::measure(strip::Problem { m: 2, n: 256, strips: vec![16, 256] }, 1, 1).unwrap();
+    let sweep =
+        strip::measure(strip::Problem { m: 2, n: 256, strips: vec![16, 256] }, 1, 1)
+            .unwrap();
     report::write_strip(&dir, &meta, &sweep).unwrap();
     report::write_predictions(&dir, &meta).unwrap();
-    let steps = Step::ALL.iter().enumerate().map(|(i, &step)| StepResult { step, occupancy: None, stats: stats(10.0 - i as f64) }).collect();
+    let steps = Step::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &step)| StepResult {
+            step,
+            occupancy: None,
+            stats: stats(10.0 - i as f64),
+        })
+        .collect();
     let results = MatmulResults { size: (64, 64, 64), steps, verified: vec![] };
     let lines = report::write_matmul(&dir, &meta, &results).unwrap();
     assert!(lines.last().unwrap().contains("target"), "{lines:?}");
     for stem in ["tiling-traversal", "tiling-strip", "tiling-matmul"] {
-        let rec = record::read_csv(&dir.join("data").join(format!("{stem}.csv"))).unwrap();
+        let rec =
+            record::read_csv(&dir.join("data").join(format!("{stem}.csv"))).unwrap();
         assert!(rec.meta.missing_provenance().is_empty(), "{stem}");
         assert!(rec.meta.get("l2").is_some(), "{stem}");
         assert!(dir.join(format!("{stem}.svg")).exists());

@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemv, GemvConfig};
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
+    PushKernelArg, ValidAsZeroBits,
+};
 
 use crate::harness::kernels::Module;
 use crate::harness::{inputs, Gpu};
@@ -16,7 +19,17 @@ use crate::harness::{inputs, Gpu};
 use super::KERNEL_FILE;
 
 /// `float` or `double`.
-pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + Into<f64> + Send + Sync + std::fmt::Debug + 'static {
+pub trait Element:
+    DeviceRepr
+    + ValidAsZeroBits
+    + Copy
+    + Default
+    + Into<f64>
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + 'static
+{
     /// The suffix of the kernels' names, `f32` or `f64`.
     const SUFFIX: &'static str;
     /// The C name, for tables.
@@ -34,7 +47,13 @@ pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + Into<f64> + S
     ///
     /// # Safety
     /// The addresses must hold what `cfg` describes.
-    unsafe fn gemv(blas: &CudaBlas, cfg: GemvConfig<Self>, a: &RawView<Self>, x: &RawView<Self>, y: &mut RawView<Self>) -> anyhow::Result<()>;
+    unsafe fn gemv(
+        blas: &CudaBlas,
+        cfg: GemvConfig<Self>,
+        a: &RawView<Self>,
+        x: &RawView<Self>,
+        y: &mut RawView<Self>,
+    ) -> anyhow::Result<()>;
 }
 
 impl Element for f32 {
@@ -50,7 +69,13 @@ impl Element for f32 {
     fn one() -> Self {
         1.0
     }
-    unsafe fn gemv(blas: &CudaBlas, cfg: GemvConfig<Self>, a: &RawView<Self>, x: &RawView<Self>, y: &mut RawView<Self>) -> anyhow::Result<()> {
+    unsafe fn gemv(
+        blas: &CudaBlas,
+        cfg: GemvConfig<Self>,
+        a: &RawView<Self>,
+        x: &RawView<Self>,
+        y: &mut RawView<Self>,
+    ) -> anyhow::Result<()> {
         Ok(blas.gemv(cfg, a, x, y)?)
     }
 }
@@ -68,7 +93,13 @@ impl Element for f64 {
     fn one() -> Self {
         1.0
     }
-    unsafe fn gemv(blas: &CudaBlas, cfg: GemvConfig<Self>, a: &RawView<Self>, x: &RawView<Self>, y: &mut RawView<Self>) -> anyhow::Result<()> {
+    unsafe fn gemv(
+        blas: &CudaBlas,
+        cfg: GemvConfig<Self>,
+        a: &RawView<Self>,
+        x: &RawView<Self>,
+        y: &mut RawView<Self>,
+    ) -> anyhow::Result<()> {
         Ok(blas.gemv(cfg, a, x, y)?)
     }
 }
@@ -97,13 +128,19 @@ impl<T> cudarc::driver::DeviceSlice<T> for RawView<T> {
 }
 
 impl<T> DevicePtr<T> for RawView<T> {
-    fn device_ptr<'a>(&'a self, _stream: &'a CudaStream) -> (CUdeviceptr, cudarc::driver::SyncOnDrop<'a>) {
+    fn device_ptr<'a>(
+        &'a self,
+        _stream: &'a CudaStream,
+    ) -> (CUdeviceptr, cudarc::driver::SyncOnDrop<'a>) {
         (self.ptr, cudarc::driver::SyncOnDrop::Sync(None))
     }
 }
 
 impl<T> cudarc::driver::DevicePtrMut<T> for RawView<T> {
-    fn device_ptr_mut<'a>(&'a mut self, _stream: &'a CudaStream) -> (CUdeviceptr, cudarc::driver::SyncOnDrop<'a>) {
+    fn device_ptr_mut<'a>(
+        &'a mut self,
+        _stream: &'a CudaStream,
+    ) -> (CUdeviceptr, cudarc::driver::SyncOnDrop<'a>) {
         (self.ptr, cudarc::driver::SyncOnDrop::Sync(None))
     }
 }
@@ -189,24 +226,43 @@ impl<T: Element> Kernels<T> {
     /// whole row of partial sums, which `reduce_partials` reads back, so for short matrices
     /// extra blocks cost more in partials than they add in loads in flight.
     pub fn fused_blocks(&self, m: usize, n: usize) -> anyhow::Result<u32> {
-        let shape = self.fused_shape(n).ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
+        let shape = self
+            .fused_shape(n)
+            .ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
         let f = self.fused_function(shape);
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(shape.threads, 0, None)?.max(1);
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(shape.threads, 0, None)?
+            .max(1);
         let pairs = m.max(1).div_ceil(2) as u32;
         let partials_cap = self.sms.max((m / 8) as u32);
         Ok((self.sms * per_sm).min(pairs).min(partials_cap).max(1))
     }
 
     fn fused_function(&self, shape: FusedShape) -> &CudaFunction {
-        &self.fused.iter().find(|(e, _)| *e == shape.columns_per_thread).expect("every instance is loaded").1
+        &self
+            .fused
+            .iter()
+            .find(|(e, _)| *e == shape.columns_per_thread)
+            .expect("every instance is loaded")
+            .1
     }
 
     /// Copies `x` (at most [`Element::X_CONST_CAPACITY`] elements) into `__constant__` memory.
-    pub fn upload_x_const(&self, stream: &Arc<CudaStream>, x: &[T]) -> anyhow::Result<()> {
-        anyhow::ensure!(x.len() <= T::X_CONST_CAPACITY, "x has {} elements; __constant__ holds {}", x.len(), T::X_CONST_CAPACITY);
+    pub fn upload_x_const(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: &[T],
+    ) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            x.len() <= T::X_CONST_CAPACITY,
+            "x has {} elements; __constant__ holds {}",
+            x.len(),
+            T::X_CONST_CAPACITY
+        );
         let mut symbol = self.module.get_global("x_const", stream)?;
         // SAFETY: the symbol is 64 KB, X_CONST_CAPACITY elements of T; x is no longer.
-        let mut view = unsafe { symbol.transmute_mut::<T>(x.len()) }.ok_or_else(|| anyhow::anyhow!("x_const is too small"))?;
+        let mut view = unsafe { symbol.transmute_mut::<T>(x.len()) }
+            .ok_or_else(|| anyhow::anyhow!("x_const is too small"))?;
         stream.memcpy_htod(x, &mut view)?;
         Ok(())
     }
@@ -214,7 +270,11 @@ impl<T: Element> Kernels<T> {
 
 fn grid_1d(threads: usize, block: u32) -> anyhow::Result<LaunchConfig> {
     let blocks = u32::try_from(threads.div_ceil(block as usize).max(1))?;
-    Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 })
+    Ok(LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    })
 }
 
 fn dims(m: usize, n: usize) -> anyhow::Result<(u32, u32)> {
@@ -250,19 +310,64 @@ impl<T: Element> Kernels<T> {
     ///
     /// # Safety
     /// `a` must hold m·n elements, `x` n and `tmp` m, all of type T.
-    pub unsafe fn launch_tmp(&self, s: &Arc<CudaStream>, kernel: TmpKernel, a: CUdeviceptr, x: CUdeviceptr, tmp: CUdeviceptr, (m, n): (usize, usize)) -> anyhow::Result<()> {
+    pub unsafe fn launch_tmp(
+        &self,
+        s: &Arc<CudaStream>,
+        kernel: TmpKernel,
+        a: CUdeviceptr,
+        x: CUdeviceptr,
+        tmp: CUdeviceptr,
+        (m, n): (usize, usize),
+    ) -> anyhow::Result<()> {
         if m == 0 {
             return Ok(());
         }
         let (m32, n32) = dims(m, n)?;
         match kernel {
-            TmpKernel::ThreadPerRow => s.launch_builder(&self.tmp_thread_per_row).arg(&a).arg(&x).arg(&tmp).arg(&m32).arg(&n32).launch(grid_1d(m, BLOCK)?)?,
-            TmpKernel::ThreadPerRowXConst => s.launch_builder(&self.tmp_x_const).arg(&a).arg(&tmp).arg(&m32).arg(&n32).launch(grid_1d(m, BLOCK)?)?,
-            TmpKernel::FromTransposed => s.launch_builder(&self.tmp_from_transposed).arg(&a).arg(&x).arg(&tmp).arg(&m32).arg(&n32).launch(grid_1d(m, BLOCK)?)?,
-            TmpKernel::WarpPerRow => s.launch_builder(&self.tmp_warp_per_row).arg(&a).arg(&x).arg(&tmp).arg(&m32).arg(&n32).launch(grid_1d(m * 32, BLOCK)?)?,
+            TmpKernel::ThreadPerRow => s
+                .launch_builder(&self.tmp_thread_per_row)
+                .arg(&a)
+                .arg(&x)
+                .arg(&tmp)
+                .arg(&m32)
+                .arg(&n32)
+                .launch(grid_1d(m, BLOCK)?)?,
+            TmpKernel::ThreadPerRowXConst => s
+                .launch_builder(&self.tmp_x_const)
+                .arg(&a)
+                .arg(&tmp)
+                .arg(&m32)
+                .arg(&n32)
+                .launch(grid_1d(m, BLOCK)?)?,
+            TmpKernel::FromTransposed => s
+                .launch_builder(&self.tmp_from_transposed)
+                .arg(&a)
+                .arg(&x)
+                .arg(&tmp)
+                .arg(&m32)
+                .arg(&n32)
+                .launch(grid_1d(m, BLOCK)?)?,
+            TmpKernel::WarpPerRow => s
+                .launch_builder(&self.tmp_warp_per_row)
+                .arg(&a)
+                .arg(&x)
+                .arg(&tmp)
+                .arg(&m32)
+                .arg(&n32)
+                .launch(grid_1d(m * 32, BLOCK)?)?,
             TmpKernel::TileShared => {
-                let cfg = LaunchConfig { grid_dim: (u32::try_from(m.div_ceil(32))?, 1, 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
-                s.launch_builder(&self.tmp_tile).arg(&a).arg(&x).arg(&tmp).arg(&m32).arg(&n32).launch(cfg)?
+                let cfg = LaunchConfig {
+                    grid_dim: (u32::try_from(m.div_ceil(32))?, 1, 1),
+                    block_dim: (32, 8, 1),
+                    shared_mem_bytes: 0,
+                };
+                s.launch_builder(&self.tmp_tile)
+                    .arg(&a)
+                    .arg(&x)
+                    .arg(&tmp)
+                    .arg(&m32)
+                    .arg(&n32)
+                    .launch(cfg)?
             }
         };
         Ok(())
@@ -272,13 +377,38 @@ impl<T: Element> Kernels<T> {
     ///
     /// # Safety
     /// `a` must hold m·n elements, `tmp` m and `y` n.
-    pub unsafe fn launch_y(&self, s: &Arc<CudaStream>, kernel: YKernel, a: CUdeviceptr, tmp: CUdeviceptr, y: CUdeviceptr, (m, n): (usize, usize)) -> anyhow::Result<()> {
+    pub unsafe fn launch_y(
+        &self,
+        s: &Arc<CudaStream>,
+        kernel: YKernel,
+        a: CUdeviceptr,
+        tmp: CUdeviceptr,
+        y: CUdeviceptr,
+        (m, n): (usize, usize),
+    ) -> anyhow::Result<()> {
         let (m32, n32) = dims(m, n)?;
         match kernel {
-            YKernel::ThreadPerCol => s.launch_builder(&self.y_thread_per_col).arg(&a).arg(&tmp).arg(&y).arg(&m32).arg(&n32).launch(grid_1d(n, BLOCK)?)?,
+            YKernel::ThreadPerCol => s
+                .launch_builder(&self.y_thread_per_col)
+                .arg(&a)
+                .arg(&tmp)
+                .arg(&y)
+                .arg(&m32)
+                .arg(&n32)
+                .launch(grid_1d(n, BLOCK)?)?,
             YKernel::TileShared => {
-                let cfg = LaunchConfig { grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
-                s.launch_builder(&self.y_tile).arg(&a).arg(&tmp).arg(&y).arg(&m32).arg(&n32).launch(cfg)?
+                let cfg = LaunchConfig {
+                    grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1),
+                    block_dim: (32, 8, 1),
+                    shared_mem_bytes: 0,
+                };
+                s.launch_builder(&self.y_tile)
+                    .arg(&a)
+                    .arg(&tmp)
+                    .arg(&y)
+                    .arg(&m32)
+                    .arg(&n32)
+                    .launch(cfg)?
             }
         };
         Ok(())
@@ -288,10 +418,29 @@ impl<T: Element> Kernels<T> {
     ///
     /// # Safety
     /// `a` and `at` must each hold m·n elements.
-    pub unsafe fn launch_transpose(&self, s: &Arc<CudaStream>, a: CUdeviceptr, at: CUdeviceptr, (m, n): (usize, usize)) -> anyhow::Result<()> {
+    pub unsafe fn launch_transpose(
+        &self,
+        s: &Arc<CudaStream>,
+        a: CUdeviceptr,
+        at: CUdeviceptr,
+        (m, n): (usize, usize),
+    ) -> anyhow::Result<()> {
         let (m32, n32) = dims(m, n)?;
-        let cfg = LaunchConfig { grid_dim: (u32::try_from(n.div_ceil(32))?, u32::try_from(m.div_ceil(32))?, 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
-        s.launch_builder(&self.transpose).arg(&a).arg(&at).arg(&m32).arg(&n32).launch(cfg)?;
+        let cfg = LaunchConfig {
+            grid_dim: (
+                u32::try_from(n.div_ceil(32))?,
+                u32::try_from(m.div_ceil(32))?,
+                1,
+            ),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        s.launch_builder(&self.transpose)
+            .arg(&a)
+            .arg(&at)
+            .arg(&m32)
+            .arg(&n32)
+            .launch(cfg)?;
         Ok(())
     }
 
@@ -301,11 +450,31 @@ impl<T: Element> Kernels<T> {
     ///
     /// # Safety
     /// `a` must hold m·n elements, `x` n, `partials` blocks·n.
-    pub unsafe fn launch_fused(&self, s: &Arc<CudaStream>, a: CUdeviceptr, x: CUdeviceptr, partials: CUdeviceptr, (m, n): (usize, usize), blocks: u32) -> anyhow::Result<()> {
-        let shape = self.fused_shape(n).ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
+    pub unsafe fn launch_fused(
+        &self,
+        s: &Arc<CudaStream>,
+        a: CUdeviceptr,
+        x: CUdeviceptr,
+        partials: CUdeviceptr,
+        (m, n): (usize, usize),
+        blocks: u32,
+    ) -> anyhow::Result<()> {
+        let shape = self
+            .fused_shape(n)
+            .ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
         let (m32, n32) = dims(m, n)?;
-        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (shape.threads, 1, 1), shared_mem_bytes: 0 };
-        s.launch_builder(self.fused_function(shape)).arg(&a).arg(&x).arg(&partials).arg(&m32).arg(&n32).launch(cfg)?;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (shape.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        s.launch_builder(self.fused_function(shape))
+            .arg(&a)
+            .arg(&x)
+            .arg(&partials)
+            .arg(&m32)
+            .arg(&n32)
+            .launch(cfg)?;
         Ok(())
     }
 
@@ -313,10 +482,26 @@ impl<T: Element> Kernels<T> {
     ///
     /// # Safety
     /// `partials` must hold blocks·n elements and `y` n.
-    pub unsafe fn launch_reduce_partials(&self, s: &Arc<CudaStream>, partials: CUdeviceptr, y: CUdeviceptr, blocks: u32, n: usize) -> anyhow::Result<()> {
+    pub unsafe fn launch_reduce_partials(
+        &self,
+        s: &Arc<CudaStream>,
+        partials: CUdeviceptr,
+        y: CUdeviceptr,
+        blocks: u32,
+        n: usize,
+    ) -> anyhow::Result<()> {
         let n32 = u32::try_from(n)?;
-        let cfg = LaunchConfig { grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1), block_dim: (32, 32, 1), shared_mem_bytes: 0 };
-        s.launch_builder(&self.reduce_partials).arg(&partials).arg(&y).arg(&blocks).arg(&n32).launch(cfg)?;
+        let cfg = LaunchConfig {
+            grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1),
+            block_dim: (32, 32, 1),
+            shared_mem_bytes: 0,
+        };
+        s.launch_builder(&self.reduce_partials)
+            .arg(&partials)
+            .arg(&y)
+            .arg(&blocks)
+            .arg(&n32)
+            .launch(cfg)?;
         Ok(())
     }
     // ANCHOR_END: launch_fused
@@ -326,12 +511,41 @@ impl<T: Element> Kernels<T> {
     ///
     /// # Safety
     /// `a` must hold m·n elements, `x` n, `tmp` m and `y` n.
-    pub unsafe fn launch_cublas(&self, s: &Arc<CudaStream>, a: CUdeviceptr, x: CUdeviceptr, tmp: CUdeviceptr, y: CUdeviceptr, (m, n): (usize, usize)) -> anyhow::Result<()> {
+    pub unsafe fn launch_cublas(
+        &self,
+        s: &Arc<CudaStream>,
+        a: CUdeviceptr,
+        x: CUdeviceptr,
+        tmp: CUdeviceptr,
+        y: CUdeviceptr,
+        (m, n): (usize, usize),
+    ) -> anyhow::Result<()> {
         let (mi, ni) = (i32::try_from(m)?, i32::try_from(n)?);
-        let cfg = |trans| GemvConfig { trans, m: ni, n: mi, alpha: T::one(), lda: ni.max(1), incx: 1, beta: T::default(), incy: 1 };
+        let cfg = |trans| GemvConfig {
+            trans,
+            m: ni,
+            n: mi,
+            alpha: T::one(),
+            lda: ni.max(1),
+            incx: 1,
+            beta: T::default(),
+            incy: 1,
+        };
         let a_view = RawView::<T>::new(a, m * n, s);
-        T::gemv(&self.blas, cfg(cublasOperation_t::CUBLAS_OP_T), &a_view, &RawView::new(x, n, s), &mut RawView::new(tmp, m, s))?;
-        T::gemv(&self.blas, cfg(cublasOperation_t::CUBLAS_OP_N), &a_view, &RawView::new(tmp, m, s), &mut RawView::new(y, n, s))?;
+        T::gemv(
+            &self.blas,
+            cfg(cublasOperation_t::CUBLAS_OP_T),
+            &a_view,
+            &RawView::new(x, n, s),
+            &mut RawView::new(tmp, m, s),
+        )?;
+        T::gemv(
+            &self.blas,
+            cfg(cublasOperation_t::CUBLAS_OP_N),
+            &a_view,
+            &RawView::new(tmp, m, s),
+            &mut RawView::new(y, n, s),
+        )?;
         Ok(())
     }
 }

@@ -27,7 +27,12 @@ pub fn widest_constant_x(elem_bytes: usize, reserved_bytes: usize) -> usize {
 /// at `h2d_gb_per_s` while a kernel that takes `kernel_ms` for all of A works on the chunks
 /// already copied: every chunk's kernel waits for its copy, so the last kernel starts after the
 /// whole copy (or after the previous kernels, if they are slower than the copies).
-pub fn pipelined_ms(a_bytes: u64, h2d_gb_per_s: f64, kernel_ms: f64, chunks: u32) -> f64 {
+pub fn pipelined_ms(
+    a_bytes: u64,
+    h2d_gb_per_s: f64,
+    kernel_ms: f64,
+    chunks: u32,
+) -> f64 {
     let copy_chunk = floor_ms(a_bytes, h2d_gb_per_s) / chunks as f64;
     let kernel_chunk = kernel_ms / chunks as f64;
     let mut copy_done = 0.0f64;

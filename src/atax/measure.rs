@@ -35,7 +35,11 @@ pub struct Plans {
 
 impl Plans {
     pub fn new(reps: usize) -> Self {
-        Self { warm: Plan::new(3, reps, L2::Warm), cold: Plan::new(3, reps, L2::Cold), slides: Plan::new(1, 5, L2::Warm) }
+        Self {
+            warm: Plan::new(3, reps, L2::Warm),
+            cold: Plan::new(3, reps, L2::Cold),
+            slides: Plan::new(1, 5, L2::Warm),
+        }
     }
 }
 
@@ -104,8 +108,12 @@ impl KernelVariant {
                 T::X_CONST_CAPACITY,
                 T::C_NAME
             )),
-            Self::Fused if super::device::fused_shape(n, T::FUSED_COLUMNS_PER_THREAD).is_none() => {
-                let most = 1024 * T::FUSED_COLUMNS_PER_THREAD.last().copied().unwrap_or(1) as usize;
+            Self::Fused
+                if super::device::fused_shape(n, T::FUSED_COLUMNS_PER_THREAD)
+                    .is_none() =>
+            {
+                let most = 1024
+                    * T::FUSED_COLUMNS_PER_THREAD.last().copied().unwrap_or(1) as usize;
                 Some(format!("the fused kernel keeps a row in registers: at most {most} {} columns", T::C_NAME))
             }
             _ => None,
@@ -150,9 +158,14 @@ pub struct DeviceProblem<T: Element> {
 }
 
 impl<T: Element> DeviceProblem<T> {
-    pub fn upload(gpu: &Gpu, k: &Kernels<T>, p: &HostProblem<T>) -> anyhow::Result<Self> {
+    pub fn upload(
+        gpu: &Gpu,
+        k: &Kernels<T>,
+        p: &HostProblem<T>,
+    ) -> anyhow::Result<Self> {
         let (m, n) = (p.d.m, p.d.n);
-        let fused_blocks = if k.fused_shape(n).is_some() { k.fused_blocks(m, n)? } else { 0 };
+        let fused_blocks =
+            if k.fused_shape(n).is_some() { k.fused_blocks(m, n)? } else { 0 };
         // The streamed fused pipeline gives each of its STREAMS chunks at least one row.
         let partial_rows = (fused_blocks as usize).max(STREAMS);
         let bytes = (2 * m * n + 2 * n + m + partial_rows * n) * T::BYTES;
@@ -171,8 +184,16 @@ impl<T: Element> DeviceProblem<T> {
 
 // ANCHOR: enqueue_variant
 /// Enqueues one kernel variant on `s`: y = Aᵀ(A·x) from the buffers of `dev`.
-pub fn enqueue_variant<T: Element>(k: &Kernels<T>, s: &Arc<CudaStream>, v: KernelVariant, dev: &DeviceProblem<T>, (m, n): (usize, usize)) -> anyhow::Result<()> {
-    let [a, at, x, tmp, y, partials] = [&dev.a, &dev.at, &dev.x, &dev.tmp, &dev.y, &dev.partials].map(|b| address(b, s));
+pub fn enqueue_variant<T: Element>(
+    k: &Kernels<T>,
+    s: &Arc<CudaStream>,
+    v: KernelVariant,
+    dev: &DeviceProblem<T>,
+    (m, n): (usize, usize),
+) -> anyhow::Result<()> {
+    let [a, at, x, tmp, y, partials] =
+        [&dev.a, &dev.at, &dev.x, &dev.tmp, &dev.y, &dev.partials]
+            .map(|b| address(b, s));
     // SAFETY: DeviceProblem::upload sized every buffer for (m, n) and fused_blocks.
     unsafe {
         match v {
@@ -232,7 +253,12 @@ pub struct Skipped {
 }
 
 /// Verifies every kernel variant on `p` and times it under `plans` if given.
-pub fn measure_kernels<T: Element>(gpu: &Gpu, k: &Kernels<T>, p: &HostProblem<T>, plans: Option<Plans>) -> anyhow::Result<(Vec<KernelResult>, Vec<Skipped>)> {
+pub fn measure_kernels<T: Element>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    p: &HostProblem<T>,
+    plans: Option<Plans>,
+) -> anyhow::Result<(Vec<KernelResult>, Vec<Skipped>)> {
     let mut dev = DeviceProblem::upload(gpu, k, p)?;
     let mn = (p.d.m, p.d.n);
     let (mut results, mut skipped) = (Vec::new(), Vec::new());
@@ -260,7 +286,14 @@ pub fn measure_kernels<T: Element>(gpu: &Gpu, k: &Kernels<T>, p: &HostProblem<T>
             }
             None => None,
         };
-        results.push(KernelResult { d: p.d, elem: T::C_NAME, variant: v, check, times, bytes: bytes_moved(p.d, T::BYTES, v.passes_over_a()) });
+        results.push(KernelResult {
+            d: p.d,
+            elem: T::C_NAME,
+            variant: v,
+            check,
+            times,
+            bytes: bytes_moved(p.d, T::BYTES, v.passes_over_a()),
+        });
     }
     Ok((results, skipped))
 }
@@ -357,14 +390,30 @@ struct EndToEnd<'a, T: Element> {
 }
 
 /// Moves managed memory to the device (`to_device`) or to the host, on `s`.
-fn prefetch(s: &CudaStream, ptr: CUdeviceptr, bytes: usize, to_device: bool, ordinal: i32) -> anyhow::Result<()> {
+fn prefetch(
+    s: &CudaStream,
+    ptr: CUdeviceptr,
+    bytes: usize,
+    to_device: bool,
+    ordinal: i32,
+) -> anyhow::Result<()> {
     let location = if to_device {
-        CUmemLocation { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: ordinal }
+        CUmemLocation {
+            type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: ordinal,
+        }
     } else {
         CUmemLocation { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, id: 0 }
     };
     // SAFETY: ptr and bytes describe a managed allocation alive for the call's duration.
-    unsafe { cudarc::driver::result::mem_prefetch_async(ptr, bytes.max(1), location, s.cu_stream())? };
+    unsafe {
+        cudarc::driver::result::mem_prefetch_async(
+            ptr,
+            bytes.max(1),
+            location,
+            s.cu_stream(),
+        )?
+    };
     Ok(())
 }
 
@@ -377,14 +426,22 @@ impl<T: Element> EndToEnd<'_, T> {
     /// Enqueues the streamed pipeline on `s` and the chunk streams: x first, then for each row
     /// chunk its copy and its kernel on the chunk's stream; `s` waits for every chunk, then
     /// finishes y and copies it back.
-    fn enqueue_streamed(&mut self, s: &Arc<CudaStream>, a_host: &[T], y_host: &mut [T], chunk_kernel: Option<TmpKernel>) -> anyhow::Result<()> {
+    fn enqueue_streamed(
+        &mut self,
+        s: &Arc<CudaStream>,
+        a_host: &[T],
+        y_host: &mut [T],
+        chunk_kernel: Option<TmpKernel>,
+    ) -> anyhow::Result<()> {
         let (m, n) = (self.p.d.m, self.p.d.n);
         let ctx = &self.gpu.ctx;
         s.memcpy_htod(&self.p.x, &mut self.dev.x)?;
         let fork = ctx.new_event(None)?;
         fork.record(s)?;
         let blocks_per_chunk = (self.dev.fused_blocks / STREAMS as u32).max(1);
-        let [a, x, tmp, partials] = [&self.dev.a, &self.dev.x, &self.dev.tmp, &self.dev.partials].map(|b| address(b, s));
+        let [a, x, tmp, partials] =
+            [&self.dev.a, &self.dev.x, &self.dev.tmp, &self.dev.partials]
+                .map(|b| address(b, s));
         let mut joins = Vec::with_capacity(STREAMS);
         for c in 0..STREAMS {
             let (r0, r1) = (c * m / STREAMS, (c + 1) * m / STREAMS);
@@ -397,10 +454,27 @@ impl<T: Element> EndToEnd<'_, T> {
                 // SAFETY: the chunk's rows lie inside A and tmp; block ranges inside partials.
                 unsafe {
                     match chunk_kernel {
-                        Some(kernel) => self.k.launch_tmp(cs, kernel, a_chunk, x, Self::elem_offset(tmp, r0), (r1 - r0, n))?,
+                        Some(kernel) => self.k.launch_tmp(
+                            cs,
+                            kernel,
+                            a_chunk,
+                            x,
+                            Self::elem_offset(tmp, r0),
+                            (r1 - r0, n),
+                        )?,
                         None => {
-                            let part = Self::elem_offset(partials, c * blocks_per_chunk as usize * n);
-                            self.k.launch_fused(cs, a_chunk, x, part, (r1 - r0, n), blocks_per_chunk.min((r1 - r0) as u32))?;
+                            let part = Self::elem_offset(
+                                partials,
+                                c * blocks_per_chunk as usize * n,
+                            );
+                            self.k.launch_fused(
+                                cs,
+                                a_chunk,
+                                x,
+                                part,
+                                (r1 - r0, n),
+                                blocks_per_chunk.min((r1 - r0) as u32),
+                            )?;
                         }
                     }
                 }
@@ -416,8 +490,16 @@ impl<T: Element> EndToEnd<'_, T> {
         // SAFETY: as above.
         unsafe {
             match chunk_kernel {
-                Some(_) => self.k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))?,
-                None => self.k.launch_reduce_partials(s, partials, y, self.chunk_partial_rows(blocks_per_chunk), n)?,
+                Some(_) => {
+                    self.k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))?
+                }
+                None => self.k.launch_reduce_partials(
+                    s,
+                    partials,
+                    y,
+                    self.chunk_partial_rows(blocks_per_chunk),
+                    n,
+                )?,
             }
         }
         s.memcpy_dtoh(&self.dev.y, y_host)?;
@@ -440,15 +522,27 @@ impl<T: Element> EndToEnd<'_, T> {
     }
 
     /// Enqueues `strategy` on `s`, leaving y in host memory.
-    fn enqueue(&mut self, s: &Arc<CudaStream>, strategy: Strategy, a_pinned: &[T], y_pinned: &mut [T]) -> anyhow::Result<()> {
+    fn enqueue(
+        &mut self,
+        s: &Arc<CudaStream>,
+        strategy: Strategy,
+        a_pinned: &[T],
+        y_pinned: &mut [T],
+    ) -> anyhow::Result<()> {
         let (m, n) = (self.p.d.m, self.p.d.n);
         let k = self.k;
         match strategy {
             Strategy::PageableBaseline | Strategy::PageableTiled => {
                 s.memcpy_htod(&self.p.a, &mut self.dev.a)?;
                 s.memcpy_htod(&self.p.x, &mut self.dev.x)?;
-                let [a, x, tmp, y] = [&self.dev.a, &self.dev.x, &self.dev.tmp, &self.dev.y].map(|b| address(b, s));
-                let (tk, yk) = if strategy == Strategy::PageableTiled { (TmpKernel::TileShared, YKernel::TileShared) } else { (TmpKernel::ThreadPerRow, YKernel::ThreadPerCol) };
+                let [a, x, tmp, y] =
+                    [&self.dev.a, &self.dev.x, &self.dev.tmp, &self.dev.y]
+                        .map(|b| address(b, s));
+                let (tk, yk) = if strategy == Strategy::PageableTiled {
+                    (TmpKernel::TileShared, YKernel::TileShared)
+                } else {
+                    (TmpKernel::ThreadPerRow, YKernel::ThreadPerCol)
+                };
                 // SAFETY: DeviceProblem sized the buffers for (m, n).
                 unsafe {
                     k.launch_tmp(s, tk, a, x, tmp, (m, n))?;
@@ -460,12 +554,19 @@ impl<T: Element> EndToEnd<'_, T> {
                 s.memcpy_htod(a_pinned, &mut self.dev.a)?;
                 let x_pinned = self.pinned_x.as_slice()?;
                 s.memcpy_htod(x_pinned, &mut self.dev.x)?;
-                let v = if strategy == Strategy::PinnedFused { KernelVariant::Fused } else { KernelVariant::Baseline };
+                let v = if strategy == Strategy::PinnedFused {
+                    KernelVariant::Fused
+                } else {
+                    KernelVariant::Baseline
+                };
                 enqueue_variant(k, s, v, &self.dev, (m, n))?;
                 s.memcpy_dtoh(&self.dev.y, y_pinned)?;
             }
             Strategy::Unified | Strategy::UnifiedPrefetch => {
-                let u = self.unified.as_ref().expect("unified buffers exist when the strategy runs");
+                let u = self
+                    .unified
+                    .as_ref()
+                    .expect("unified buffers exist when the strategy runs");
                 let [a, x, tmp, y] = [&u.a, &u.x, &u.tmp, &u.y].map(|b| address(b, s));
                 if strategy == Strategy::UnifiedPrefetch {
                     let ordinal = self.gpu.ctx.ordinal() as i32;
@@ -479,9 +580,21 @@ impl<T: Element> EndToEnd<'_, T> {
                 }
                 s.memcpy_dtoh(&u.y, y_pinned)?;
             }
-            Strategy::StreamsThreadPerRow => self.enqueue_streamed(s, a_pinned, y_pinned, Some(TmpKernel::ThreadPerRow))?,
-            Strategy::StreamsWarpPerRow => self.enqueue_streamed(s, a_pinned, y_pinned, Some(TmpKernel::WarpPerRow))?,
-            Strategy::StreamsFused => self.enqueue_streamed(s, a_pinned, y_pinned, None)?,
+            Strategy::StreamsThreadPerRow => self.enqueue_streamed(
+                s,
+                a_pinned,
+                y_pinned,
+                Some(TmpKernel::ThreadPerRow),
+            )?,
+            Strategy::StreamsWarpPerRow => self.enqueue_streamed(
+                s,
+                a_pinned,
+                y_pinned,
+                Some(TmpKernel::WarpPerRow),
+            )?,
+            Strategy::StreamsFused => {
+                self.enqueue_streamed(s, a_pinned, y_pinned, None)?
+            }
         }
         Ok(())
     }
@@ -499,7 +612,12 @@ impl<T: Element> EndToEnd<'_, T> {
 }
 
 /// Verifies every host strategy on `p` and times it end to end under `plans` if given.
-pub fn measure_end_to_end<T: Element>(gpu: &Gpu, k: &Kernels<T>, p: &HostProblem<T>, plans: Option<Plans>) -> anyhow::Result<(Vec<EndToEndResult>, Vec<Skipped>)> {
+pub fn measure_end_to_end<T: Element>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    p: &HostProblem<T>,
+    plans: Option<Plans>,
+) -> anyhow::Result<(Vec<EndToEndResult>, Vec<Skipped>)> {
     let (m, n) = (p.d.m, p.d.n);
     let a_bytes = m * n * T::BYTES;
     let dev = DeviceProblem::upload(gpu, k, p)?;
@@ -523,24 +641,44 @@ pub fn measure_end_to_end<T: Element>(gpu: &Gpu, k: &Kernels<T>, p: &HostProblem
     } else {
         None
     };
-    let streams = (0..STREAMS).map(|_| gpu.ctx.new_stream()).collect::<Result<Vec<_>, _>>()?;
+    let streams =
+        (0..STREAMS).map(|_| gpu.ctx.new_stream()).collect::<Result<Vec<_>, _>>()?;
     let mut pinned_y = pinned_y;
     // The pinned buffers' host views, taken once: a view taken inside the timed work would wait
     // for the previous repetition's copy and put that wait inside the timing.
     let a_host = pinned_a.as_slice()?;
     let y_host = pinned_y.as_mut_slice()?;
-    let mut e2e = EndToEnd { gpu, k, p, dev, pinned_x, pageable_y: vec![T::default(); n], unified, streams };
+    let mut e2e = EndToEnd {
+        gpu,
+        k,
+        p,
+        dev,
+        pinned_x,
+        pageable_y: vec![T::default(); n],
+        unified,
+        streams,
+    };
 
     let (mut results, mut skipped) = (Vec::new(), Vec::new());
     for strategy in Strategy::ALL {
         if strategy.uses_unified() && e2e.unified.is_none() {
             let why = format!("A is {:.2} GiB; managed memory is capped at {:.0} GiB and half the free memory", a_bytes as f64 / (1u64 << 30) as f64, UNIFIED_CAP_BYTES as f64 / (1u64 << 30) as f64);
-            skipped.push(Skipped { d: p.d, elem: T::C_NAME, what: strategy.name(), why });
+            skipped.push(Skipped {
+                d: p.d,
+                elem: T::C_NAME,
+                what: strategy.name(),
+                why,
+            });
             continue;
         }
         if strategy.uses_fused() {
             if let Some(why) = KernelVariant::Fused.unsupported::<T>(n) {
-                skipped.push(Skipped { d: p.d, elem: T::C_NAME, what: strategy.name(), why });
+                skipped.push(Skipped {
+                    d: p.d,
+                    elem: T::C_NAME,
+                    what: strategy.name(),
+                    why,
+                });
                 continue;
             }
             e2e.zero_unused_partials()?;
@@ -558,30 +696,47 @@ pub fn measure_end_to_end<T: Element>(gpu: &Gpu, k: &Kernels<T>, p: &HostProblem
             let s = gpu.stream.clone();
             e2e.enqueue(&s, strategy, a_host, y_host)?;
             s.synchronize()?;
-            let got: &[T] = if strategy == Strategy::PageableBaseline || strategy == Strategy::PageableTiled { &e2e.pageable_y } else { &*y_host };
+            let got: &[T] = if strategy == Strategy::PageableBaseline
+                || strategy == Strategy::PageableTiled
+            {
+                &e2e.pageable_y
+            } else {
+                &*y_host
+            };
             let check = p.check(strategy.name(), got)?;
             let times = match plans {
                 None => None,
                 Some(plans) => {
                     let mut run = |plan: Plan| -> anyhow::Result<Stats> {
                         if !strategy.uses_unified() {
-                            return gpu.time(plan, |s| e2e.enqueue(s, strategy, a_host, y_host));
+                            return gpu.time(plan, |s| {
+                                e2e.enqueue(s, strategy, a_host, y_host)
+                            });
                         }
                         // Each repetition starts with A on the host, as in a fresh run.
                         let mut samples = Vec::with_capacity(plan.reps);
                         for rep in 0..plan.warmup + plan.reps {
                             e2e.unified_to_host()?;
-                            let one = gpu.time(Plan::new(0, 1, plan.l2), |s| e2e.enqueue(s, strategy, a_host, y_host))?;
+                            let one = gpu.time(Plan::new(0, 1, plan.l2), |s| {
+                                e2e.enqueue(s, strategy, a_host, y_host)
+                            })?;
                             if rep >= plan.warmup {
                                 samples.push(one.median_ms);
                             }
                         }
-                        Stats::from_samples(&samples).ok_or_else(|| anyhow::anyhow!("no samples"))
+                        Stats::from_samples(&samples)
+                            .ok_or_else(|| anyhow::anyhow!("no samples"))
                     };
                     Some((run(plans.warm)?, run(plans.slides)?))
                 }
             };
-            results.push(EndToEndResult { d: p.d, elem: T::C_NAME, strategy, check, times });
+            results.push(EndToEndResult {
+                d: p.d,
+                elem: T::C_NAME,
+                strategy,
+                check,
+                times,
+            });
         }
     }
     for s in &e2e.streams {
@@ -597,9 +752,28 @@ fn f64_nan<T: Element>() -> T {
 }
 
 /// Host↔device ceilings for A's size, measured with the chapter's ceilings functions.
-pub fn a_transfer_ms(gpu: &Gpu, bytes: usize, plan: Plan, seed: u64) -> anyhow::Result<(Stats, Stats)> {
+pub fn a_transfer_ms(
+    gpu: &Gpu,
+    bytes: usize,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<(Stats, Stats)> {
     use crate::ceilings::{measure_transfer, Direction, HostMemory};
-    let pinned = measure_transfer(gpu, bytes.max(1), Direction::HostToDevice, HostMemory::Pinned, plan, seed)?;
-    let pageable = measure_transfer(gpu, bytes.max(1), Direction::HostToDevice, HostMemory::Pageable, plan, seed + 1)?;
+    let pinned = measure_transfer(
+        gpu,
+        bytes.max(1),
+        Direction::HostToDevice,
+        HostMemory::Pinned,
+        plan,
+        seed,
+    )?;
+    let pageable = measure_transfer(
+        gpu,
+        bytes.max(1),
+        Direction::HostToDevice,
+        HostMemory::Pageable,
+        plan,
+        seed + 1,
+    )?;
     Ok((pinned, pageable))
 }

@@ -19,7 +19,12 @@ pub struct Reference {
 
 // ANCHOR: reference
 /// y = Aᵀ(A·x) for a row-major `m` × `n` matrix, every sum accumulated in `f64`.
-pub fn atax<T: Copy + Into<f64> + Sync>(a: &[T], x: &[T], m: usize, n: usize) -> Reference {
+pub fn atax<T: Copy + Into<f64> + Sync>(
+    a: &[T],
+    x: &[T],
+    m: usize,
+    n: usize,
+) -> Reference {
     assert_eq!(a.len(), m * n, "A must hold m × n elements");
     assert_eq!(x.len(), n, "x must hold n elements");
     let tmp: Vec<f64> = a

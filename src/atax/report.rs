@@ -48,10 +48,14 @@ fn key(d: &Dataset, elem: &str) -> String {
 
 impl Results {
     fn kernel(&self, d: &str, elem: &str, v: KernelVariant) -> Option<&KernelResult> {
-        self.kernels.iter().find(|r| r.d.name == d && r.elem == elem && r.variant == v && r.times.is_some())
+        self.kernels.iter().find(|r| {
+            r.d.name == d && r.elem == elem && r.variant == v && r.times.is_some()
+        })
     }
     fn e2e(&self, d: &str, elem: &str, s: Strategy) -> Option<&EndToEndResult> {
-        self.end_to_end.iter().find(|r| r.d.name == d && r.elem == elem && r.strategy == s && r.times.is_some())
+        self.end_to_end.iter().find(|r| {
+            r.d.name == d && r.elem == elem && r.strategy == s && r.times.is_some()
+        })
     }
     fn transfer(&self, d: &str, elem: &str) -> Option<&Transfer> {
         self.transfers.iter().find(|t| t.d.name == d && t.elem == elem)
@@ -155,15 +159,39 @@ pub const SLIDES_TO_OURS: [(&str, Strategy); 5] = [
 pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<String>> {
     let cold = meta.clone().with("l2", "cold");
     let warm = meta.clone().with("l2", "warm");
-    let after_copy = meta.clone().with("l2", "warm (the copies of A just wrote it; the part that fits stays in L2)");
+    let after_copy = meta.clone().with(
+        "l2",
+        "warm (the copies of A just wrote it; the part that fits stays in L2)",
+    );
 
     // Ceilings.
-    let mut ceilings = vec![CeilingRow { quantity: format!("device copy kernel, {} MiB, L2 cold (read + write)", r.copy_bytes >> 20), value: format!("{:.0} GB/s", r.copy_gbps) }];
+    let mut ceilings = vec![CeilingRow {
+        quantity: format!(
+            "device copy kernel, {} MiB, L2 cold (read + write)",
+            r.copy_bytes >> 20
+        ),
+        value: format!("{:.0} GB/s", r.copy_gbps),
+    }];
     for t in &r.transfers {
         let gbps = |s: &Stats| t.bytes as f64 / (s.median_ms * 1e-3) / 1e9;
-        ceilings.push(CeilingRow { quantity: format!("H2D of A at {} ({}), pinned / pageable", t.d.label(), t.elem), value: format!("{:.1} / {:.1} GB/s", gbps(&t.pinned), gbps(&t.pageable)) });
+        ceilings.push(CeilingRow {
+            quantity: format!(
+                "H2D of A at {} ({}), pinned / pageable",
+                t.d.label(),
+                t.elem
+            ),
+            value: format!("{:.1} / {:.1} GB/s", gbps(&t.pinned), gbps(&t.pageable)),
+        });
     }
-    record::write_table(dir, "atax-ceilings", &meta.clone().with("title", "Ceilings measured in the same run").with("l2", "cold for the copy kernel"), &ceilings)?;
+    record::write_table(
+        dir,
+        "atax-ceilings",
+        &meta
+            .clone()
+            .with("title", "Ceilings measured in the same run")
+            .with("l2", "cold for the copy kernel"),
+        &ceilings,
+    )?;
 
     // Kernels.
     let kernel_rows: Vec<KernelRow> = r
@@ -188,7 +216,15 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             })
         })
         .collect();
-    record::write_table(dir, "atax-kernels", &meta.clone().with("title", "Kernel times, A already on the device (L2 warm and cold)").with("l2", "warm and cold (both columns)"), &kernel_rows)?;
+    record::write_table(
+        dir,
+        "atax-kernels",
+        &meta
+            .clone()
+            .with("title", "Kernel times, A already on the device (L2 warm and cold)")
+            .with("l2", "warm and cold (both columns)"),
+        &kernel_rows,
+    )?;
 
     // End to end.
     let e2e_rows: Vec<EndToEndRow> = r
@@ -197,7 +233,10 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         .filter_map(|e| {
             let (m, s) = e.times.as_ref()?;
             let (sp, sp_slides) = r.e2e_speedup(e.d.name, e.elem, e.strategy)?;
-            let copy = r.transfer(e.d.name, e.elem).map(|t| ratio(m.median_ms / t.pinned.median_ms)).unwrap_or_else(|| "—".into());
+            let copy = r
+                .transfer(e.d.name, e.elem)
+                .map(|t| ratio(m.median_ms / t.pinned.median_ms))
+                .unwrap_or_else(|| "—".into());
             Some(EndToEndRow {
                 dataset: e.d.label(),
                 r#type: e.elem,
@@ -212,19 +251,37 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             })
         })
         .collect();
-    record::write_table(dir, "atax-end-to-end", &after_copy.clone().with("title", "End to end: copies in, kernels, y back; speedup over pageable + baseline"), &e2e_rows)?;
+    record::write_table(
+        dir,
+        "atax-end-to-end",
+        &after_copy.clone().with(
+            "title",
+            "End to end: copies in, kernels, y back; speedup over pageable + baseline",
+        ),
+        &e2e_rows,
+    )?;
 
     // The slides' claims next to ours.
     let mut slides_rows = Vec::new();
     for (technique, ours) in SLIDES_TO_OURS {
-        let claim = SLIDES_CLAIMS.iter().find(|c| c.slides_name == technique).map(|c| c.speedup);
+        let claim = SLIDES_CLAIMS
+            .iter()
+            .find(|c| c.slides_name == technique)
+            .map(|c| c.speedup);
         for (d, elem) in r.datasets() {
-            let Some((sp, sp_slides)) = r.e2e_speedup(d.name, elem, ours) else { continue };
+            let Some((sp, sp_slides)) = r.e2e_speedup(d.name, elem, ours) else {
+                continue;
+            };
             let kernels_only = match ours {
                 Strategy::PageableTiled => r
                     .kernel(d.name, elem, KernelVariant::Baseline)
                     .zip(r.kernel(d.name, elem, KernelVariant::Tiled))
-                    .map(|(b, t)| ratio(b.times.as_ref().unwrap().0.median_ms / t.times.as_ref().unwrap().0.median_ms))
+                    .map(|(b, t)| {
+                        ratio(
+                            b.times.as_ref().unwrap().0.median_ms
+                                / t.times.as_ref().unwrap().0.median_ms,
+                        )
+                    })
                     .unwrap_or_else(|| "—".into()),
                 _ => "—".into(),
             };
@@ -232,7 +289,11 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
                 technique,
                 our_strategy: ours.name(),
                 dataset: key(&d, elem),
-                slides_claim: if d.name == "EXTRALARGE" && elem == "double" { claim.map(ratio).unwrap_or_default() } else { "—".into() },
+                slides_claim: if d.name == "EXTRALARGE" && elem == "double" {
+                    claim.map(ratio).unwrap_or_default()
+                } else {
+                    "—".into()
+                },
                 ours_median: ratio(sp),
                 ours_slides_method: ratio(sp_slides),
                 ours_kernels_only: kernels_only,
@@ -245,30 +306,106 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
     let mut lines = Vec::new();
     let mut targets = Vec::new();
     let big = LARGE_SQUARE.name;
-    if let (Some(f), Some(c)) = (r.kernel(big, "float", KernelVariant::Fused), r.kernel(big, "float", KernelVariant::Cublas)) {
+    if let (Some(f), Some(c)) = (
+        r.kernel(big, "float", KernelVariant::Fused),
+        r.kernel(big, "float", KernelVariant::Cublas),
+    ) {
         let (fc, cc) = (&f.times.as_ref().unwrap().1, &c.times.as_ref().unwrap().1);
         let speedup = cc.median_ms / fc.median_ms;
-        targets.push(TargetRow { target: "fused vs cuBLAS gemv ×2, 16384² float, L2 cold", required: "≥ 1.85×", measured: format!("{speedup:.2}× ({:.2} of copy bandwidth)", floor_ms(f.bytes, r.copy_gbps) / fc.median_ms), met: if speedup >= 1.85 { "yes" } else { "no" } });
+        targets.push(TargetRow {
+            target: "fused vs cuBLAS gemv ×2, 16384² float, L2 cold",
+            required: "≥ 1.85×",
+            measured: format!(
+                "{speedup:.2}× ({:.2} of copy bandwidth)",
+                floor_ms(f.bytes, r.copy_gbps) / fc.median_ms
+            ),
+            met: if speedup >= 1.85 { "yes" } else { "no" },
+        });
     }
-    if let Some(best) = [KernelVariant::Fused, KernelVariant::WarpPerRow, KernelVariant::Cublas, KernelVariant::Tiled].iter().filter_map(|&v| r.kernel("EXTRALARGE", "double", v)).min_by(|a, b| a.times.as_ref().unwrap().0.median_ms.total_cmp(&b.times.as_ref().unwrap().0.median_ms)) {
+    if let Some(best) = [
+        KernelVariant::Fused,
+        KernelVariant::WarpPerRow,
+        KernelVariant::Cublas,
+        KernelVariant::Tiled,
+    ]
+    .iter()
+    .filter_map(|&v| r.kernel("EXTRALARGE", "double", v))
+    .min_by(|a, b| {
+        a.times
+            .as_ref()
+            .unwrap()
+            .0
+            .median_ms
+            .total_cmp(&b.times.as_ref().unwrap().0.median_ms)
+    }) {
         let (w, c, _) = best.times.as_ref().unwrap();
-        targets.push(TargetRow { target: "EXTRALARGE double, fastest kernel", required: "≤ 15 µs", measured: format!("{}: {} µs warm, {} µs cold", best.variant.name(), us(w.median_ms), us(c.median_ms)), met: if w.median_ms <= 0.015 { "yes (warm)" } else { "no" } });
+        targets.push(TargetRow {
+            target: "EXTRALARGE double, fastest kernel",
+            required: "≤ 15 µs",
+            measured: format!(
+                "{}: {} µs warm, {} µs cold",
+                best.variant.name(),
+                us(w.median_ms),
+                us(c.median_ms)
+            ),
+            met: if w.median_ms <= 0.015 { "yes (warm)" } else { "no" },
+        });
     }
     if let Some(t) = r.transfer(big, "float") {
-        if let Some(best) = r.end_to_end.iter().filter(|e| e.d.name == big && e.elem == "float" && e.times.is_some()).min_by(|a, b| a.times.as_ref().unwrap().0.median_ms.total_cmp(&b.times.as_ref().unwrap().0.median_ms)) {
+        if let Some(best) = r
+            .end_to_end
+            .iter()
+            .filter(|e| e.d.name == big && e.elem == "float" && e.times.is_some())
+            .min_by(|a, b| {
+                a.times
+                    .as_ref()
+                    .unwrap()
+                    .0
+                    .median_ms
+                    .total_cmp(&b.times.as_ref().unwrap().0.median_ms)
+            })
+        {
             let over = best.times.as_ref().unwrap().0.median_ms / t.pinned.median_ms;
-            targets.push(TargetRow { target: "end to end, 16384² float, best strategy", required: "≤ 1.10 × pinned H2D of A", measured: format!("{}: {over:.3} ×", best.strategy.name()), met: if over <= 1.10 { "yes" } else { "no" } });
+            targets.push(TargetRow {
+                target: "end to end, 16384² float, best strategy",
+                required: "≤ 1.10 × pinned H2D of A",
+                measured: format!("{}: {over:.3} ×", best.strategy.name()),
+                met: if over <= 1.10 { "yes" } else { "no" },
+            });
         }
     }
     for t in &targets {
-        lines.push(format!("target: {} — required {}, measured {}, met: {}", t.target, t.required, t.measured, t.met));
+        lines.push(format!(
+            "target: {} — required {}, measured {}, met: {}",
+            t.target, t.required, t.measured, t.met
+        ));
     }
-    record::write_table(dir, "atax-targets", &meta.clone().with("title", "The chapter's targets").with("l2", "as stated per row"), &targets)?;
+    record::write_table(
+        dir,
+        "atax-targets",
+        &meta
+            .clone()
+            .with("title", "The chapter's targets")
+            .with("l2", "as stated per row"),
+        &targets,
+    )?;
 
     // The playbook, as measured rules.
-    let xl = |s| r.e2e_speedup("EXTRALARGE", "double", s).map(|(m, _)| ratio(m)).unwrap_or_else(|| "—".into());
-    let big_e2e = |s| r.e2e(big, "float", s).map(|e| format!("{:.2} ms", e.times.as_ref().unwrap().0.median_ms)).unwrap_or_else(|| "—".into());
-    let big_cold = |v| r.kernel(big, "float", v).map(|k| format!("{} µs", us(k.times.as_ref().unwrap().1.median_ms))).unwrap_or_else(|| "—".into());
+    let xl = |s| {
+        r.e2e_speedup("EXTRALARGE", "double", s)
+            .map(|(m, _)| ratio(m))
+            .unwrap_or_else(|| "—".into())
+    };
+    let big_e2e = |s| {
+        r.e2e(big, "float", s)
+            .map(|e| format!("{:.2} ms", e.times.as_ref().unwrap().0.median_ms))
+            .unwrap_or_else(|| "—".into())
+    };
+    let big_cold = |v| {
+        r.kernel(big, "float", v)
+            .map(|k| format!("{} µs", us(k.times.as_ref().unwrap().1.median_ms)))
+            .unwrap_or_else(|| "—".into())
+    };
     let rules = vec![
         RuleRow { rule: "1. Find out where the time goes first: for one ATAX the copy of A dwarfs the kernels.", evidence: format!("16384² float: pinned copy of A {}; baseline kernels {} (cold)", r.transfer(big, "float").map(|t| format!("{:.2} ms", t.pinned.median_ms)).unwrap_or_else(|| "—".into()), big_cold(KernelVariant::Baseline)) },
         RuleRow { rule: "2. Pinned memory is the cheapest win when A crosses the bus.", evidence: format!("EXTRALARGE double, speedup over pageable: pinned {}", xl(Strategy::PinnedBaseline)) },
@@ -277,24 +414,70 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         RuleRow { rule: "5. Streams hide kernels behind copies only when the kernels are short next to the copies.", evidence: format!("16384² float end to end: pinned + fused {}, streams + fused {}, streams + thread per row {}", big_e2e(Strategy::PinnedFused), big_e2e(Strategy::StreamsFused), big_e2e(Strategy::StreamsThreadPerRow)) },
         RuleRow { rule: "6. Unified memory without prefetch pays for page faults; a prefetch turns them into one bulk copy.", evidence: format!("EXTRALARGE double, speedup over pageable: unified {}, unified + prefetch {}", xl(Strategy::Unified), xl(Strategy::UnifiedPrefetch)) },
     ];
-    record::write_table(dir, "atax-playbook", &after_copy.clone().with("title", "The playbook, measured"), &rules)?;
+    record::write_table(
+        dir,
+        "atax-playbook",
+        &after_copy.clone().with("title", "The playbook, measured"),
+        &rules,
+    )?;
 
-    let skipped: Vec<SkippedRow> = r.skipped.iter().map(|s| SkippedRow { dataset: s.d.label(), r#type: s.elem, what: s.what, why: s.why.clone() }).collect();
-    record::write_table(dir, "atax-skipped", &meta.clone().with("title", "What could not run, and why").with("l2", "n/a"), &skipped)?;
+    let skipped: Vec<SkippedRow> = r
+        .skipped
+        .iter()
+        .map(|s| SkippedRow {
+            dataset: s.d.label(),
+            r#type: s.elem,
+            what: s.what,
+            why: s.why.clone(),
+        })
+        .collect();
+    record::write_table(
+        dir,
+        "atax-skipped",
+        &meta.clone().with("title", "What could not run, and why").with("l2", "n/a"),
+        &skipped,
+    )?;
 
     // Figure: end-to-end speedup per strategy and dataset.
     let mut speedups = Vec::new();
     for (d, elem) in r.datasets() {
-        for s in Strategy::ALL.into_iter().filter(|&s| s != Strategy::PageableBaseline) {
-            if let (Some((sp, _)), Some(e)) = (r.e2e_speedup(d.name, elem, s), r.e2e(d.name, elem, s)) {
-                let base = r.e2e(d.name, elem, Strategy::PageableBaseline).unwrap().times.as_ref().unwrap().0.median_ms;
+        for s in Strategy::ALL.into_iter().filter(|&s| s != Strategy::PageableBaseline)
+        {
+            if let (Some((sp, _)), Some(e)) =
+                (r.e2e_speedup(d.name, elem, s), r.e2e(d.name, elem, s))
+            {
+                let base = r
+                    .e2e(d.name, elem, Strategy::PageableBaseline)
+                    .unwrap()
+                    .times
+                    .as_ref()
+                    .unwrap()
+                    .0
+                    .median_ms;
                 let t = &e.times.as_ref().unwrap().0;
-                speedups.push(Point::new(s.name(), key(&d, elem), sp, base / t.max_ms, base / t.min_ms));
+                speedups.push(Point::new(
+                    s.name(),
+                    key(&d, elem),
+                    sp,
+                    base / t.max_ms,
+                    base / t.min_ms,
+                ));
             }
         }
     }
     if !speedups.is_empty() {
-        plot::write_figure(dir, "atax-speedup", &after_copy, &Spec::bar("End-to-end speedup over pageable + baseline", "dataset", "speedup (×)").log_y(), &speedups)?;
+        plot::write_figure(
+            dir,
+            "atax-speedup",
+            &after_copy,
+            &Spec::bar(
+                "End-to-end speedup over pageable + baseline",
+                "dataset",
+                "speedup (×)",
+            )
+            .log_y(),
+            &speedups,
+        )?;
     }
 
     // Figure: where the time goes.
@@ -302,18 +485,43 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
     for (d, elem) in r.datasets() {
         let x = key(&d, elem);
         if let Some(t) = r.transfer(d.name, elem) {
-            breakdown.push(Point::new("H2D of A, pageable", &x, t.pageable.median_ms, t.pageable.min_ms, t.pageable.max_ms));
-            breakdown.push(Point::new("H2D of A, pinned", &x, t.pinned.median_ms, t.pinned.min_ms, t.pinned.max_ms));
+            breakdown.push(Point::new(
+                "H2D of A, pageable",
+                &x,
+                t.pageable.median_ms,
+                t.pageable.min_ms,
+                t.pageable.max_ms,
+            ));
+            breakdown.push(Point::new(
+                "H2D of A, pinned",
+                &x,
+                t.pinned.median_ms,
+                t.pinned.min_ms,
+                t.pinned.max_ms,
+            ));
         }
         for v in [KernelVariant::Baseline, KernelVariant::Fused] {
             if let Some(k) = r.kernel(d.name, elem, v) {
                 let w = &k.times.as_ref().unwrap().0;
-                breakdown.push(Point::new(&format!("kernels: {}", v.name()), &x, w.median_ms, w.min_ms, w.max_ms));
+                breakdown.push(Point::new(
+                    &format!("kernels: {}", v.name()),
+                    &x,
+                    w.median_ms,
+                    w.min_ms,
+                    w.max_ms,
+                ));
             }
         }
     }
     if !breakdown.is_empty() {
-        plot::write_figure(dir, "atax-breakdown", &warm, &Spec::bar("Copy of A versus kernels (kernels L2 warm)", "dataset", "ms").log_y(), &breakdown)?;
+        plot::write_figure(
+            dir,
+            "atax-breakdown",
+            &warm,
+            &Spec::bar("Copy of A versus kernels (kernels L2 warm)", "dataset", "ms")
+                .log_y(),
+            &breakdown,
+        )?;
     }
 
     // Figure: fraction of copy bandwidth, L2 cold.
@@ -324,7 +532,13 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             continue; // below 8 MB the launch, not the bandwidth, sets the time
         }
         let floor = floor_ms(k.bytes, r.copy_gbps);
-        fractions.push(Point::new(k.variant.name(), key(&k.d, k.elem), floor / c.median_ms, floor / c.max_ms, floor / c.min_ms));
+        fractions.push(Point::new(
+            k.variant.name(),
+            key(&k.d, k.elem),
+            floor / c.median_ms,
+            floor / c.max_ms,
+            floor / c.min_ms,
+        ));
     }
     if !fractions.is_empty() {
         plot::write_figure(dir, "atax-bandwidth", &cold, &Spec::bar("Bytes the variant must move / copy bandwidth, per kernel time (L2 cold)", "dataset", "fraction of copy bandwidth"), &fractions)?;

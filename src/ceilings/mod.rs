@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 
 use crate::harness::timing::Plan;
 use crate::harness::{inputs, verify, Gpu, Stats, UsageError};
@@ -27,19 +29,32 @@ impl CopyKernel {
     pub fn load(gpu: &Gpu) -> anyhow::Result<Self> {
         let f = gpu.load("ceilings.cu")?.function("copy_f32")?;
         // Enough resident blocks to keep every SM's memory pipeline full; the kernel strides.
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(COPY_BLOCK, 0, None)?;
+        let per_sm =
+            f.occupancy_max_active_blocks_per_multiprocessor(COPY_BLOCK, 0, None)?;
         Ok(Self { f, grid: (gpu.info.sms as u32) * (per_sm.max(1) as u32) })
     }
 
     // ANCHOR: launch_copy
     /// Enqueues `dst[..n] = src[..n]` on `stream`.
-    pub fn launch(&self, stream: &Arc<CudaStream>, src: &CudaSlice<f32>, dst: &mut CudaSlice<f32>, n: usize) -> anyhow::Result<()> {
+    pub fn launch(
+        &self,
+        stream: &Arc<CudaStream>,
+        src: &CudaSlice<f32>,
+        dst: &mut CudaSlice<f32>,
+        n: usize,
+    ) -> anyhow::Result<()> {
         assert!(src.len() >= n && dst.len() >= n);
         let n64 = n as u64;
         let blocks_needed = n.div_ceil(4).div_ceil(COPY_BLOCK as usize).max(1) as u32;
-        let cfg = LaunchConfig { grid_dim: (self.grid.min(blocks_needed), 1, 1), block_dim: (COPY_BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig {
+            grid_dim: (self.grid.min(blocks_needed), 1, 1),
+            block_dim: (COPY_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
         // SAFETY: the argument list matches copy_f32(const float*, float*, unsigned long long).
-        unsafe { stream.launch_builder(&self.f).arg(src).arg(dst).arg(&n64).launch(cfg)? };
+        unsafe {
+            stream.launch_builder(&self.f).arg(src).arg(dst).arg(&n64).launch(cfg)?
+        };
         Ok(())
     }
     // ANCHOR_END: launch_copy
@@ -84,7 +99,13 @@ impl CopyResult {
 // ANCHOR: measure_copy
 /// Verifies, then times, a device-to-device copy of `bytes` bytes: our copy kernel and the
 /// driver's `cuMemcpyDtoD`, under the same plan.
-pub fn measure_copy(gpu: &Gpu, copy: &CopyKernel, bytes: usize, plan: Plan, seed: u64) -> anyhow::Result<CopyResult> {
+pub fn measure_copy(
+    gpu: &Gpu,
+    copy: &CopyKernel,
+    bytes: usize,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<CopyResult> {
     let n = bytes / 4;
     ensure_fits(gpu, 2 * n * 4, &format!("a copy of {bytes} bytes"))?;
     let host_src = inputs::random_f32(n, seed);
@@ -98,7 +119,12 @@ pub fn measure_copy(gpu: &Gpu, copy: &CopyKernel, bytes: usize, plan: Plan, seed
     verify::check_exact("copy_f32", &format!("{bytes} bytes"), &got, &host_src)?;
     gpu.poison(&mut dst)?;
     gpu.stream.memcpy_dtod(&src, &mut dst)?;
-    verify::check_exact("cuMemcpyDtoD", &format!("{bytes} bytes"), &gpu.stream.clone_dtoh(&dst)?, &host_src)?;
+    verify::check_exact(
+        "cuMemcpyDtoD",
+        &format!("{bytes} bytes"),
+        &gpu.stream.clone_dtoh(&dst)?,
+        &host_src,
+    )?;
     drop(got);
 
     let kernel = gpu.time(plan, |s| copy.launch(s, &src, &mut dst, n))?;
@@ -125,7 +151,14 @@ pub enum HostMemory {
 }
 
 /// Times host↔device copies of `bytes` bytes, after checking a round trip is exact.
-pub fn measure_transfer(gpu: &Gpu, bytes: usize, dir: Direction, host: HostMemory, plan: Plan, seed: u64) -> anyhow::Result<Stats> {
+pub fn measure_transfer(
+    gpu: &Gpu,
+    bytes: usize,
+    dir: Direction,
+    host: HostMemory,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<Stats> {
     ensure_fits(gpu, bytes, &format!("a transfer of {bytes} bytes"))?;
     let data = inputs::random_bytes(bytes, seed);
     let mut dev = gpu.stream.alloc_zeros::<u8>(bytes)?;
@@ -138,23 +171,37 @@ pub fn measure_transfer(gpu: &Gpu, bytes: usize, dir: Direction, host: HostMemor
             gpu.stream.synchronize()?;
             verify::check_exact(&what, &format!("{bytes} bytes"), &back, &data)?;
             match dir {
-                Direction::HostToDevice => gpu.time(plan, |s| Ok(s.memcpy_htod(&data, &mut dev)?)),
-                Direction::DeviceToHost => gpu.time(plan, |s| Ok(s.memcpy_dtoh(&dev, &mut back)?)),
+                Direction::HostToDevice => {
+                    gpu.time(plan, |s| Ok(s.memcpy_htod(&data, &mut dev)?))
+                }
+                Direction::DeviceToHost => {
+                    gpu.time(plan, |s| Ok(s.memcpy_dtoh(&dev, &mut back)?))
+                }
             }
         }
         HostMemory::Pinned => {
             // SAFETY: the buffers are written below before anything reads them.
-            let mut pinned = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
+            let mut pinned =
+                unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
             pinned.as_mut_slice()?.copy_from_slice(&data);
             let mut back = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
             back.as_mut_slice()?.fill(0);
             gpu.stream.memcpy_htod(&pinned, &mut dev)?;
             gpu.stream.memcpy_dtoh(&dev, &mut back)?;
             gpu.stream.synchronize()?;
-            verify::check_exact(&what, &format!("{bytes} bytes"), back.as_slice()?, &data)?;
+            verify::check_exact(
+                &what,
+                &format!("{bytes} bytes"),
+                back.as_slice()?,
+                &data,
+            )?;
             match dir {
-                Direction::HostToDevice => gpu.time(plan, |s| Ok(s.memcpy_htod(&pinned, &mut dev)?)),
-                Direction::DeviceToHost => gpu.time(plan, |s| Ok(s.memcpy_dtoh(&dev, &mut back)?)),
+                Direction::HostToDevice => {
+                    gpu.time(plan, |s| Ok(s.memcpy_htod(&pinned, &mut dev)?))
+                }
+                Direction::DeviceToHost => {
+                    gpu.time(plan, |s| Ok(s.memcpy_dtoh(&dev, &mut back)?))
+                }
             }
         }
     }
@@ -175,9 +222,17 @@ pub struct LaunchCosts {
 
 // ANCHOR: measure_launch
 /// Measures launch costs with `batch` empty kernels per repetition.
-pub fn measure_launch(gpu: &Gpu, plan: Plan, batch: usize) -> anyhow::Result<LaunchCosts> {
+pub fn measure_launch(
+    gpu: &Gpu,
+    plan: Plan,
+    batch: usize,
+) -> anyhow::Result<LaunchCosts> {
     let empty = gpu.load("ceilings.cu")?.function("empty")?;
-    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+    let one = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let launch = |s: &Arc<CudaStream>| -> anyhow::Result<()> {
         // SAFETY: empty() takes no parameters.
         unsafe { s.launch_builder(&empty).launch(one)? };
@@ -205,16 +260,32 @@ pub fn measure_launch(gpu: &Gpu, plan: Plan, batch: usize) -> anyhow::Result<Lau
     }
 
     // The same batch captured once into a graph, then replayed: one launch call for `batch` nodes.
-    gpu.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    gpu.stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
     for _ in 0..batch {
         launch(&gpu.stream)?;
     }
-    let graph = gpu.stream.end_capture(CUgraphInstantiate_flags(0))?.ok_or_else(|| anyhow::anyhow!("stream capture produced no graph"))?;
+    let graph = gpu
+        .stream
+        .end_capture(CUgraphInstantiate_flags(0))?
+        .ok_or_else(|| anyhow::anyhow!("stream capture produced no graph"))?;
     let whole = gpu.time(plan, |_| Ok(graph.launch()?))?;
     let per = |ms: f64| ms / batch as f64;
-    let graph_node = Stats { median_ms: per(whole.median_ms), min_ms: per(whole.min_ms), max_ms: per(whole.max_ms), mean_ms: per(whole.mean_ms), reps: whole.reps };
+    let graph_node = Stats {
+        median_ms: per(whole.median_ms),
+        min_ms: per(whole.min_ms),
+        max_ms: per(whole.max_ms),
+        mean_ms: per(whole.mean_ms),
+        reps: whole.reps,
+    };
 
-    let summary = |v: &[f64]| Stats::from_samples(v).ok_or_else(|| anyhow::anyhow!("no samples"));
-    Ok(LaunchCosts { back_to_back, host_call: summary(&host_call)?, round_trip: summary(&round_trip)?, graph_node })
+    let summary =
+        |v: &[f64]| Stats::from_samples(v).ok_or_else(|| anyhow::anyhow!("no samples"));
+    Ok(LaunchCosts {
+        back_to_back,
+        host_call: summary(&host_call)?,
+        round_trip: summary(&round_trip)?,
+        graph_node,
+    })
 }
 // ANCHOR_END: measure_launch

@@ -100,7 +100,10 @@ fn random_chains(
     (1..=count)
         .map(|c| {
             let n = rng.gen_range(lengths.clone());
-            NamedChain::new(&format!("random {c}"), (0..=n).map(|_| rng.gen_range(dims.clone())).collect())
+            NamedChain::new(
+                &format!("random {c}"),
+                (0..=n).map(|_| rng.gen_range(dims.clone())).collect(),
+            )
         })
         .collect()
 }
@@ -127,7 +130,10 @@ pub fn realistic_chains(seed: u64) -> Vec<NamedChain> {
     let mut chains = vec![
         NamedChain::new("worked example x50", vec![1000, 100, 1500, 600, 400]),
         NamedChain::new("tall-skinny then wide", vec![4096, 64, 4096, 4096, 256]),
-        NamedChain::new("MLP-like, 8 layers", vec![4096, 784, 2048, 2048, 1024, 1024, 512, 512, 256, 10]),
+        NamedChain::new(
+            "MLP-like, 8 layers",
+            vec![4096, 784, 2048, 2048, 1024, 1024, 512, 512, 256, 10],
+        ),
     ];
     chains.extend(random_chains(RANDOM_CHAINS, 8..=30, 100..=3000, seed));
     chains
@@ -141,7 +147,10 @@ pub fn realistic_chains_quick(seed: u64) -> Vec<NamedChain> {
     let mut chains = vec![
         NamedChain::new("worked example x5", vec![100, 10, 150, 60, 40]),
         NamedChain::new("tall-skinny then wide", vec![255, 7, 257, 253, 17]),
-        NamedChain::new("MLP-like, 8 layers", vec![300, 97, 255, 255, 129, 129, 65, 65, 33, 10]),
+        NamedChain::new(
+            "MLP-like, 8 layers",
+            vec![300, 97, 255, 255, 129, 129, 65, 65, 33, 10],
+        ),
     ];
     chains.extend(random_chains(6, 2..=12, 1..=300, seed));
     chains
@@ -151,7 +160,8 @@ pub fn realistic_chains_quick(seed: u64) -> Vec<NamedChain> {
 pub fn left_to_right(n: usize) -> ParenTree {
     assert!(n >= 1, "a chain has at least one matrix");
     (2..=n).fold(ParenTree::matrix(1), |product, i| {
-        ParenTree::product(product, ParenTree::matrix(i)).expect("A1..A(i-1) ends just before Ai")
+        ParenTree::product(product, ParenTree::matrix(i))
+            .expect("A1..A(i-1) ends just before Ai")
     })
 }
 
@@ -248,7 +258,10 @@ fn input_bytes(dims: &[u32]) -> u128 {
 pub fn device_bytes(dims: &[u32], orders: &[&ParenTree]) -> Result<u128, CmmError> {
     let mut bytes = input_bytes(dims);
     for order in orders {
-        bytes += schedule(dims, order)?.iter().map(|s| 4 * (s.m * s.n) as u128).sum::<u128>();
+        bytes += schedule(dims, order)?
+            .iter()
+            .map(|s| 4 * (s.m * s.n) as u128)
+            .sum::<u128>();
     }
     Ok(bytes)
 }
@@ -272,7 +285,8 @@ impl Footprint {
 
     /// Within [`DEVICE_BYTES_LIMIT`] and [`MAX_SECONDS_PER_RUN`].
     pub fn within_budget(&self) -> bool {
-        self.device_bytes <= DEVICE_BYTES_LIMIT && self.seconds_at_budget_rate() <= MAX_SECONDS_PER_RUN
+        self.device_bytes <= DEVICE_BYTES_LIMIT
+            && self.seconds_at_budget_rate() <= MAX_SECONDS_PER_RUN
     }
 }
 
@@ -281,7 +295,10 @@ pub fn footprint(dims: &[u32]) -> Result<Footprint, CmmError> {
     let p = predict(dims)?;
     let mut largest = 0u128;
     for order in [&p.left_to_right, &p.optimal] {
-        largest = schedule(dims, order)?.iter().map(|s| 4 * (s.m * s.n) as u128).fold(largest, u128::max);
+        largest = schedule(dims, order)?
+            .iter()
+            .map(|s| 4 * (s.m * s.n) as u128)
+            .fold(largest, u128::max);
     }
     Ok(Footprint {
         device_bytes: device_bytes(dims, &[&p.left_to_right, &p.optimal])?,
@@ -315,7 +332,11 @@ pub fn chain_matrices(dims: &[u32], seed: u64) -> Vec<Vec<f32>> {
 /// product's own cost. Alongside, `s' = sqrt((s^2) (A^2))` (squares taken entry by entry) follows
 /// the size the entries would have without cancellation: what rounding errors scale with, even
 /// where an entry happens to be near zero. Returns `(values, sizes)`, `rows.len() x p_n` each.
-pub fn exact_rows(matrices: &[Vec<f32>], dims: &[u32], rows: &[usize]) -> (Vec<f64>, Vec<f64>) {
+pub fn exact_rows(
+    matrices: &[Vec<f32>],
+    dims: &[u32],
+    rows: &[usize],
+) -> (Vec<f64>, Vec<f64>) {
     let n = dims.len() - 1;
     assert_eq!(matrices.len(), n, "one matrix per pair of dimensions");
     let width = dims[n] as usize;
@@ -331,7 +352,10 @@ pub fn exact_rows(matrices: &[Vec<f32>], dims: &[u32], rows: &[usize]) -> (Vec<f
                 let (mut next, mut next_sq) = (vec![0f64; cols], vec![0f64; cols]);
                 for i in 0..q {
                     let (v, s) = (value[i], size_sq[i]);
-                    for ((out, out_sq), &x) in next.iter_mut().zip(next_sq.iter_mut()).zip(&a[i * cols..(i + 1) * cols])
+                    for ((out, out_sq), &x) in next
+                        .iter_mut()
+                        .zip(next_sq.iter_mut())
+                        .zip(&a[i * cols..(i + 1) * cols])
                     {
                         let x = f64::from(x);
                         *out += v * x;
@@ -374,7 +398,9 @@ impl ChainReference {
     /// Exactly the rows `rows`.
     pub fn for_rows(matrices: &[Vec<f32>], dims: &[u32], rows: Vec<usize>) -> Self {
         let (values, sizes) = exact_rows(matrices, dims, &rows);
-        let scale = (sizes.iter().map(|s| s * s).sum::<f64>() / sizes.len().max(1) as f64).sqrt();
+        let scale = (sizes.iter().map(|s| s * s).sum::<f64>()
+            / sizes.len().max(1) as f64)
+            .sqrt();
         Self { rows, values, scale }
     }
 }
@@ -383,17 +409,28 @@ impl ChainReference {
 /// size `scale`: `2 eps (p_1 + ... + p_(n-1)) scale`, absolute. The derivation is in the module's
 /// documentation; it does not depend on the order.
 pub fn tolerance(dims: &[u32], scale: f64) -> Tolerance {
-    let inner: f64 = dims[1..dims.len().saturating_sub(1)].iter().map(|&p| f64::from(p)).sum();
+    let inner: f64 =
+        dims[1..dims.len().saturating_sub(1)].iter().map(|&p| f64::from(p)).sum();
     Tolerance::new(2.0 * f64::from(f32::EPSILON) * inner * scale, 0.0)
 }
 
 fn size_label(dims: &[u32]) -> String {
-    format!("{} matrices, {} x {} product", dims.len() - 1, dims[0], dims[dims.len() - 1])
+    format!(
+        "{} matrices, {} x {} product",
+        dims.len() - 1,
+        dims[0],
+        dims[dims.len() - 1]
+    )
 }
 
 /// Checks a product read back from the GPU (`p_0 x p_n`, row-major): every entry finite (an
 /// unwritten one is poison, NaN), and the reference's rows within [`tolerance`] of the exact ones.
-pub fn check_product(label: &str, dims: &[u32], got: &[f32], reference: &ChainReference) -> Result<Report, Mismatch> {
+pub fn check_product(
+    label: &str,
+    dims: &[u32],
+    got: &[f32],
+    reference: &ChainReference,
+) -> Result<Report, Mismatch> {
     let width = dims[dims.len() - 1] as usize;
     let size = size_label(dims);
     let expected = dims[0] as usize * width;
@@ -421,16 +458,37 @@ pub fn check_product(label: &str, dims: &[u32], got: &[f32], reference: &ChainRe
             total: got.len(),
         });
     }
-    let picked: Vec<f32> =
-        reference.rows.iter().flat_map(|&r| got[r * width..(r + 1) * width].iter().copied()).collect();
-    verify::check_close(label, &size, &picked, &reference.values, tolerance(dims, reference.scale))
+    let picked: Vec<f32> = reference
+        .rows
+        .iter()
+        .flat_map(|&r| got[r * width..(r + 1) * width].iter().copied())
+        .collect();
+    verify::check_close(
+        label,
+        &size,
+        &picked,
+        &reference.values,
+        tolerance(dims, reference.scale),
+    )
 }
 
 /// Checks two orders' products against each other, entry by entry: each is within
 /// [`tolerance`] of the exact product, so they may differ by twice that.
-pub fn check_agreement(label: &str, dims: &[u32], got: &[f32], other: &[f32], scale: f64) -> Result<Report, Mismatch> {
+pub fn check_agreement(
+    label: &str,
+    dims: &[u32],
+    got: &[f32],
+    other: &[f32],
+    scale: f64,
+) -> Result<Report, Mismatch> {
     let single = tolerance(dims, scale);
-    verify::check_close(label, &size_label(dims), got, other, Tolerance::new(2.0 * single.abs, 2.0 * single.rel))
+    verify::check_close(
+        label,
+        &size_label(dims),
+        got,
+        other,
+        Tolerance::new(2.0 * single.abs, 2.0 * single.rel),
+    )
 }
 
 /// A cuBLAS handle on `gpu`'s stream, the stream every function here enqueues on, in the
@@ -442,13 +500,18 @@ pub fn open_blas(gpu: &Gpu) -> anyhow::Result<CudaBlas> {
     // SAFETY: cublasGetMathMode writes one C enum (an unsigned int) through the pointer; reading
     // it as u32 accepts any combination of flags, which no Rust enum value could hold.
     unsafe {
-        cudarc::cublas::sys::cublasGetMathMode(*blas.handle(), (&mut mode as *mut u32).cast::<cublasMath_t>())
-            .result()?
+        cudarc::cublas::sys::cublasGetMathMode(
+            *blas.handle(),
+            (&mut mode as *mut u32).cast::<cublasMath_t>(),
+        )
+        .result()?
     };
     // The low bits name the mode; CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION is a flag above.
     let base = mode & 0xF;
-    let reduced =
-        [cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH as u32, cublasMath_t::CUBLAS_FP32_EMULATED_BF16X9_MATH as u32];
+    let reduced = [
+        cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH as u32,
+        cublasMath_t::CUBLAS_FP32_EMULATED_BF16X9_MATH as u32,
+    ];
     if reduced.contains(&base) {
         anyhow::bail!("the cuBLAS handle's math mode is {mode}, which lets SGEMM round its inputs below FP32");
     }
@@ -467,16 +530,29 @@ impl ChainEvaluation {
     /// Plans `order` on `dims` and allocates one buffer per product on `stream`. Chains of one
     /// matrix have no product to evaluate and are refused, as are dimensions cuBLAS's 32-bit
     /// ints cannot describe.
-    pub fn new(stream: &Arc<CudaStream>, dims: &[u32], order: &ParenTree) -> anyhow::Result<Self> {
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        dims: &[u32],
+        order: &ParenTree,
+    ) -> anyhow::Result<Self> {
         let n = validate_dims(dims)?;
         if n < 2 {
-            return Err(UsageError("a chain of one matrix has no product to evaluate".into()).into());
+            return Err(UsageError(
+                "a chain of one matrix has no product to evaluate".into(),
+            )
+            .into());
         }
         if let Some(p) = dims.iter().find(|&&p| i32::try_from(p).is_err()) {
-            return Err(UsageError(format!("dimension {p} exceeds cuBLAS's 32-bit int")).into());
+            return Err(UsageError(format!(
+                "dimension {p} exceeds cuBLAS's 32-bit int"
+            ))
+            .into());
         }
         let steps = schedule(dims, order)?;
-        let buffers = steps.iter().map(|s| stream.alloc_zeros::<f32>(s.m * s.n)).collect::<Result<_, _>>()?;
+        let buffers = steps
+            .iter()
+            .map(|s| stream.alloc_zeros::<f32>(s.m * s.n))
+            .collect::<Result<_, _>>()?;
         Ok(Self { dims: dims.to_vec(), steps, buffers })
     }
 
@@ -487,14 +563,24 @@ impl ChainEvaluation {
 
     /// Enqueues every product on `blas`'s stream; the chain's product ends in [`Self::result`].
     /// `matrices[i]` must hold `A(i+1)`, `dims[i] x dims[i+1]` floats, row-major.
-    pub fn run(&mut self, blas: &CudaBlas, matrices: &[CudaSlice<f32>]) -> anyhow::Result<()> {
+    pub fn run(
+        &mut self,
+        blas: &CudaBlas,
+        matrices: &[CudaSlice<f32>],
+    ) -> anyhow::Result<()> {
         let n = self.dims.len() - 1;
         if matrices.len() != n {
             anyhow::bail!("{} matrices given for a chain of {n}", matrices.len());
         }
         for (i, (m, w)) in matrices.iter().zip(self.dims.windows(2)).enumerate() {
             if m.len() != w[0] as usize * w[1] as usize {
-                anyhow::bail!("A{} holds {} floats, not {} x {}", i + 1, m.len(), w[0], w[1]);
+                anyhow::bail!(
+                    "A{} holds {} floats, not {} x {}",
+                    i + 1,
+                    m.len(),
+                    w[0],
+                    w[1]
+                );
             }
         }
         for (s, step) in self.steps.iter().enumerate() {
@@ -504,7 +590,13 @@ impl ChainEvaluation {
                 Operand::Input(i) => &matrices[i],
                 Operand::Product(j) => &done[j],
             };
-            sgemm_row_major(blas, (step.m, step.k, step.n), operand(step.left), operand(step.right), &mut rest[0])?;
+            sgemm_row_major(
+                blas,
+                (step.m, step.k, step.n),
+                operand(step.left),
+                operand(step.right),
+                &mut rest[0],
+            )?;
         }
         Ok(())
     }
@@ -552,7 +644,8 @@ pub struct ChainInputs {
 impl ChainInputs {
     pub fn upload(gpu: &Gpu, dims: &[u32], seed: u64) -> anyhow::Result<Self> {
         let host = chain_matrices(dims, seed);
-        let device = host.iter().map(|m| gpu.stream.clone_htod(m)).collect::<Result<_, _>>()?;
+        let device =
+            host.iter().map(|m| gpu.stream.clone_htod(m)).collect::<Result<_, _>>()?;
         Ok(Self { dims: dims.to_vec(), host, device })
     }
 }
@@ -586,7 +679,12 @@ pub fn verify_orders(
     }
     let label = |order: &str| format!("cuBLAS SGEMM chain `{name}`, {order}");
     Ok(ChainReports {
-        left_to_right: check_product(&label("left to right"), dims, &products[0], reference)?,
+        left_to_right: check_product(
+            &label("left to right"),
+            dims,
+            &products[0],
+            reference,
+        )?,
         optimal: check_product(&label("optimal order"), dims, &products[1], reference)?,
         agreement: check_agreement(
             &label("left to right vs optimal order"),
@@ -622,8 +720,14 @@ pub struct ChainRow {
 }
 
 impl ChainRow {
-    pub fn new(chain: &NamedChain, prediction: &Prediction, left_to_right: &Stats, optimal: &Stats) -> Self {
-        let (ltr_gflop, opt_gflop) = (gflop(prediction.left_to_right_mults), gflop(prediction.optimal_mults));
+    pub fn new(
+        chain: &NamedChain,
+        prediction: &Prediction,
+        left_to_right: &Stats,
+        optimal: &Stats,
+    ) -> Self {
+        let (ltr_gflop, opt_gflop) =
+            (gflop(prediction.left_to_right_mults), gflop(prediction.optimal_mults));
         Self {
             chain: chain.name.clone(),
             matrices: chain.matrices(),
@@ -645,7 +749,10 @@ impl ChainRow {
     /// The smallest and largest time ratio the repetitions allow: left to right's fastest over
     /// the optimum's slowest, and the other way round.
     pub fn measured_ratio_range(&self) -> (f64, f64) {
-        (self.left_to_right_ms_min / self.optimal_ms_max, self.left_to_right_ms_max / self.optimal_ms_min)
+        (
+            self.left_to_right_ms_min / self.optimal_ms_max,
+            self.left_to_right_ms_max / self.optimal_ms_min,
+        )
     }
 }
 
@@ -666,8 +773,8 @@ pub fn measure_chain(
     let refuse = |why: String| UsageError(format!("chain `{}`: {why}", chain.name));
     let dims = &chain.dims;
     let prediction = predict(dims).map_err(|e| refuse(e.to_string()))?;
-    let bytes =
-        device_bytes(dims, &[&prediction.left_to_right, &prediction.optimal]).map_err(|e| refuse(e.to_string()))?;
+    let bytes = device_bytes(dims, &[&prediction.left_to_right, &prediction.optimal])
+        .map_err(|e| refuse(e.to_string()))?;
     let room = gpu.info.total_mem_bytes as u128 * 3 / 4;
     if bytes > room {
         return Err(
@@ -676,9 +783,18 @@ pub fn measure_chain(
     }
     let inputs = ChainInputs::upload(gpu, dims, seed)?;
     let reference = ChainReference::sampled(&inputs.host, dims, seed);
-    let mut left_to_right = ChainEvaluation::new(&gpu.stream, dims, &prediction.left_to_right)?;
+    let mut left_to_right =
+        ChainEvaluation::new(&gpu.stream, dims, &prediction.left_to_right)?;
     let mut optimal = ChainEvaluation::new(&gpu.stream, dims, &prediction.optimal)?;
-    verify_orders(gpu, blas, &inputs, &chain.name, &mut left_to_right, &mut optimal, &reference)?;
+    verify_orders(
+        gpu,
+        blas,
+        &inputs,
+        &chain.name,
+        &mut left_to_right,
+        &mut optimal,
+        &reference,
+    )?;
     let ltr_stats = gpu.time(plan, |_| left_to_right.run(blas, &inputs.device))?;
     let opt_stats = gpu.time(plan, |_| optimal.run(blas, &inputs.device))?;
     Ok(ChainRow::new(chain, &prediction, &ltr_stats, &opt_stats))
@@ -686,12 +802,19 @@ pub fn measure_chain(
 
 /// [`measure_chain`] for every chain, chain `c` (0-based) with inputs from `seed + c`, on one
 /// cuBLAS handle from [`open_blas`]. Prints nothing; the first failed check ends it.
-pub fn measure_chains(gpu: &Gpu, chains: &[NamedChain], plan: Plan, seed: u64) -> anyhow::Result<Vec<ChainRow>> {
+pub fn measure_chains(
+    gpu: &Gpu,
+    chains: &[NamedChain],
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<Vec<ChainRow>> {
     let blas = open_blas(gpu)?;
     chains
         .iter()
         .enumerate()
-        .map(|(c, chain)| measure_chain(gpu, &blas, chain, plan, seed.wrapping_add(c as u64)))
+        .map(|(c, chain)| {
+            measure_chain(gpu, &blas, chain, plan, seed.wrapping_add(c as u64))
+        })
         .collect()
 }
 
@@ -762,7 +885,9 @@ mod tests {
             names.sort_unstable();
             names.dedup();
             assert_eq!(names.len(), set.len(), "names are unique");
-            assert!(set.iter().all(|c| validate_dims(&c.dims).is_ok() && c.matrices() >= 2));
+            assert!(set
+                .iter()
+                .all(|c| validate_dims(&c.dims).is_ok() && c.matrices() >= 2));
         }
     }
 
@@ -771,8 +896,16 @@ mod tests {
         for c in every_chain() {
             let p = predict(&c.dims).unwrap();
             assert!(p.optimal_mults <= p.left_to_right_mults, "{}", c.name);
-            assert_eq!(p.left_to_right_mults, left_to_right_cost(&c.dims), "{}", c.name);
-            assert_eq!(p.optimal_mults, u128::from(dp::solve_serial(&c.dims).unwrap().optimal_cost()));
+            assert_eq!(
+                p.left_to_right_mults,
+                left_to_right_cost(&c.dims),
+                "{}",
+                c.name
+            );
+            assert_eq!(
+                p.optimal_mults,
+                u128::from(dp::solve_serial(&c.dims).unwrap().optimal_cost())
+            );
             assert!(p.ratio() >= 1.0);
         }
         let worked = predict(&[1000, 100, 1500, 600, 400]).unwrap();
@@ -810,8 +943,14 @@ mod tests {
         let p = predict(&dims).unwrap();
         let inputs = 4 * (20 * 2 + 2 * 30 + 30 * 12 + 12 * 8) as u128;
         // Left to right forms 20x30, 20x12, 20x8; (A1((A2A3)A4)) forms 2x12, 2x8, 20x8.
-        assert_eq!(device_bytes(&dims, &[&p.left_to_right]).unwrap(), inputs + 4 * (600 + 240 + 160));
-        assert_eq!(device_bytes(&dims, &[&p.optimal]).unwrap(), inputs + 4 * (24 + 16 + 160));
+        assert_eq!(
+            device_bytes(&dims, &[&p.left_to_right]).unwrap(),
+            inputs + 4 * (600 + 240 + 160)
+        );
+        assert_eq!(
+            device_bytes(&dims, &[&p.optimal]).unwrap(),
+            inputs + 4 * (24 + 16 + 160)
+        );
         assert_eq!(footprint(&dims).unwrap().largest_product_bytes, 4 * 600);
     }
 
@@ -831,7 +970,10 @@ mod tests {
             let last = steps.last().unwrap();
             assert_eq!((last.m, last.n), (7, 5), "{tree}");
         }
-        assert!(schedule(&dims, &left_to_right(4)).is_err(), "a tree of 4 matrices does not fit 5");
+        assert!(
+            schedule(&dims, &left_to_right(4)).is_err(),
+            "a tree of 4 matrices does not fit 5"
+        );
     }
 
     /// The whole product in f64, the naive way.
@@ -862,12 +1004,20 @@ mod tests {
         let (values, sizes) = exact_rows(&m, &dims, &rows);
         assert_eq!(values.len(), 9 * 6);
         for (got, want) in values.iter().zip(&full) {
-            assert!((got - want).abs() <= 1e-12 * want.abs().max(1.0), "{got} vs {want}");
+            assert!(
+                (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+                "{got} vs {want}"
+            );
         }
         // The sizes are the square roots of the product of the entry-wise squared factors.
-        let squared: Vec<Vec<f32>> = m.iter().map(|a| a.iter().map(|x| x * x).collect()).collect();
+        let squared: Vec<Vec<f32>> =
+            m.iter().map(|a| a.iter().map(|x| x * x).collect()).collect();
         for (got, want) in sizes.iter().zip(brute_force_product(&squared, &dims)) {
-            assert!((got - want.sqrt()).abs() <= 1e-6 * want.sqrt(), "{got} vs {}", want.sqrt());
+            assert!(
+                (got - want.sqrt()).abs() <= 1e-6 * want.sqrt(),
+                "{got} vs {}",
+                want.sqrt()
+            );
         }
         // A product of inner dimension 1 has no cancellation: there the size is the magnitude.
         let (v, s) = exact_rows(&m[2..4], &dims[2..5], &[5]);
@@ -883,24 +1033,41 @@ mod tests {
         let m = chain_matrices(&dims, 1);
         let reference = ChainReference::for_rows(&m, &dims, vec![0, 5]);
         let single = 1.0 / f64::from(dims[30]).sqrt();
-        assert!(reference.scale > single / 3.0 && reference.scale < single * 3.0, "{} vs {single}", reference.scale);
-        let rms = (reference.values.iter().map(|v| v * v).sum::<f64>() / reference.values.len() as f64).sqrt();
+        assert!(
+            reference.scale > single / 3.0 && reference.scale < single * 3.0,
+            "{} vs {single}",
+            reference.scale
+        );
+        let rms = (reference.values.iter().map(|v| v * v).sum::<f64>()
+            / reference.values.len() as f64)
+            .sqrt();
         assert!(rms > single / 3.0 && rms < single * 3.0);
     }
 
     /// The chain evaluated in `order` on the CPU in f32, each sum accumulated in sequence: more
     /// rounding than cuBLAS's blocked sums, so a fair test of the tolerance.
-    fn cpu_f32_product(matrices: &[Vec<f32>], dims: &[u32], order: &ParenTree) -> Vec<f32> {
+    fn cpu_f32_product(
+        matrices: &[Vec<f32>],
+        dims: &[u32],
+        order: &ParenTree,
+    ) -> Vec<f32> {
         match order.factors() {
             None => matrices[order.first() - 1].clone(),
             Some((l, r)) => {
-                let (a, b) = (cpu_f32_product(matrices, dims, l), cpu_f32_product(matrices, dims, r));
-                let (m, k, n) =
-                    (dims[order.first() - 1] as usize, dims[l.last()] as usize, dims[order.last()] as usize);
+                let (a, b) = (
+                    cpu_f32_product(matrices, dims, l),
+                    cpu_f32_product(matrices, dims, r),
+                );
+                let (m, k, n) = (
+                    dims[order.first() - 1] as usize,
+                    dims[l.last()] as usize,
+                    dims[order.last()] as usize,
+                );
                 let mut c = vec![0f32; m * n];
                 for i in 0..m {
                     for j in 0..n {
-                        c[i * n + j] = (0..k).fold(0f32, |s, kk| s + a[i * k + kk] * b[kk * n + j]);
+                        c[i * n + j] = (0..k)
+                            .fold(0f32, |s, kk| s + a[i * k + kk] * b[kk * n + j]);
                     }
                 }
                 c
@@ -916,8 +1083,10 @@ mod tests {
             let reference = ChainReference::sampled(&m, &c.dims, 5);
             let ltr = cpu_f32_product(&m, &c.dims, &p.left_to_right);
             let opt = cpu_f32_product(&m, &c.dims, &p.optimal);
-            check_product("cpu ltr", &c.dims, &ltr, &reference).unwrap_or_else(|e| panic!("{}: {e}", c.name));
-            check_product("cpu opt", &c.dims, &opt, &reference).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            check_product("cpu ltr", &c.dims, &ltr, &reference)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            check_product("cpu opt", &c.dims, &opt, &reference)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.name));
             check_agreement("cpu", &c.dims, &ltr, &opt, reference.scale).unwrap();
         }
         // A2 and A3 have the same shape; swapping them is a product of the wrong chain.
@@ -931,7 +1100,10 @@ mod tests {
         assert!(err.wrong > err.total / 2, "{err}");
         let mut poisoned = cpu_f32_product(&m, &dims, &left_to_right(4));
         poisoned[dims[4] as usize * 36 + 3] = f32::from_bits(u32::MAX);
-        assert!(check_product("unwritten", &dims, &poisoned, &reference).unwrap_err().to_string().contains("finite"));
+        assert!(check_product("unwritten", &dims, &poisoned, &reference)
+            .unwrap_err()
+            .to_string()
+            .contains("finite"));
         let short = &poisoned[1..];
         assert!(check_product("short", &dims, short, &reference).is_err());
     }
@@ -951,19 +1123,34 @@ mod tests {
             left_to_right_mults: (predicted * 1e6) as u128,
             optimal_mults: 1_000_000,
         };
-        let stats = |ms: f64| Stats { median_ms: ms, min_ms: ms * 0.9, max_ms: ms * 1.2, mean_ms: ms, reps: 3 };
+        let stats = |ms: f64| Stats {
+            median_ms: ms,
+            min_ms: ms * 0.9,
+            max_ms: ms * 1.2,
+            mean_ms: ms,
+            reps: 3,
+        };
         ChainRow::new(&chain, &prediction, &stats(ltr_ms), &stats(opt_ms))
     }
 
     #[test]
     fn figure_points_are_sorted_with_a_diagonal_across_them() {
-        let rows = [row("b", 8.0, 4.0, 1.0), row("a", 1.5, 1.0, 1.0), row("c", 30.0, 3.0, 1.0)];
+        let rows = [
+            row("b", 8.0, 4.0, 1.0),
+            row("a", 1.5, 1.0, 1.0),
+            row("c", 30.0, 3.0, 1.0),
+        ];
         let pts = figure_points(&rows);
-        let measured: Vec<&Point> = pts.iter().filter(|p| p.series == MEASURED_SERIES).collect();
-        assert_eq!(measured.iter().map(|p| p.x.as_str()).collect::<Vec<_>>(), ["1.5", "8", "30"]);
+        let measured: Vec<&Point> =
+            pts.iter().filter(|p| p.series == MEASURED_SERIES).collect();
+        assert_eq!(
+            measured.iter().map(|p| p.x.as_str()).collect::<Vec<_>>(),
+            ["1.5", "8", "30"]
+        );
         assert_eq!(measured[1].y, 4.0);
         assert!(measured[1].y_min < 4.0 && measured[1].y_max > 4.0);
-        let diagonal: Vec<&Point> = pts.iter().filter(|p| p.series == PREDICTED_SERIES).collect();
+        let diagonal: Vec<&Point> =
+            pts.iter().filter(|p| p.series == PREDICTED_SERIES).collect();
         assert_eq!(diagonal.len(), 2);
         assert!(diagonal.iter().all(|p| p.x.parse::<f64>().unwrap() == p.y));
         assert_eq!(rows[0].left_to_right_gflop_per_s, gflop(8_000_000) / 4e-3);

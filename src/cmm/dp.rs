@@ -51,12 +51,8 @@ pub fn validate_dims(dims: &[u32]) -> Result<usize, CmmError> {
 /// A chain of one matrix computes nothing, and its bound is 0.
 pub fn cost_upper_bound(dims: &[u32]) -> Result<u128, CmmError> {
     let n = validate_dims(dims)?;
-    let max_dim = u128::from(
-        *dims
-            .iter()
-            .max()
-            .expect("validated: at least two dimensions"),
-    );
+    let max_dim =
+        u128::from(*dims.iter().max().expect("validated: at least two dimensions"));
     // max^3 < 2^96 always fits; the factor n - 1 could push a chain of more than 2^32 matrices
     // past u128, and saturating there still refuses it, as it must.
     Ok((n as u128 - 1).saturating_mul(max_dim * max_dim * max_dim))
@@ -132,7 +128,12 @@ impl std::fmt::Display for CellDifference {
         write!(
             f,
             "cell M[{}][{}]: expected cost {} split {}, got cost {} split {}",
-            self.i, self.j, self.expected_cost, self.expected_split, self.got_cost, self.got_split
+            self.i,
+            self.j,
+            self.expected_cost,
+            self.expected_split,
+            self.got_cost,
+            self.got_split
         )
     }
 }
@@ -141,11 +142,7 @@ impl DpTable {
     /// A table for `n` matrices with every cell 0 (the main diagonal is then already right).
     fn zeroed(n: usize) -> DpTable {
         let cells = Layout::RowMajor.dp_len(n);
-        DpTable {
-            n,
-            cost: vec![0; cells],
-            split: vec![0; cells],
-        }
+        DpTable { n, cost: vec![0; cells], split: vec![0; cells] }
     }
 
     /// Number of matrices in the chain.
@@ -193,7 +190,8 @@ impl DpTable {
         let mut out = vec![T::default(); layout.dp_len(n)];
         for i in 1..=n {
             for j in i..=n {
-                out[layout.dp_index(n, i, j)] = row_major[Layout::RowMajor.dp_index(n, i, j)];
+                out[layout.dp_index(n, i, j)] =
+                    row_major[Layout::RowMajor.dp_index(n, i, j)];
             }
         }
         out
@@ -232,22 +230,20 @@ impl DpTable {
     pub fn difference_from(&self, other: &DpTable) -> Option<CellDifference> {
         assert_eq!(self.n, other.n, "tables of different chains");
         let n = self.n;
-        (0..n)
-            .flat_map(|d| (1..=n - d).map(move |i| (i, i + d)))
-            .find_map(|(i, j)| {
-                let (expected_cost, got_cost) = (self.cost(i, j), other.cost(i, j));
-                let (expected_split, got_split) = (self.split(i, j), other.split(i, j));
-                (expected_cost != got_cost || expected_split != got_split).then_some(
-                    CellDifference {
-                        i,
-                        j,
-                        expected_cost,
-                        got_cost,
-                        expected_split,
-                        got_split,
-                    },
-                )
-            })
+        (0..n).flat_map(|d| (1..=n - d).map(move |i| (i, i + d))).find_map(|(i, j)| {
+            let (expected_cost, got_cost) = (self.cost(i, j), other.cost(i, j));
+            let (expected_split, got_split) = (self.split(i, j), other.split(i, j));
+            (expected_cost != got_cost || expected_split != got_split).then_some(
+                CellDifference {
+                    i,
+                    j,
+                    expected_cost,
+                    got_cost,
+                    expected_split,
+                    got_split,
+                },
+            )
+        })
     }
 }
 
@@ -282,7 +278,9 @@ pub fn fill_serial(dims: &[u32], cost: &mut [u64], split: &mut [u32]) {
             let mut best_cost = u64::MAX;
             let mut best_k = i;
             for k in i..j {
-                let candidate = cost[row * i + k] + cost[row * (k + 1) + j] + p(i - 1) * p(k) * p(j);
+                let candidate = cost[row * i + k]
+                    + cost[row * (k + 1) + j]
+                    + p(i - 1) * p(k) * p(j);
                 // Strictly smaller: on a tie the smaller k, met first, stays.
                 if candidate < best_cost {
                     best_cost = candidate;
@@ -318,7 +316,8 @@ fn best_split(cost: &[u64], dims: &[u32], n: usize, i: usize, j: usize) -> (u64,
     let mut best_cost = u64::MAX;
     let mut best_k = i;
     for k in i..j {
-        let candidate = cost[row * i + k] + cost[row * (k + 1) + j] + p(i - 1) * p(k) * p(j);
+        let candidate =
+            cost[row * i + k] + cost[row * (k + 1) + j] + p(i - 1) * p(k) * p(j);
         if candidate < best_cost {
             best_cost = candidate;
             best_k = k;
@@ -349,7 +348,8 @@ fn best_split_checked(
             best_k = k;
         }
     }
-    let best_cost = u64::try_from(best_cost).map_err(|_| CmmError::CostOverflow { i, j })?;
+    let best_cost =
+        u64::try_from(best_cost).map_err(|_| CmmError::CostOverflow { i, j })?;
     Ok((best_cost, best_k as u32))
 }
 
@@ -411,7 +411,9 @@ pub fn solve_contiguous(dims: &[u32]) -> Result<DpTable, CmmError> {
                 let outer = p[i - 1] * p[j];
                 let mut best_cost = u64::MAX;
                 let mut best_k = i;
-                for (offset, ((&l, &r), &p_k)) in left.iter().zip(right).zip(&p[i..j]).enumerate() {
+                for (offset, ((&l, &r), &p_k)) in
+                    left.iter().zip(right).zip(&p[i..j]).enumerate()
+                {
                     let candidate = l + r + outer * p_k;
                     if candidate < best_cost {
                         best_cost = candidate;

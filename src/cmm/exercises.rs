@@ -5,7 +5,10 @@
 /// Scalar multiplications of the naive order `((A1 A2) A3) ... An`: the running product is
 /// always `p0 x pk`, and multiplying it by `A(k+1)` costs `p0 * pk * p(k+1)`.
 pub fn left_to_right_cost(dims: &[u32]) -> u128 {
-    dims.windows(2).skip(1).map(|w| u128::from(dims[0]) * u128::from(w[0]) * u128::from(w[1])).sum()
+    dims.windows(2)
+        .skip(1)
+        .map(|w| u128::from(dims[0]) * u128::from(w[0]) * u128::from(w[1]))
+        .sum()
 }
 // ANCHOR_END: left_to_right
 

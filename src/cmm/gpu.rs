@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 
 use super::dp::{gpu_safe_bound, gpu_safe_bound_u32, validate_dims, DpTable};
 use super::layout::{Layout, MAX_N_FOR_I32_INDEX};
@@ -40,7 +42,9 @@ impl Kernel {
 
     pub fn layout(&self) -> Layout {
         match *self {
-            Kernel::OneBlock { layout, .. } | Kernel::CellPerThread { layout, .. } | Kernel::BlockPerCell { layout, .. } => layout,
+            Kernel::OneBlock { layout, .. }
+            | Kernel::CellPerThread { layout, .. }
+            | Kernel::BlockPerCell { layout, .. } => layout,
         }
     }
 
@@ -56,27 +60,57 @@ impl Kernel {
         use CostWidth::*;
         use Layout::*;
         match *self {
-            Kernel::OneBlock { layout: RowMajor, cost: U64, .. } => ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u64"),
-            Kernel::OneBlock { layout: RowMajor, cost: U32, .. } => ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u32"),
-            Kernel::OneBlock { layout: DiagonalMajor, cost: U64, indexed: false } => ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u64"),
-            Kernel::OneBlock { layout: DiagonalMajor, cost: U64, indexed: true } => ("cmm_diagonal.cu", "cmm_diagonal_oneblock_indexed_u64"),
-            Kernel::OneBlock { layout: DiagonalMajor, cost: U32, .. } => ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u32"),
-            Kernel::CellPerThread { layout: RowMajor, .. } => ("cmm_cell_per_thread.cu", "cmm_rowmajor_cell_per_thread_u64"),
-            Kernel::CellPerThread { layout: DiagonalMajor, .. } => ("cmm_cell_per_thread.cu", "cmm_diagonal_cell_per_thread_u64"),
-            Kernel::BlockPerCell { layout: RowMajor, .. } => ("cmm_block_per_cell.cu", "cmm_rowmajor_block_per_cell_u64"),
-            Kernel::BlockPerCell { layout: DiagonalMajor, .. } => ("cmm_block_per_cell.cu", "cmm_diagonal_block_per_cell_u64"),
+            Kernel::OneBlock { layout: RowMajor, cost: U64, .. } => {
+                ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u64")
+            }
+            Kernel::OneBlock { layout: RowMajor, cost: U32, .. } => {
+                ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u32")
+            }
+            Kernel::OneBlock { layout: DiagonalMajor, cost: U64, indexed: false } => {
+                ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u64")
+            }
+            Kernel::OneBlock { layout: DiagonalMajor, cost: U64, indexed: true } => {
+                ("cmm_diagonal.cu", "cmm_diagonal_oneblock_indexed_u64")
+            }
+            Kernel::OneBlock { layout: DiagonalMajor, cost: U32, .. } => {
+                ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u32")
+            }
+            Kernel::CellPerThread { layout: RowMajor, .. } => {
+                ("cmm_cell_per_thread.cu", "cmm_rowmajor_cell_per_thread_u64")
+            }
+            Kernel::CellPerThread { layout: DiagonalMajor, .. } => {
+                ("cmm_cell_per_thread.cu", "cmm_diagonal_cell_per_thread_u64")
+            }
+            Kernel::BlockPerCell { layout: RowMajor, .. } => {
+                ("cmm_block_per_cell.cu", "cmm_rowmajor_block_per_cell_u64")
+            }
+            Kernel::BlockPerCell { layout: DiagonalMajor, .. } => {
+                ("cmm_block_per_cell.cu", "cmm_diagonal_block_per_cell_u64")
+            }
         }
     }
 
     /// A label for tables and figures.
     pub fn label(&self) -> String {
-        let width = |c: CostWidth| if c == CostWidth::U64 { "8-byte" } else { "4-byte" };
+        let width =
+            |c: CostWidth| if c == CostWidth::U64 { "8-byte" } else { "4-byte" };
         match *self {
             Kernel::OneBlock { layout, cost, indexed } => {
-                format!("one block, {}, {}{}", layout.name(), width(cost), if indexed { ", index per load" } else { "" })
+                format!(
+                    "one block, {}, {}{}",
+                    layout.name(),
+                    width(cost),
+                    if indexed { ", index per load" } else { "" }
+                )
             }
-            Kernel::CellPerThread { layout, block } => format!("launch per diagonal, thread per cell (B={block}), {}", layout.name()),
-            Kernel::BlockPerCell { layout, block } => format!("launch per diagonal, block per cell (B={block}), {}", layout.name()),
+            Kernel::CellPerThread { layout, block } => format!(
+                "launch per diagonal, thread per cell (B={block}), {}",
+                layout.name()
+            ),
+            Kernel::BlockPerCell { layout, block } => format!(
+                "launch per diagonal, block per cell (B={block}), {}",
+                layout.name()
+            ),
         }
     }
 
@@ -90,7 +124,9 @@ impl Kernel {
             CostWidth::U64 => gpu_safe_bound(dims),
             CostWidth::U32 => gpu_safe_bound_u32(dims),
         };
-        bound.map_err(|e| UsageError(format!("{} cannot solve this chain exactly: {e}", self.label())))?;
+        bound.map_err(|e| {
+            UsageError(format!("{} cannot solve this chain exactly: {e}", self.label()))
+        })?;
         Ok(n)
     }
 }
@@ -119,10 +155,18 @@ pub struct CmmKernels<'g> {
 impl<'g> CmmKernels<'g> {
     pub fn load(gpu: &'g Gpu) -> anyhow::Result<Self> {
         let mut functions = HashMap::new();
-        for file in ["cmm_rowmajor.cu", "cmm_diagonal.cu", "cmm_cell_per_thread.cu", "cmm_block_per_cell.cu"] {
+        for file in [
+            "cmm_rowmajor.cu",
+            "cmm_diagonal.cu",
+            "cmm_cell_per_thread.cu",
+            "cmm_block_per_cell.cu",
+        ] {
             let module = gpu.load(file)?;
             for (f, name) in ALL_FUNCTIONS.iter().filter(|(f, _)| *f == file) {
-                functions.insert(*name, module.function(name).map_err(|e| anyhow::anyhow!("{f}: {e}"))?);
+                functions.insert(
+                    *name,
+                    module.function(name).map_err(|e| anyhow::anyhow!("{f}: {e}"))?,
+                );
             }
         }
         Ok(Self { gpu, functions })
@@ -133,38 +177,64 @@ impl<'g> CmmKernels<'g> {
         let n = kernel.check(dims)?;
         let cells = kernel.layout().dp_len(n);
         let cost_bytes = if kernel.cost_width() == CostWidth::U64 { 8 } else { 4 };
-        crate::ceilings::ensure_fits(self.gpu, cells * (cost_bytes + 4) + dims.len() * 4, &format!("the DP table of n = {n} matrices"))?;
+        crate::ceilings::ensure_fits(
+            self.gpu,
+            cells * (cost_bytes + 4) + dims.len() * 4,
+            &format!("the DP table of n = {n} matrices"),
+        )?;
         let s = &self.gpu.stream;
         let cost = match kernel.cost_width() {
             CostWidth::U64 => CostBuffer::U64(s.alloc_zeros::<u64>(cells)?),
             CostWidth::U32 => CostBuffer::U32(s.alloc_zeros::<u32>(cells)?),
         };
-        Ok(Problem { kernel, n, dims: s.clone_htod(dims)?, cost, split: s.alloc_zeros::<u32>(cells)? })
+        Ok(Problem {
+            kernel,
+            n,
+            dims: s.clone_htod(dims)?,
+            cost,
+            split: s.alloc_zeros::<u32>(cells)?,
+        })
     }
 
     // ANCHOR: enqueue
     /// Enqueues one complete solve of `p` on `stream`: one launch for the one-block kernels,
     /// `n - 1` launches (one per diagonal, in order) for the others.
-    pub fn enqueue(&self, stream: &Arc<CudaStream>, p: &mut Problem) -> anyhow::Result<()> {
+    pub fn enqueue(
+        &self,
+        stream: &Arc<CudaStream>,
+        p: &mut Problem,
+    ) -> anyhow::Result<()> {
         let f = &self.functions[p.kernel.function().1];
         let n = p.n as i32;
         match p.kernel {
             Kernel::OneBlock { .. } => {
                 // The paper's <<<1, n>>>; past 1024 threads the kernel's rows loop.
                 let threads = (p.n as u32).clamp(1, 1024);
-                let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+                let cfg = LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: 0,
+                };
                 launch(stream, f, cfg, p, n, None)?;
             }
             Kernel::CellPerThread { block, .. } => {
                 for d in 1..p.n {
                     let cells = (p.n - d) as u32;
-                    let cfg = LaunchConfig { grid_dim: (cells.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+                    let cfg = LaunchConfig {
+                        grid_dim: (cells.div_ceil(block), 1, 1),
+                        block_dim: (block, 1, 1),
+                        shared_mem_bytes: 0,
+                    };
                     launch(stream, f, cfg, p, n, Some(d as i32))?;
                 }
             }
             Kernel::BlockPerCell { block, .. } => {
                 for d in 1..p.n {
-                    let cfg = LaunchConfig { grid_dim: ((p.n - d) as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+                    let cfg = LaunchConfig {
+                        grid_dim: ((p.n - d) as u32, 1, 1),
+                        block_dim: (block, 1, 1),
+                        shared_mem_bytes: 0,
+                    };
                     launch(stream, f, cfg, p, n, Some(d as i32))?;
                 }
             }
@@ -213,11 +283,17 @@ impl<'g> CmmKernels<'g> {
     // ANCHOR: verify
     /// Poisons the tables, solves once, and compares every cell (cost and split) with the CPU's
     /// table. A difference is a [`Mismatch`] naming the kernel, n and the cell.
-    pub fn solve_verified(&self, p: &mut Problem, cpu: &DpTable) -> anyhow::Result<DpTable> {
+    pub fn solve_verified(
+        &self,
+        p: &mut Problem,
+        cpu: &DpTable,
+    ) -> anyhow::Result<DpTable> {
         self.poison(p)?;
         self.enqueue(&self.gpu.stream.clone(), p)?;
         let gpu_table = self.read_back(p)?;
-        check_table(p.kernel.function().1, p.n, cpu, &gpu_table, |i, j| p.kernel.layout().dp_index(p.n, i, j))?;
+        check_table(p.kernel.function().1, p.n, cpu, &gpu_table, |i, j| {
+            p.kernel.layout().dp_index(p.n, i, j)
+        })?;
         Ok(gpu_table)
     }
     // ANCHOR_END: verify
@@ -239,11 +315,22 @@ impl<'g> CmmKernels<'g> {
     }
 
     /// Like [`CmmKernels::solve_verified`], through a graph from [`CmmKernels::capture`].
-    pub fn solve_verified_graph(&self, p: &mut Problem, graph: &CudaGraph, cpu: &DpTable) -> anyhow::Result<DpTable> {
+    pub fn solve_verified_graph(
+        &self,
+        p: &mut Problem,
+        graph: &CudaGraph,
+        cpu: &DpTable,
+    ) -> anyhow::Result<DpTable> {
         self.poison(p)?;
         graph.launch()?;
         let gpu_table = self.read_back(p)?;
-        check_table(&format!("{} (CUDA graph)", p.kernel.function().1), p.n, cpu, &gpu_table, |i, j| p.kernel.layout().dp_index(p.n, i, j))?;
+        check_table(
+            &format!("{} (CUDA graph)", p.kernel.function().1),
+            p.n,
+            cpu,
+            &gpu_table,
+            |i, j| p.kernel.layout().dp_index(p.n, i, j),
+        )?;
         Ok(gpu_table)
     }
 
@@ -259,7 +346,12 @@ impl<'g> CmmKernels<'g> {
 
     /// Solves `k` independent problems either one after another on one stream, or each on its
     /// own stream (the paper's Section 7.2); returns the time for all of them.
-    pub fn time_many(&self, problems: &mut [Problem], streams: Option<&[Arc<CudaStream>]>, plan: Plan) -> anyhow::Result<Stats> {
+    pub fn time_many(
+        &self,
+        problems: &mut [Problem],
+        streams: Option<&[Arc<CudaStream>]>,
+        plan: Plan,
+    ) -> anyhow::Result<Stats> {
         let gpu = self.gpu;
         gpu.time(plan, |main| {
             match streams {
@@ -300,7 +392,14 @@ const ALL_FUNCTIONS: [(&str, &str); 9] = [
     ("cmm_block_per_cell.cu", "cmm_diagonal_block_per_cell_u64"),
 ];
 
-fn launch(stream: &Arc<CudaStream>, f: &CudaFunction, cfg: LaunchConfig, p: &mut Problem, n: i32, d: Option<i32>) -> anyhow::Result<()> {
+fn launch(
+    stream: &Arc<CudaStream>,
+    f: &CudaFunction,
+    cfg: LaunchConfig,
+    p: &mut Problem,
+    n: i32,
+    d: Option<i32>,
+) -> anyhow::Result<()> {
     let mut b = stream.launch_builder(f);
     b.arg(&p.dims);
     match &mut p.cost {
@@ -318,14 +417,23 @@ fn launch(stream: &Arc<CudaStream>, f: &CudaFunction, cfg: LaunchConfig, p: &mut
 
 /// Compares a table a kernel computed with the CPU's, cell by cell (cost and split); the first
 /// difference becomes a [`Mismatch`] naming `kernel`, `n`, the cell and its buffer `index`.
-pub(crate) fn check_table(kernel: &str, n: usize, cpu: &DpTable, got: &DpTable, index: impl Fn(usize, usize) -> usize) -> Result<(), Mismatch> {
+pub(crate) fn check_table(
+    kernel: &str,
+    n: usize,
+    cpu: &DpTable,
+    got: &DpTable,
+    index: impl Fn(usize, usize) -> usize,
+) -> Result<(), Mismatch> {
     match cpu.difference_from(got) {
         None => Ok(()),
         Some(diff) => Err(Mismatch {
             kernel: kernel.to_string(),
             size: format!("n={n}"),
             index: index(diff.i, diff.j),
-            got: format!("cost {} split {} in cell M[{}][{}]", diff.got_cost, diff.got_split, diff.i, diff.j),
+            got: format!(
+                "cost {} split {} in cell M[{}][{}]",
+                diff.got_cost, diff.got_split, diff.i, diff.j
+            ),
             want: format!("cost {} split {}", diff.expected_cost, diff.expected_split),
             wrong: count_differences(cpu, got),
             total: super::layout::triangle_len(n),
@@ -335,5 +443,10 @@ pub(crate) fn check_table(kernel: &str, n: usize, cpu: &DpTable, got: &DpTable, 
 
 fn count_differences(a: &DpTable, b: &DpTable) -> usize {
     let n = a.n();
-    (1..=n).flat_map(|i| (i..=n).map(move |j| (i, j))).filter(|&(i, j)| a.cost(i, j) != b.cost(i, j) || a.split(i, j) != b.split(i, j)).count()
+    (1..=n)
+        .flat_map(|i| (i..=n).map(move |j| (i, j)))
+        .filter(|&(i, j)| {
+            a.cost(i, j) != b.cost(i, j) || a.split(i, j) != b.split(i, j)
+        })
+        .count()
 }

@@ -189,11 +189,8 @@ pub fn render_matrix(n: usize) -> String {
     for row in 0..n {
         let cells: Vec<String> = (0..n)
             .map(|col| {
-                let label = if col >= row {
-                    upper_cell_label(n, row, col)
-                } else {
-                    ".".into()
-                };
+                let label =
+                    if col >= row { upper_cell_label(n, row, col) } else { ".".into() };
                 format!("{label:>width$}")
             })
             .collect();

@@ -28,11 +28,7 @@ pub struct ParenTree {
 impl ParenTree {
     /// The single matrix `A_index` (1-based).
     pub fn matrix(index: usize) -> ParenTree {
-        ParenTree {
-            first: index,
-            last: index,
-            factors: None,
-        }
+        ParenTree { first: index, last: index, factors: None }
     }
 
     /// The product `(left right)`; `left` must end just before `right` starts.
@@ -93,10 +89,7 @@ impl ParenTree {
 
     /// Reads the notation this type prints, e.g. `(A1((A2A3)A4))`; spaces are skipped.
     pub fn parse(text: &str) -> Result<ParenTree, CmmError> {
-        let mut reader = Reader {
-            bytes: text.as_bytes(),
-            at: 0,
-        };
+        let mut reader = Reader { bytes: text.as_bytes(), at: 0 };
         let tree = reader.tree()?;
         reader.skip_spaces();
         if reader.at != reader.bytes.len() {
@@ -126,11 +119,7 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn skip_spaces(&mut self) {
-        while self
-            .bytes
-            .get(self.at)
-            .is_some_and(|b| b.is_ascii_whitespace())
-        {
+        while self.bytes.get(self.at).is_some_and(|b| b.is_ascii_whitespace()) {
             self.at += 1;
         }
     }

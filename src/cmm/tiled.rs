@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute_enum;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 
 use super::dp::{gpu_safe_bound_key48, validate_dims, DpTable};
 use super::layout::Layout;
@@ -74,7 +76,9 @@ pub fn check(dims: &[u32]) -> Result<usize, UsageError> {
     if let Some(p) = dims.iter().find(|&&p| p >= 1 << SPLIT_BITS) {
         return Err(UsageError(format!("dimension {p} is too large for the tiled kernels: p[a] p[c] must fit 32 bits, so every dimension < 65536")));
     }
-    gpu_safe_bound_key48(dims).map_err(|e| UsageError(format!("the tiled kernels cannot solve this chain exactly: {e}")))?;
+    gpu_safe_bound_key48(dims).map_err(|e| {
+        UsageError(format!("the tiled kernels cannot solve this chain exactly: {e}"))
+    })?;
     Ok(n)
 }
 
@@ -92,13 +96,21 @@ pub fn minplus_split(tiles: usize, d: usize, wave: u32) -> (usize, usize) {
 impl<'g> TiledKernels<'g> {
     pub fn load(gpu: &'g Gpu) -> anyhow::Result<Self> {
         let module = gpu.load("cmm_tiled.cu")?;
-        let f = |name: &str| module.function(name).map_err(|e| anyhow::anyhow!("cmm_tiled.cu: {e}"));
-        let (diagonal_blocks, minplus, wavefront) = (f("cmm_tiled_diagonal_blocks_u64")?, f("cmm_tiled_minplus_u64")?, f("cmm_tiled_wavefront_u64")?);
+        let f = |name: &str| {
+            module.function(name).map_err(|e| anyhow::anyhow!("cmm_tiled.cu: {e}"))
+        };
+        let (diagonal_blocks, minplus, wavefront) = (
+            f("cmm_tiled_diagonal_blocks_u64")?,
+            f("cmm_tiled_minplus_u64")?,
+            f("cmm_tiled_wavefront_u64")?,
+        );
         // 96 KiB of dynamic shared memory is past the 48 KiB a launch gets without asking.
         for sweep in [&diagonal_blocks, &wavefront] {
             sweep.set_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SWEEP_SHARED_BYTES as i32)?;
         }
-        let per_sm = minplus.occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?.max(1) as u32;
+        let per_sm = minplus
+            .occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?
+            .max(1) as u32;
         let minplus_wave = per_sm * gpu.info.sms as u32;
         Ok(Self { gpu, diagonal_blocks, minplus, wavefront, minplus_wave })
     }
@@ -108,23 +120,48 @@ impl<'g> TiledKernels<'g> {
         let n = check(dims)?;
         let tiles = tile_diagonals(n);
         let cells = (tiles * TILE) * (tiles * TILE);
-        crate::ceilings::ensure_fits(self.gpu, cells * 8 + dims.len() * 4, &format!("the tiled DP table of n = {n} matrices"))?;
+        crate::ceilings::ensure_fits(
+            self.gpu,
+            cells * 8 + dims.len() * 4,
+            &format!("the tiled DP table of n = {n} matrices"),
+        )?;
         let s = &self.gpu.stream;
-        Ok(TiledProblem { n, tiles, dims: s.clone_htod(dims)?, keys: s.alloc_zeros::<u64>(cells)? })
+        Ok(TiledProblem {
+            n,
+            tiles,
+            dims: s.clone_htod(dims)?,
+            keys: s.alloc_zeros::<u64>(cells)?,
+        })
     }
 
     // ANCHOR: enqueue
     /// Enqueues one complete solve on `stream`: reset the keys to the identity of min, block
     /// diagonal 0, then for each block diagonal D its min-plus launch (D >= 2) and its sweep.
-    pub fn enqueue(&self, stream: &Arc<CudaStream>, p: &mut TiledProblem) -> anyhow::Result<()> {
+    pub fn enqueue(
+        &self,
+        stream: &Arc<CudaStream>,
+        p: &mut TiledProblem,
+    ) -> anyhow::Result<()> {
         let (n, stride) = (p.n as i32, p.stride() as i32);
         let bytes = p.keys.num_bytes();
         {
-            let (ptr, _sync) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut p.keys, stream);
+            let (ptr, _sync) =
+                cudarc::driver::DevicePtrMut::device_ptr_mut(&mut p.keys, stream);
             // SAFETY: ptr and bytes describe the key table; the memset is ordered on `stream`.
-            unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, stream.cu_stream())? };
+            unsafe {
+                cudarc::driver::result::memset_d8_async(
+                    ptr,
+                    0xFF,
+                    bytes,
+                    stream.cu_stream(),
+                )?
+            };
         }
-        let sweep = |grid: usize| LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (SWEEP_THREADS, 1, 1), shared_mem_bytes: SWEEP_SHARED_BYTES };
+        let sweep = |grid: usize| LaunchConfig {
+            grid_dim: (grid as u32, 1, 1),
+            block_dim: (SWEEP_THREADS, 1, 1),
+            shared_mem_bytes: SWEEP_SHARED_BYTES,
+        };
         let mut b = stream.launch_builder(&self.diagonal_blocks);
         b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride);
         // SAFETY: (dims, keys, n, stride) as in the kernel's header; grid = tiles.
@@ -135,9 +172,18 @@ impl<'g> TiledKernels<'g> {
             if d >= 2 {
                 let (chunk, splits) = minplus_split(p.tiles, d, self.minplus_wave);
                 let chunk_arg = chunk as i32;
-                let cfg = LaunchConfig { grid_dim: (on_diagonal as u32, splits as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+                let cfg = LaunchConfig {
+                    grid_dim: (on_diagonal as u32, splits as u32, 1),
+                    block_dim: (THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                };
                 let mut b = stream.launch_builder(&self.minplus);
-                b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride).arg(&d_arg).arg(&chunk_arg);
+                b.arg(&p.dims)
+                    .arg(&mut p.keys)
+                    .arg(&n)
+                    .arg(&stride)
+                    .arg(&d_arg)
+                    .arg(&chunk_arg);
                 // SAFETY: (dims, keys, n, stride, D, chunk) as in the header; splits * chunk covers the D - 1 tiles.
                 unsafe { b.launch(cfg)? };
             }
@@ -163,12 +209,18 @@ impl<'g> TiledKernels<'g> {
 
     /// Solves once (the keys start as poison: the solve itself resets them) and compares every
     /// cell with the CPU's table.
-    pub fn solve_verified(&self, p: &mut TiledProblem, cpu: &DpTable) -> anyhow::Result<DpTable> {
+    pub fn solve_verified(
+        &self,
+        p: &mut TiledProblem,
+        cpu: &DpTable,
+    ) -> anyhow::Result<DpTable> {
         self.gpu.poison(&mut p.keys)?;
         self.enqueue(&self.gpu.stream.clone(), p)?;
         let gpu_table = self.read_back(p)?;
         let stride = p.stride();
-        super::gpu::check_table("cmm_tiled_*_u64", p.n, cpu, &gpu_table, |i, j| (i - 1) * stride + j)?;
+        super::gpu::check_table("cmm_tiled_*_u64", p.n, cpu, &gpu_table, |i, j| {
+            (i - 1) * stride + j
+        })?;
         Ok(gpu_table)
     }
 
@@ -179,7 +231,11 @@ impl<'g> TiledKernels<'g> {
 }
 
 /// Decodes a key table (`stride x stride`, `T[a][b]` at `a * stride + b`) into a [`DpTable`].
-pub fn table_from_keys(n: usize, stride: usize, keys: &[u64]) -> Result<DpTable, super::CmmError> {
+pub fn table_from_keys(
+    n: usize,
+    stride: usize,
+    keys: &[u64],
+) -> Result<DpTable, super::CmmError> {
     let row = n + 1;
     let mut cost = vec![0u64; Layout::RowMajor.dp_len(n)];
     let mut split = vec![0u32; cost.len()];
@@ -214,7 +270,8 @@ mod tests {
         let mut keys = vec![u64::MAX; stride * stride];
         for i in 1..=n {
             for j in i..=n {
-                keys[(i - 1) * stride + j] = cpu.cost(i, j) << SPLIT_BITS | u64::from(cpu.split(i, j));
+                keys[(i - 1) * stride + j] =
+                    cpu.cost(i, j) << SPLIT_BITS | u64::from(cpu.split(i, j));
             }
         }
         assert_eq!(table_from_keys(n, stride, &keys).unwrap(), cpu);
@@ -227,9 +284,15 @@ mod tests {
                 let (chunk, splits) = minplus_split(tiles, d, 264);
                 assert!(chunk >= 1 && splits >= 1);
                 assert!(chunk * splits >= d - 1, "tiles {tiles} d {d}: all K covered");
-                assert!(chunk * (splits - 1) < d - 1, "tiles {tiles} d {d}: no empty split");
+                assert!(
+                    chunk * (splits - 1) < d - 1,
+                    "tiles {tiles} d {d}: no empty split"
+                );
                 if (tiles - d) * (d - 1) >= 528 {
-                    assert!((tiles - d) * splits >= 264, "tiles {tiles} d {d}: at least a wave of blocks");
+                    assert!(
+                        (tiles - d) * splits >= 264,
+                        "tiles {tiles} d {d}: at least a wave of blocks"
+                    );
                 }
             }
         }
@@ -237,7 +300,10 @@ mod tests {
 
     #[test]
     fn chains_past_the_key_bound_are_refused() {
-        assert!(check(&[1000; 16385]).is_ok(), "n = 16384 with dims up to 1000 fits 48 bits");
+        assert!(
+            check(&[1000; 16385]).is_ok(),
+            "n = 16384 with dims up to 1000 fits 48 bits"
+        );
         let e = check(&[65535; 4]).unwrap_err().0;
         assert!(e.contains("48"), "{e}");
         assert!(check(&[65536, 2]).unwrap_err().0.contains("65536"));

@@ -77,11 +77,13 @@ type WarpLanes = ([LaneWork; WARP_SIZE], usize);
 
 const IDLE_LANE: LaneWork = LaneWork { i: 0, j: 0, k: 0 };
 
-fn warp_lanes_cell_per_thread(n: usize, d: usize, warp: usize, k_step: usize) -> WarpLanes {
-    assert!(
-        1 <= d && d < n && k_step < d,
-        "need 1 <= d < n and k_step < d"
-    );
+fn warp_lanes_cell_per_thread(
+    n: usize,
+    d: usize,
+    warp: usize,
+    k_step: usize,
+) -> WarpLanes {
+    assert!(1 <= d && d < n && k_step < d, "need 1 <= d < n and k_step < d");
     let cells = n - d;
     let first = warp * WARP_SIZE;
     assert!(first < cells, "warp {warp} has no cell on diagonal {d}");
@@ -89,11 +91,7 @@ fn warp_lanes_cell_per_thread(n: usize, d: usize, warp: usize, k_step: usize) ->
     let active = (cells - first).min(WARP_SIZE);
     for (lane, work) in lanes[..active].iter_mut().enumerate() {
         let i = first + lane + 1;
-        *work = LaneWork {
-            i,
-            j: i + d,
-            k: i + k_step,
-        };
+        *work = LaneWork { i, j: i + d, k: i + k_step };
     }
     (lanes, active)
 }
@@ -107,18 +105,19 @@ fn warp_lanes_split_k(i: usize, j: usize, chunk: usize) -> WarpLanes {
     let mut lanes = [IDLE_LANE; WARP_SIZE];
     let active = (j - first_k).min(WARP_SIZE);
     for (lane, work) in lanes[..active].iter_mut().enumerate() {
-        *work = LaneWork {
-            i,
-            j,
-            k: first_k + lane,
-        };
+        *work = LaneWork { i, j, k: first_k + lane };
     }
     (lanes, active)
 }
 
 /// The lanes of warp `warp` at step `k_step` (`k = i + k_step`) of diagonal `d` under
 /// [`WarpMapping::CellPerThread`]; fewer than 32 in the last warp of a diagonal.
-pub fn lanes_cell_per_thread(n: usize, d: usize, warp: usize, k_step: usize) -> Vec<LaneWork> {
+pub fn lanes_cell_per_thread(
+    n: usize,
+    d: usize,
+    warp: usize,
+    k_step: usize,
+) -> Vec<LaneWork> {
     let (lanes, active) = warp_lanes_cell_per_thread(n, d, warp, k_step);
     lanes[..active].to_vec()
 }
@@ -169,10 +168,7 @@ struct BlockSet {
 }
 
 impl BlockSet {
-    const EMPTY: BlockSet = BlockSet {
-        ids: [0; 2 * WARP_SIZE],
-        len: 0,
-    };
+    const EMPTY: BlockSet = BlockSet { ids: [0; 2 * WARP_SIZE], len: 0 };
 
     fn as_slice(&self) -> &[u64] {
         &self.ids[..self.len]
@@ -247,10 +243,7 @@ fn offsets_of(
     lanes: &[LaneWork],
     operand: Operand,
 ) -> ([u64; WARP_SIZE], usize) {
-    assert!(
-        lanes.len() <= WARP_SIZE,
-        "a warp has at most {WARP_SIZE} lanes"
-    );
+    assert!(lanes.len() <= WARP_SIZE, "a warp has at most {WARP_SIZE} lanes");
     let mut offsets = [0u64; WARP_SIZE];
     for (slot, &lane) in offsets.iter_mut().zip(lanes) {
         *slot = operand_offset(layout, elem_bytes, n, lane, operand);
@@ -296,10 +289,13 @@ fn step_footprint(
     n: usize,
     lanes: &[LaneWork],
 ) -> (LoadFootprint, LoadFootprint, BlockSet) {
-    let (left_offsets, active) = offsets_of(layout, elem_bytes, n, lanes, Operand::Left);
+    let (left_offsets, active) =
+        offsets_of(layout, elem_bytes, n, lanes, Operand::Left);
     let (right_offsets, _) = offsets_of(layout, elem_bytes, n, lanes, Operand::Right);
-    let (left, left_sectors) = footprint_of_offsets(&left_offsets[..active], elem_bytes);
-    let (right, right_sectors) = footprint_of_offsets(&right_offsets[..active], elem_bytes);
+    let (left, left_sectors) =
+        footprint_of_offsets(&left_offsets[..active], elem_bytes);
+    let (right, right_sectors) =
+        footprint_of_offsets(&right_offsets[..active], elem_bytes);
     (left, right, left_sectors.union(&right_sectors))
 }
 
@@ -464,7 +460,8 @@ fn diagonal_counts(
 ) -> Counts {
     let mut counts = Counts::default();
     let mut add_step = |(lanes, active): WarpLanes, previous: &mut BlockSet| {
-        let (left, right, touched) = step_footprint(layout, elem_bytes, n, &lanes[..active]);
+        let (left, right, touched) =
+            step_footprint(layout, elem_bytes, n, &lanes[..active]);
         counts.add_load(left);
         counts.add_load(right);
         counts.fresh_sectors += u64::from(touched.count_not_in(previous));
@@ -553,12 +550,5 @@ pub fn dp_traffic(
         .into_par_iter()
         .map(|d| diagonal_counts(mapping, layout, elem_bytes, n, d))
         .reduce(Counts::default, Counts::plus);
-    summary(
-        mapping,
-        layout,
-        elem_bytes,
-        n,
-        (1, n.saturating_sub(1)),
-        counts,
-    )
+    summary(mapping, layout, elem_bytes, n, (1, n.saturating_sub(1)), counts)
 }

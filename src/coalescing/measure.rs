@@ -4,7 +4,10 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
+};
 
 use crate::ceilings::ensure_fits;
 use crate::harness::kernels::{self, Module};
@@ -37,15 +40,21 @@ pub struct GridStrideKernel {
 impl GridStrideKernel {
     fn new(gpu: &Gpu, module: &Module, name: &'static str) -> anyhow::Result<Self> {
         let f = module.function(name)?;
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)?;
+        let per_sm =
+            f.occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)?;
         Ok(Self { name, f, resident_blocks: gpu.info.sms as u32 * per_sm.max(1) })
     }
 
     /// The launch configuration for `n` elements, `per_thread` of them per thread and round.
     pub fn config(&self, n: usize, per_thread: usize) -> LaunchConfig {
         let needed = n.div_ceil(per_thread * BLOCK as usize).max(1);
-        let blocks = self.resident_blocks.min(u32::try_from(needed).unwrap_or(u32::MAX));
-        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
+        let blocks =
+            self.resident_blocks.min(u32::try_from(needed).unwrap_or(u32::MAX));
+        LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
     }
 }
 
@@ -65,13 +74,20 @@ impl Kernels {
     pub fn load(gpu: &Gpu) -> anyhow::Result<Self> {
         let ptx = kernels::compile(KERNEL_FILE, &gpu.info.arch())?;
         let ptx_text = ptx.to_src();
-        let module = gpu
-            .ctx
-            .load_module(ptx)
-            .map_err(|e| anyhow::anyhow!("kernels/{KERNEL_FILE}: the driver could not load the PTX ({e:?})"))?;
+        let module = gpu.ctx.load_module(ptx).map_err(|e| {
+            anyhow::anyhow!(
+                "kernels/{KERNEL_FILE}: the driver could not load the PTX ({e:?})"
+            )
+        })?;
         let module = Module { file: KERNEL_FILE.to_string(), module };
-        let transposes = TransposeKernel::ALL.iter().map(|&k| Ok((k, module.function(k.function())?))).collect::<anyhow::Result<_>>()?;
-        let readonly = ReadOnlyKernel::ALL.iter().map(|&k| Ok((k, module.function(k.function())?))).collect::<anyhow::Result<_>>()?;
+        let transposes = TransposeKernel::ALL
+            .iter()
+            .map(|&k| Ok((k, module.function(k.function())?)))
+            .collect::<anyhow::Result<_>>()?;
+        let readonly = ReadOnlyKernel::ALL
+            .iter()
+            .map(|&k| Ok((k, module.function(k.function())?)))
+            .collect::<anyhow::Result<_>>()?;
         Ok(Self {
             affine_f32: GridStrideKernel::new(gpu, &module, "affine_read_f32")?,
             affine_f64: GridStrideKernel::new(gpu, &module, "affine_read_f64")?,
@@ -84,11 +100,21 @@ impl Kernels {
     }
 
     pub fn transpose(&self, kernel: TransposeKernel) -> &CudaFunction {
-        &self.transposes.iter().find(|(k, _)| *k == kernel).expect("every transpose kernel is loaded").1
+        &self
+            .transposes
+            .iter()
+            .find(|(k, _)| *k == kernel)
+            .expect("every transpose kernel is loaded")
+            .1
     }
 
     pub fn readonly(&self, kernel: ReadOnlyKernel) -> &CudaFunction {
-        &self.readonly.iter().find(|(k, _)| *k == kernel).expect("every read-only kernel is loaded").1
+        &self
+            .readonly
+            .iter()
+            .find(|(k, _)| *k == kernel)
+            .expect("every read-only kernel is loaded")
+            .1
     }
 }
 
@@ -108,7 +134,9 @@ impl Measurement {
 }
 
 /// The element types of the affine read.
-pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + PartialEq + Debug + Send + Sync + 'static {
+pub trait Element:
+    DeviceRepr + ValidAsZeroBits + Copy + PartialEq + Debug + Send + Sync + 'static
+{
     /// `n` seeded random elements.
     fn random(n: usize, seed: u64) -> Vec<Self>;
     /// The `affine_read_*` kernel for this type.
@@ -142,12 +170,24 @@ pub fn launch_affine_read<T: Element>(
     (n, stride, offset): (usize, usize, usize),
 ) -> anyhow::Result<()> {
     assert!(dst.len() >= n, "dst holds {} elements, {n} needed", dst.len());
-    assert!(n == 0 || offset + (n - 1) * stride < src.len(), "the last load would leave src");
+    assert!(
+        n == 0 || offset + (n - 1) * stride < src.len(),
+        "the last load would leave src"
+    );
     let cfg = kernel.config(n, AFFINE_PER_THREAD);
     let (n, stride, offset) = (n as u64, stride as u64, offset as u64);
     // SAFETY: matches affine_read_*(const T* src, T* dst, u64 n, u64 stride, u64 offset); the
     // asserts keep every access inside the buffers.
-    unsafe { stream.launch_builder(&kernel.f).arg(src).arg(dst).arg(&n).arg(&stride).arg(&offset).launch(cfg)? };
+    unsafe {
+        stream
+            .launch_builder(&kernel.f)
+            .arg(src)
+            .arg(dst)
+            .arg(&n)
+            .arg(&stride)
+            .arg(&offset)
+            .launch(cfg)?
+    };
     Ok(())
 }
 
@@ -195,7 +235,11 @@ impl<T: Element> AffineSweep<T> {
     /// A source of `len` random elements and room for a unit-stride read of all of them.
     pub fn new(gpu: &Gpu, len: usize, seed: u64) -> anyhow::Result<Self> {
         let bytes = len * std::mem::size_of::<T>();
-        ensure_fits(gpu, 2 * bytes, &format!("an affine-read sweep over {bytes} bytes"))?;
+        ensure_fits(
+            gpu,
+            2 * bytes,
+            &format!("an affine-read sweep over {bytes} bytes"),
+        )?;
         let src_host = T::random(len, seed);
         let src = gpu.stream.clone_htod(&src_host)?;
         let dst = gpu.stream.alloc_zeros::<T>(len)?;
@@ -203,8 +247,22 @@ impl<T: Element> AffineSweep<T> {
     }
 
     /// [`measure_affine_read`] on these buffers.
-    pub fn measure(&mut self, gpu: &Gpu, kernels: &Kernels, stride: usize, offset: usize, plan: Plan) -> anyhow::Result<Measurement> {
-        measure_affine_read(gpu, kernels, (&self.src, &self.src_host), (&mut self.dst, &mut self.got), (stride, offset), plan)
+    pub fn measure(
+        &mut self,
+        gpu: &Gpu,
+        kernels: &Kernels,
+        stride: usize,
+        offset: usize,
+        plan: Plan,
+    ) -> anyhow::Result<Measurement> {
+        measure_affine_read(
+            gpu,
+            kernels,
+            (&self.src, &self.src_host),
+            (&mut self.dst, &mut self.got),
+            (stride, offset),
+            plan,
+        )
     }
 }
 
@@ -215,12 +273,19 @@ fn zeroed_element<T: Element>() -> T {
 }
 
 /// Enqueues the array-of-structs drift.
-pub fn launch_drift_aos(stream: &Arc<CudaStream>, kernel: &GridStrideKernel, particles: &mut CudaSlice<Particle>, dt: f32) -> anyhow::Result<()> {
+pub fn launch_drift_aos(
+    stream: &Arc<CudaStream>,
+    kernel: &GridStrideKernel,
+    particles: &mut CudaSlice<Particle>,
+    dt: f32,
+) -> anyhow::Result<()> {
     let n = particles.len();
     let cfg = kernel.config(n, DRIFT_PER_THREAD);
     let n = n as u64;
     // SAFETY: matches drift_aos(Particle* particles, u64 n, float dt); n is the buffer's length.
-    unsafe { stream.launch_builder(&kernel.f).arg(particles).arg(&n).arg(&dt).launch(cfg)? };
+    unsafe {
+        stream.launch_builder(&kernel.f).arg(particles).arg(&n).arg(&dt).launch(cfg)?
+    };
     Ok(())
 }
 
@@ -238,14 +303,29 @@ pub struct DeviceSoa {
 impl DeviceSoa {
     pub fn upload(gpu: &Gpu, p: &ParticlesSoa) -> anyhow::Result<Self> {
         let up = |v: &Vec<f32>| gpu.stream.clone_htod(v);
-        Ok(Self { x: up(&p.x)?, y: up(&p.y)?, z: up(&p.z)?, vx: up(&p.vx)?, vy: up(&p.vy)?, vz: up(&p.vz)?, mass: up(&p.mass)? })
+        Ok(Self {
+            x: up(&p.x)?,
+            y: up(&p.y)?,
+            z: up(&p.z)?,
+            vx: up(&p.vx)?,
+            vy: up(&p.vy)?,
+            vz: up(&p.vz)?,
+            mass: up(&p.mass)?,
+        })
     }
 }
 
 /// Enqueues the struct-of-arrays drift.
-pub fn launch_drift_soa(stream: &Arc<CudaStream>, kernel: &GridStrideKernel, p: &mut DeviceSoa, dt: f32) -> anyhow::Result<()> {
+pub fn launch_drift_soa(
+    stream: &Arc<CudaStream>,
+    kernel: &GridStrideKernel,
+    p: &mut DeviceSoa,
+    dt: f32,
+) -> anyhow::Result<()> {
     let n = p.x.len();
-    assert!([p.y.len(), p.z.len(), p.vx.len(), p.vy.len(), p.vz.len()].iter().all(|&l| l == n));
+    assert!([p.y.len(), p.z.len(), p.vx.len(), p.vy.len(), p.vz.len()]
+        .iter()
+        .all(|&l| l == n));
     let cfg = kernel.config(n, DRIFT_PER_THREAD);
     let n = n as u64;
     // SAFETY: matches drift_soa(x, y, z, vx, vy, vz, u64 n, float dt); every array holds n.
@@ -268,17 +348,32 @@ pub fn launch_drift_soa(stream: &Arc<CudaStream>, kernel: &GridStrideKernel, p: 
 /// Verifies, then times, both drifts on `particles`. The update is in place, so nothing can
 /// be poisoned; the inputs make every position change (see `reference::random_particles`),
 /// so a position the kernel did not write fails the exact comparison just the same.
-pub fn measure_drifts(gpu: &Gpu, kernels: &Kernels, particles: &ParticlesSoa, plan: Plan) -> anyhow::Result<(Measurement, Measurement)> {
+pub fn measure_drifts(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    particles: &ParticlesSoa,
+    plan: Plan,
+) -> anyhow::Result<(Measurement, Measurement)> {
     let n = particles.len();
-    ensure_fits(gpu, 2 * n * PARTICLE_BYTES as usize, &format!("{n} particles in both layouts"))?;
+    ensure_fits(
+        gpu,
+        2 * n * PARTICLE_BYTES as usize,
+        &format!("{n} particles in both layouts"),
+    )?;
     let size = format!("n={n}");
     let useful_bytes = DRIFT_USEFUL_BYTES * n as u64;
 
     let aos_host = particles.to_aos();
     let mut aos = gpu.stream.clone_htod(&aos_host)?;
     launch_drift_aos(&gpu.stream, &kernels.drift_aos, &mut aos, DRIFT_DT)?;
-    verify::check_exact("drift_aos", &size, &gpu.stream.clone_dtoh(&aos)?, &reference::drift_aos(&aos_host, DRIFT_DT))?;
-    let aos_stats = gpu.time(plan, |s| launch_drift_aos(s, &kernels.drift_aos, &mut aos, DRIFT_DT))?;
+    verify::check_exact(
+        "drift_aos",
+        &size,
+        &gpu.stream.clone_dtoh(&aos)?,
+        &reference::drift_aos(&aos_host, DRIFT_DT),
+    )?;
+    let aos_stats = gpu
+        .time(plan, |s| launch_drift_aos(s, &kernels.drift_aos, &mut aos, DRIFT_DT))?;
     drop(aos);
 
     let mut soa = DeviceSoa::upload(gpu, particles)?;
@@ -294,8 +389,12 @@ pub fn measure_drifts(gpu: &Gpu, kernels: &Kernels, particles: &ParticlesSoa, pl
     ] {
         verify::check_exact(name, &size, &gpu.stream.clone_dtoh(dev)?, want)?;
     }
-    let soa_stats = gpu.time(plan, |s| launch_drift_soa(s, &kernels.drift_soa, &mut soa, DRIFT_DT))?;
-    Ok((Measurement { stats: aos_stats, useful_bytes }, Measurement { stats: soa_stats, useful_bytes }))
+    let soa_stats = gpu
+        .time(plan, |s| launch_drift_soa(s, &kernels.drift_soa, &mut soa, DRIFT_DT))?;
+    Ok((
+        Measurement { stats: aos_stats, useful_bytes },
+        Measurement { stats: soa_stats, useful_bytes },
+    ))
 }
 
 /// Enqueues one transpose kernel (or the tile-shaped copy) on a `rows` × `cols` input.
@@ -309,11 +408,23 @@ pub fn launch_transpose(
 ) -> anyhow::Result<()> {
     assert!(input.len() >= rows * cols && out.len() >= rows * cols);
     let (gx, gy) = kernel.grid(rows as u64, cols as u64);
-    let cfg = LaunchConfig { grid_dim: (gx, gy, 1), block_dim: (32, kernel.block_rows() as u32, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig {
+        grid_dim: (gx, gy, 1),
+        block_dim: (32, kernel.block_rows() as u32, 1),
+        shared_mem_bytes: 0,
+    };
     let (rows, cols) = (rows as u64, cols as u64);
     // SAFETY: matches (const float* in, float* out, u64 rows, u64 cols); every access checks
     // its row and column against rows and cols.
-    unsafe { stream.launch_builder(kernels.transpose(kernel)).arg(input).arg(out).arg(&rows).arg(&cols).launch(cfg)? };
+    unsafe {
+        stream
+            .launch_builder(kernels.transpose(kernel))
+            .arg(input)
+            .arg(out)
+            .arg(&rows)
+            .arg(&cols)
+            .launch(cfg)?
+    };
     Ok(())
 }
 
@@ -333,7 +444,8 @@ pub fn measure_transposes(
 ) -> anyhow::Result<Vec<(TransposeKernel, Option<Measurement>)>> {
     let fits = |side| (1..=MAX_TRANSPOSE_SIDE).contains(&side);
     if !fits(rows) || !fits(cols) {
-        let why = format!("a transpose needs 1 to {MAX_TRANSPOSE_SIDE} rows and columns");
+        let why =
+            format!("a transpose needs 1 to {MAX_TRANSPOSE_SIDE} rows and columns");
         return Err(UsageError(format!("{why}, not {rows} x {cols}")).into());
     }
     ensure_fits(gpu, 2 * rows * cols * 4, &format!("a {rows} x {cols} transpose"))?;
@@ -375,15 +487,28 @@ pub fn launch_readonly(
     out: &mut CudaSlice<f32>,
 ) -> anyhow::Result<()> {
     let n = out.len();
-    let blocks = u32::try_from(n.div_ceil(kernel.per_thread() * BLOCK as usize).max(1))?;
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let blocks =
+        u32::try_from(n.div_ceil(kernel.per_thread() * BLOCK as usize).max(1))?;
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let f = kernels.readonly(kernel);
     let n64 = n as u64;
     if kernel.is_gather() {
         assert!(index.len() >= n);
         // SAFETY: matches gather*(const float* table, const unsigned* index, float* out, u64 n);
         // every index is below table.len() (checked by the caller, see measure_readonly).
-        unsafe { stream.launch_builder(f).arg(table).arg(index).arg(out).arg(&n64).launch(cfg)? };
+        unsafe {
+            stream
+                .launch_builder(f)
+                .arg(table)
+                .arg(index)
+                .arg(out)
+                .arg(&n64)
+                .launch(cfg)?
+        };
     } else {
         assert!(table.len() >= n);
         // SAFETY: matches copy_*(const float* src, float* dst, u64 n).
@@ -396,11 +521,26 @@ pub fn launch_readonly(
 /// read a table of `table_len` floats at random indices. Useful bytes count the streamed
 /// arrays only (4 bytes read from `src` or `index`, 4 written to `out`, per element): the
 /// table reads are the reuse a cache should absorb.
-pub fn measure_readonly(gpu: &Gpu, kernels: &Kernels, n: usize, table_len: u32, plan: Plan, seed: u64) -> anyhow::Result<Vec<(ReadOnlyKernel, Measurement)>> {
+pub fn measure_readonly(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    n: usize,
+    table_len: u32,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<Vec<(ReadOnlyKernel, Measurement)>> {
     if n == 0 || table_len == 0 {
-        return Err(UsageError("the read-only section needs n > 0 and a table of at least one float".into()).into());
+        return Err(UsageError(
+            "the read-only section needs n > 0 and a table of at least one float"
+                .into(),
+        )
+        .into());
     }
-    ensure_fits(gpu, 3 * n * 4 + table_len as usize * 4, &format!("the read-only kernels on {n} elements"))?;
+    ensure_fits(
+        gpu,
+        3 * n * 4 + table_len as usize * 4,
+        &format!("the read-only kernels on {n} elements"),
+    )?;
     let src_host = inputs::random_f32(n, seed);
     let table_host = inputs::random_f32(table_len as usize, seed + 1);
     let index_host = reference::random_indices(n, table_len, seed + 2);
@@ -411,11 +551,19 @@ pub fn measure_readonly(gpu: &Gpu, kernels: &Kernels, n: usize, table_len: u32, 
     let mut out = gpu.stream.alloc_zeros::<f32>(n)?;
     let mut results = Vec::new();
     for kernel in ReadOnlyKernel::ALL {
-        let (first, want) = if kernel.is_gather() { (&table, &gathered) } else { (&src, &src_host) };
+        let (first, want) =
+            if kernel.is_gather() { (&table, &gathered) } else { (&src, &src_host) };
         gpu.poison(&mut out)?;
         launch_readonly(&gpu.stream, kernels, kernel, (first, &index), &mut out)?;
-        verify::check_exact(kernel.function(), &format!("n={n}"), &gpu.stream.clone_dtoh(&out)?, want)?;
-        let stats = gpu.time(plan, |s| launch_readonly(s, kernels, kernel, (first, &index), &mut out))?;
+        verify::check_exact(
+            kernel.function(),
+            &format!("n={n}"),
+            &gpu.stream.clone_dtoh(&out)?,
+            want,
+        )?;
+        let stats = gpu.time(plan, |s| {
+            launch_readonly(s, kernels, kernel, (first, &index), &mut out)
+        })?;
         results.push((kernel, Measurement { stats, useful_bytes: 8 * n as u64 }));
     }
     Ok(results)

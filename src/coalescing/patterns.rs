@@ -32,7 +32,8 @@ pub enum Pattern {
 impl Pattern {
     /// The rows of the chapter's per-pattern table.
     pub fn table() -> Vec<Pattern> {
-        let affine = |elem_bytes, stride, offset| Pattern::Affine { elem_bytes, stride, offset };
+        let affine =
+            |elem_bytes, stride, offset| Pattern::Affine { elem_bytes, stride, offset };
         vec![
             affine(4, 1, 0),
             affine(4, 2, 0),
@@ -55,11 +56,23 @@ impl Pattern {
     /// How the chapter names the pattern.
     pub fn label(&self) -> String {
         match *self {
-            Pattern::Affine { elem_bytes, stride: 1, offset: 0 } => format!("{}, unit stride", type_name(elem_bytes)),
-            Pattern::Affine { elem_bytes, stride, offset: 0 } => format!("{}, stride {stride}", type_name(elem_bytes)),
-            Pattern::Affine { elem_bytes, stride: 1, offset } => format!("{}, offset {offset} ({} bytes)", type_name(elem_bytes), offset * elem_bytes),
-            Pattern::Affine { elem_bytes, stride, offset } => format!("{}, stride {stride}, offset {offset}", type_name(elem_bytes)),
-            Pattern::DriftAos { record_bytes } => format!("particles, array of {record_bytes}-byte structs"),
+            Pattern::Affine { elem_bytes, stride: 1, offset: 0 } => {
+                format!("{}, unit stride", type_name(elem_bytes))
+            }
+            Pattern::Affine { elem_bytes, stride, offset: 0 } => {
+                format!("{}, stride {stride}", type_name(elem_bytes))
+            }
+            Pattern::Affine { elem_bytes, stride: 1, offset } => format!(
+                "{}, offset {offset} ({} bytes)",
+                type_name(elem_bytes),
+                offset * elem_bytes
+            ),
+            Pattern::Affine { elem_bytes, stride, offset } => {
+                format!("{}, stride {stride}, offset {offset}", type_name(elem_bytes))
+            }
+            Pattern::DriftAos { record_bytes } => {
+                format!("particles, array of {record_bytes}-byte structs")
+            }
             Pattern::DriftSoa => "particles, struct of arrays".to_string(),
         }
     }
@@ -73,13 +86,18 @@ impl Pattern {
             ),
             Pattern::DriftAos { record_bytes } => {
                 let field = |offset| Access::field(record_bytes, offset, 4);
-                let loads = POSITION_FIELDS.iter().chain(&VELOCITY_FIELDS).map(|&f| field(f)).collect();
+                let loads = POSITION_FIELDS
+                    .iter()
+                    .chain(&VELOCITY_FIELDS)
+                    .map(|&f| field(f))
+                    .collect();
                 let stores = POSITION_FIELDS.iter().map(|&f| field(f)).collect();
                 (loads, stores)
             }
             Pattern::DriftSoa => {
                 // Arrays x, y, z, vx, vy, vz at bases 0..5 (the unused mass array is not touched).
-                let array = |k: u64| Access::strided(4, 1, 0).at_base(k * ARRAY_SPACING);
+                let array =
+                    |k: u64| Access::strided(4, 1, 0).at_base(k * ARRAY_SPACING);
                 ((0..6).map(array).collect(), (0..3).map(array).collect())
             }
         }

@@ -48,7 +48,9 @@ impl ReadOnlyKernel {
     pub fn workload(self) -> &'static str {
         match self {
             ReadOnlyKernel::CopyPlain | ReadOnlyKernel::CopyLdg => "copy, 1 per thread",
-            ReadOnlyKernel::GatherPlain | ReadOnlyKernel::GatherLdg => "gather, 1 per thread",
+            ReadOnlyKernel::GatherPlain | ReadOnlyKernel::GatherLdg => {
+                "gather, 1 per thread"
+            }
             _ => "gather, 4 per thread",
         }
     }
@@ -56,8 +58,12 @@ impl ReadOnlyKernel {
     /// How its loads are marked (the figure's series).
     pub fn qualifiers(self) -> &'static str {
         match self {
-            ReadOnlyKernel::CopyPlain | ReadOnlyKernel::GatherPlain | ReadOnlyKernel::Gather4Plain => "plain pointers",
-            ReadOnlyKernel::CopyLdg | ReadOnlyKernel::GatherLdg | ReadOnlyKernel::Gather4Ldg => "__ldg",
+            ReadOnlyKernel::CopyPlain
+            | ReadOnlyKernel::GatherPlain
+            | ReadOnlyKernel::Gather4Plain => "plain pointers",
+            ReadOnlyKernel::CopyLdg
+            | ReadOnlyKernel::GatherLdg
+            | ReadOnlyKernel::Gather4Ldg => "__ldg",
             ReadOnlyKernel::Gather4Restrict => "const __restrict__",
         }
     }
@@ -65,7 +71,9 @@ impl ReadOnlyKernel {
     /// Elements each thread handles.
     pub fn per_thread(self) -> usize {
         match self {
-            ReadOnlyKernel::Gather4Plain | ReadOnlyKernel::Gather4Ldg | ReadOnlyKernel::Gather4Restrict => 4,
+            ReadOnlyKernel::Gather4Plain
+            | ReadOnlyKernel::Gather4Ldg
+            | ReadOnlyKernel::Gather4Restrict => 4,
             _ => 1,
         }
     }

@@ -8,7 +8,12 @@ use rayon::prelude::*;
 use crate::harness::inputs;
 
 /// What `affine_read_*` computes: `dst[i] = src[offset + i × stride]` for `i < n`.
-pub fn affine_read<T: Copy + Send + Sync>(src: &[T], n: usize, stride: usize, offset: usize) -> Vec<T> {
+pub fn affine_read<T: Copy + Send + Sync>(
+    src: &[T],
+    n: usize,
+    stride: usize,
+    offset: usize,
+) -> Vec<T> {
     assert!(n == 0 || offset + (n - 1) * stride < src.len(), "the source is too short");
     (0..n).into_par_iter().map(|i| src[offset + i * stride]).collect()
 }
@@ -84,8 +89,17 @@ fn away_from_zero(u: f32) -> f32 {
 /// `n` particles: positions and masses uniform in [-1, 1), velocities as [`away_from_zero`].
 pub fn random_particles(n: usize, seed: u64) -> ParticlesSoa {
     let field = |k: u64| inputs::random_f32(n, seed.wrapping_mul(31).wrapping_add(k));
-    let velocity = |k: u64| field(k).into_iter().map(away_from_zero).collect::<Vec<f32>>();
-    ParticlesSoa { x: field(1), y: field(2), z: field(3), vx: velocity(4), vy: velocity(5), vz: velocity(6), mass: field(7) }
+    let velocity =
+        |k: u64| field(k).into_iter().map(away_from_zero).collect::<Vec<f32>>();
+    ParticlesSoa {
+        x: field(1),
+        y: field(2),
+        z: field(3),
+        vx: velocity(4),
+        vy: velocity(5),
+        vz: velocity(6),
+        mass: field(7),
+    }
 }
 
 impl ParticlesSoa {
@@ -100,7 +114,15 @@ impl ParticlesSoa {
     /// The same particles as an array of structs.
     pub fn to_aos(&self) -> Vec<Particle> {
         (0..self.len())
-            .map(|i| Particle { x: self.x[i], y: self.y[i], z: self.z[i], vx: self.vx[i], vy: self.vy[i], vz: self.vz[i], mass: self.mass[i] })
+            .map(|i| Particle {
+                x: self.x[i],
+                y: self.y[i],
+                z: self.z[i],
+                vx: self.vx[i],
+                vy: self.vy[i],
+                vz: self.vz[i],
+                mass: self.mass[i],
+            })
             .collect()
     }
 }
@@ -108,7 +130,12 @@ impl ParticlesSoa {
 /// What `drift_aos` does to one particle: `p += v dt` with one rounding (a fused multiply-add,
 /// as the kernel's `fmaf`).
 pub fn drift_particle(p: Particle, dt: f32) -> Particle {
-    Particle { x: p.vx.mul_add(dt, p.x), y: p.vy.mul_add(dt, p.y), z: p.vz.mul_add(dt, p.z), ..p }
+    Particle {
+        x: p.vx.mul_add(dt, p.x),
+        y: p.vy.mul_add(dt, p.y),
+        z: p.vz.mul_add(dt, p.z),
+        ..p
+    }
 }
 
 /// What `drift_aos` does to an array of structs.
@@ -118,7 +145,9 @@ pub fn drift_aos(particles: &[Particle], dt: f32) -> Vec<Particle> {
 
 /// What `drift_soa` does: the new positions `(x, y, z)`; velocities and masses are unchanged.
 pub fn drift_soa(p: &ParticlesSoa, dt: f32) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-    let step = |pos: &[f32], vel: &[f32]| pos.par_iter().zip(vel).map(|(&x, &v)| v.mul_add(dt, x)).collect::<Vec<f32>>();
+    let step = |pos: &[f32], vel: &[f32]| {
+        pos.par_iter().zip(vel).map(|(&x, &v)| v.mul_add(dt, x)).collect::<Vec<f32>>()
+    };
     (step(&p.x, &p.vx), step(&p.y, &p.vy), step(&p.z, &p.vz))
 }
 
@@ -127,7 +156,9 @@ pub fn random_indices(n: usize, table_len: u32, seed: u64) -> Vec<u32> {
     assert!(table_len > 0);
     let mut v = vec![0u32; n];
     v.par_chunks_mut(1 << 16).enumerate().for_each(|(i, chunk)| {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = ChaCha8Rng::seed_from_u64(
+            seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
         chunk.iter_mut().for_each(|x| *x = rng.gen_range(0..table_len));
     });
     v

@@ -17,7 +17,8 @@ use super::reference::PARTICLE_BYTES;
 use super::transpose::{warp_cost, TransposeKernel};
 
 /// What the L2 held during every timed repetition of this chapter.
-pub const L2_COLD: &str = "cold (a buffer twice the L2 size is written before every repetition)";
+pub const L2_COLD: &str =
+    "cold (a buffer twice the L2 size is written before every repetition)";
 
 /// Everything one run of the example measured, and at which sizes.
 #[derive(Debug, Clone)]
@@ -125,7 +126,9 @@ impl Results {
         let found = match pattern {
             Pattern::Affine { offset: 0, .. } => self.strided.get(pattern),
             Pattern::Affine { .. } => self.misaligned.get(pattern),
-            Pattern::DriftAos { record_bytes } if *record_bytes == PARTICLE_BYTES => Some(&self.drift_aos),
+            Pattern::DriftAos { record_bytes } if *record_bytes == PARTICLE_BYTES => {
+                Some(&self.drift_aos)
+            }
             Pattern::DriftAos { .. } => None,
             Pattern::DriftSoa => Some(&self.drift_soa),
         };
@@ -139,7 +142,10 @@ impl Results {
     }
 
     fn ceiling_note(&self) -> String {
-        format!("copy kernel, {} bytes, median {:.0} GB/s", self.ceiling_bytes, self.ceiling.median)
+        format!(
+            "copy kernel, {} bytes, median {:.0} GB/s",
+            self.ceiling_bytes, self.ceiling.median
+        )
     }
 }
 
@@ -168,18 +174,34 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         let name = type_name(elem_bytes);
         for &stride in &r.strides {
             let pattern = Pattern::Affine { elem_bytes, stride, offset: 0 };
-            points.push(r.fraction_point(&format!("{name}, measured"), stride, r.measured(&pattern)?));
+            points.push(r.fraction_point(
+                &format!("{name}, measured"),
+                stride,
+                r.measured(&pattern)?,
+            ));
         }
         for &stride in &r.strides {
             let pattern = Pattern::Affine { elem_bytes, stride, offset: 0 };
-            points.push(predicted_point(&format!("{name}, predicted"), stride, pattern.predicted_fraction()));
+            points.push(predicted_point(
+                &format!("{name}, predicted"),
+                stride,
+                pattern.predicted_fraction(),
+            ));
         }
     }
     plot::write_figure(
         out,
         "coalescing-stride",
-        &cold.clone().with("source_bytes", &r.sweep_bytes.to_string()).with("ceiling", &r.ceiling_note()),
-        &Spec::line("Strided loads, contiguous stores: measured and predicted", "stride (elements)", fraction).log_x(),
+        &cold
+            .clone()
+            .with("source_bytes", &r.sweep_bytes.to_string())
+            .with("ceiling", &r.ceiling_note()),
+        &Spec::line(
+            "Strided loads, contiguous stores: measured and predicted",
+            "stride (elements)",
+            fraction,
+        )
+        .log_x(),
         &points,
     )?;
 
@@ -187,20 +209,38 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
     let offset_pattern = |offset| Pattern::Affine { elem_bytes: 4, stride: 1, offset };
     let mut points = Vec::new();
     for &offset in &r.offsets {
-        let m = r.misaligned.get(&offset_pattern(offset)).ok_or_else(|| anyhow::anyhow!("offset {offset} was not measured"))?;
+        let m = r
+            .misaligned
+            .get(&offset_pattern(offset))
+            .ok_or_else(|| anyhow::anyhow!("offset {offset} was not measured"))?;
         points.push(r.fraction_point("measured", offset, m));
     }
     for &offset in &r.offsets {
-        points.push(predicted_point("predicted, sectors per request", offset, offset_pattern(offset).traffic().per_request_fraction()));
+        points.push(predicted_point(
+            "predicted, sectors per request",
+            offset,
+            offset_pattern(offset).traffic().per_request_fraction(),
+        ));
     }
     for &offset in &r.offsets {
-        points.push(predicted_point("predicted, distinct sectors", offset, offset_pattern(offset).traffic().dram_fraction()));
+        points.push(predicted_point(
+            "predicted, distinct sectors",
+            offset,
+            offset_pattern(offset).traffic().dram_fraction(),
+        ));
     }
     plot::write_figure(
         out,
         "coalescing-offset",
-        &cold.clone().with("source_bytes", &r.offset_bytes.to_string()).with("ceiling", &r.ceiling_note()),
-        &Spec::line("Float loads starting k elements after a 128-byte boundary", "start offset k (floats)", fraction),
+        &cold
+            .clone()
+            .with("source_bytes", &r.offset_bytes.to_string())
+            .with("ceiling", &r.ceiling_note()),
+        &Spec::line(
+            "Float loads starting k elements after a 128-byte boundary",
+            "start offset k (floats)",
+            fraction,
+        ),
         &points,
     )?;
 
@@ -208,15 +248,29 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
     let aos = Pattern::DriftAos { record_bytes: PARTICLE_BYTES };
     let mut points = Vec::new();
     // The struct of arrays first: the legend sits at the upper right.
-    for (label, pattern) in [("struct of arrays", Pattern::DriftSoa), ("array of structs (28-byte records)", aos)] {
+    for (label, pattern) in [
+        ("struct of arrays", Pattern::DriftSoa),
+        ("array of structs (28-byte records)", aos),
+    ] {
         points.push(r.fraction_point("measured", label, r.measured(&pattern)?));
-        points.push(predicted_point("predicted (distinct sectors)", label, pattern.predicted_fraction()));
+        points.push(predicted_point(
+            "predicted (distinct sectors)",
+            label,
+            pattern.predicted_fraction(),
+        ));
     }
     plot::write_figure(
         out,
         "coalescing-layout",
-        &cold.clone().with("particles", &r.particles.to_string()).with("ceiling", &r.ceiling_note()),
-        &Spec::bar("Particle drift, positions updated: useful bytes per second", "layout", fraction),
+        &cold
+            .clone()
+            .with("particles", &r.particles.to_string())
+            .with("ceiling", &r.ceiling_note()),
+        &Spec::bar(
+            "Particle drift, positions updated: useful bytes per second",
+            "layout",
+            fraction,
+        ),
         &points,
     )?;
 
@@ -232,7 +286,9 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             moved: request.moved_bytes(),
             efficiency: whole_percent(request.efficiency()),
             predicted: whole_percent(pattern.predicted_fraction()),
-            measured: whole_percent(r.measured(&pattern)?.gbps().median / r.ceiling.median),
+            measured: whole_percent(
+                r.measured(&pattern)?.gbps().median / r.ceiling.median,
+            ),
         });
     }
     record::write_table(
@@ -249,7 +305,8 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
     let n = r.transpose_n;
     let copy = r.transpose_copy;
     let series = "GB/s, read + write";
-    let mut points = vec![Point::new(series, "copy kernel", copy.median, copy.worst, copy.best)];
+    let mut points =
+        vec![Point::new(series, "copy kernel", copy.median, copy.worst, copy.best)];
     let mut transpose_rows = Vec::new();
     // The per-warp model needs an interior tile; the counts do not depend on the size beyond it.
     let model_side = (n as u64).max(128);
@@ -265,14 +322,29 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             kernel: kernel.label(),
             threads: format!("32 x {}", kernel.block_rows()),
             per_thread: kernel.elements_per_thread(),
-            sectors: format!("{}, {}", cost.global_load.sectors, cost.global_store.sectors),
+            sectors: format!(
+                "{}, {}",
+                cost.global_load.sectors, cost.global_store.sectors
+            ),
             conflicts,
             gbps: format!("{} ({}-{})", whole(g.median), whole(g.worst), whole(g.best)),
             of_copy: percent(g.median / copy.median),
         });
     }
-    let matrix = cold.clone().with("matrix", &format!("{n} x {n} float, {} bytes each way", n * n * 4));
-    plot::write_figure(out, "coalescing-transpose", &matrix, &Spec::bar(&format!("Transpose of a {n} x {n} float matrix"), "kernel", "GB/s (read + write)"), &points)?;
+    let matrix = cold
+        .clone()
+        .with("matrix", &format!("{n} x {n} float, {} bytes each way", n * n * 4));
+    plot::write_figure(
+        out,
+        "coalescing-transpose",
+        &matrix,
+        &Spec::bar(
+            &format!("Transpose of a {n} x {n} float matrix"),
+            "kernel",
+            "GB/s (read + write)",
+        ),
+        &points,
+    )?;
     record::write_table(
         out,
         "coalescing-transpose-kernels",
@@ -285,7 +357,11 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
     write_bank_table(out, meta)?;
 
     // The read-only data path.
-    let points: Vec<Point> = r.readonly.iter().map(|(k, m)| r.fraction_point(k.qualifiers(), k.workload(), m)).collect();
+    let points: Vec<Point> = r
+        .readonly
+        .iter()
+        .map(|(k, m)| r.fraction_point(k.qualifiers(), k.workload(), m))
+        .collect();
     plot::write_figure(
         out,
         "coalescing-readonly",
@@ -294,36 +370,74 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             .with("elements", &r.readonly_n.to_string())
             .with("table_floats", &r.table_len.to_string())
             .with("ceiling", &r.ceiling_note()),
-        &Spec::bar("Read-only data path: streamed bytes per second", "kernel", fraction),
+        &Spec::bar(
+            "Read-only data path: streamed bytes per second",
+            "kernel",
+            fraction,
+        ),
         &points,
     )?;
     let ptx_rows: Vec<PtxRow> = r
         .ptx
         .iter()
-        .map(|(k, c)| PtxRow { kernel: format!("`{}`", k.function()), pointers: code_unless_plain(k.qualifiers()), coherent: c.coherent_loads, non_coherent: c.non_coherent_loads, stores: c.stores })
+        .map(|(k, c)| PtxRow {
+            kernel: format!("`{}`", k.function()),
+            pointers: code_unless_plain(k.qualifiers()),
+            coherent: c.coherent_loads,
+            non_coherent: c.non_coherent_loads,
+            stores: c.stores,
+        })
         .collect();
     record::write_table(
         out,
         "coalescing-readonly-ptx",
-        &meta.clone().with("source", "counted in the PTX of this run (no measurement)").with("title", &format!("Global loads and stores in the PTX of {}", r.compiled_by)),
+        &meta
+            .clone()
+            .with("source", "counted in the PTX of this run (no measurement)")
+            .with(
+                "title",
+                &format!("Global loads and stores in the PTX of {}", r.compiled_by),
+            ),
         &ptx_rows,
     )?;
 
     // The summary the example prints.
-    let mut lines = vec![format!("copy ceiling: {:.0} GB/s ({} bytes, L2 cold)", r.ceiling.median, r.ceiling_bytes)];
-    lines.push(format!("{:<44} {:>8} {:>10} {:>10}", "pattern", "sectors", "predicted", "measured"));
+    let mut lines = vec![format!(
+        "copy ceiling: {:.0} GB/s ({} bytes, L2 cold)",
+        r.ceiling.median, r.ceiling_bytes
+    )];
+    lines.push(format!(
+        "{:<44} {:>8} {:>10} {:>10}",
+        "pattern", "sectors", "predicted", "measured"
+    ));
     for row in &pattern_rows {
-        lines.push(format!("{:<44} {:>8} {:>10} {:>10}", row.pattern, row.sectors, row.predicted, row.measured));
+        lines.push(format!(
+            "{:<44} {:>8} {:>10} {:>10}",
+            row.pattern, row.sectors, row.predicted, row.measured
+        ));
     }
-    lines.push(format!("transposes at {n} x {n}; copy kernel on the same bytes: {} GB/s", whole(copy.median)));
+    lines.push(format!(
+        "transposes at {n} x {n}; copy kernel on the same bytes: {} GB/s",
+        whole(copy.median)
+    ));
     for (kernel, m) in &r.transposes {
         let g = m.gbps().median;
-        lines.push(format!("  {:<30} {:>6} GB/s {:>7} of copy", kernel.function(), whole(g), percent(g / copy.median)));
+        lines.push(format!(
+            "  {:<30} {:>6} GB/s {:>7} of copy",
+            kernel.function(),
+            whole(g),
+            percent(g / copy.median)
+        ));
     }
     lines.push("read-only data path:".to_string());
     for (k, m) in &r.readonly {
         let g = m.gbps().median;
-        lines.push(format!("  {:<30} {:>6} GB/s {:>7} of the ceiling", k.function(), whole(g), percent(g / r.ceiling.median)));
+        lines.push(format!(
+            "  {:<30} {:>6} GB/s {:>7} of the ceiling",
+            k.function(),
+            whole(g),
+            percent(g / r.ceiling.median)
+        ));
     }
     Ok(lines)
 }
@@ -335,7 +449,13 @@ fn write_bank_table(out: &Path, meta: &Meta) -> anyhow::Result<()> {
     let mut rows: Vec<BankRow> = plain
         .iter()
         .zip(&padded)
-        .map(|(a, b)| BankRow { lane: a.lane.to_string(), word: a.word.to_string(), bank: a.bank.to_string(), padded_word: b.word.to_string(), padded_bank: b.bank.to_string() })
+        .map(|(a, b)| BankRow {
+            lane: a.lane.to_string(),
+            word: a.word.to_string(),
+            bank: a.bank.to_string(),
+            padded_word: b.word.to_string(),
+            padded_bank: b.bank.to_string(),
+        })
         .collect();
     rows.push(BankRow {
         lane: "conflict degree".into(),

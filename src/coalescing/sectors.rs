@@ -92,13 +92,23 @@ impl Access {
     /// Thread `t` accesses element `offset + t × stride` of an array of `elem_bytes`-byte
     /// elements.
     pub fn strided(elem_bytes: u64, stride: u64, offset: u64) -> Self {
-        Self { base: 0, first_byte: offset * elem_bytes, pitch: stride * elem_bytes, bytes: elem_bytes }
+        Self {
+            base: 0,
+            first_byte: offset * elem_bytes,
+            pitch: stride * elem_bytes,
+            bytes: elem_bytes,
+        }
     }
 
     /// Thread `t` accesses the `field_bytes`-wide field at `field_offset` of record `t`, in an
     /// array of `record_bytes`-byte records.
     pub fn field(record_bytes: u64, field_offset: u64, field_bytes: u64) -> Self {
-        Self { base: 0, first_byte: field_offset, pitch: record_bytes, bytes: field_bytes }
+        Self {
+            base: 0,
+            first_byte: field_offset,
+            pitch: record_bytes,
+            bytes: field_bytes,
+        }
     }
 
     /// The same access in an array that starts at byte `base` (a multiple of 256).

@@ -84,7 +84,9 @@ impl TransposeKernel {
         match self {
             TransposeKernel::CopyTile32x8 | TransposeKernel::Naive32x8 => None,
             TransposeKernel::Tile32x32 | TransposeKernel::Tile32x8 => Some(0),
-            TransposeKernel::TilePadded32x32 | TransposeKernel::TilePadded32x8 | TransposeKernel::Tile64Padded32x8 => Some(1),
+            TransposeKernel::TilePadded32x32
+            | TransposeKernel::TilePadded32x8
+            | TransposeKernel::Tile64Padded32x8 => Some(1),
         }
     }
 
@@ -108,7 +110,9 @@ impl TransposeKernel {
 
     /// The launch grid for a `rows` × `cols` input: one block per tile.
     pub fn grid(self, rows: u64, cols: u64) -> (u32, u32) {
-        let tiles = |n: u64| u32::try_from(n.div_ceil(self.side()).max(1)).expect("grid too large");
+        let tiles = |n: u64| {
+            u32::try_from(n.div_ceil(self.side()).max(1)).expect("grid too large")
+        };
         (tiles(cols), tiles(rows))
     }
 }
@@ -128,18 +132,28 @@ pub struct WarpCost {
 /// for a `rows` × `cols` input, from the kernels' own index expressions.
 pub fn warp_cost(kernel: TransposeKernel, rows: u64, cols: u64) -> WarpCost {
     let side = kernel.side();
-    assert!(rows >= 2 * side && cols >= 2 * side, "block (1, 1) must be an interior tile");
+    assert!(
+        rows >= 2 * side && cols >= 2 * side,
+        "block (1, 1) must be an interior tile"
+    );
     let lanes = 0..WARP_SIZE;
     let (first_row, first_col, r) = (side, side, 0u64); // blockIdx = (1, 1), threadIdx.y = 0
-    // in[(first_row + r) * cols + first_col + c], lane = c: a row segment.
-    let load: Vec<u64> = lanes.clone().map(|c| ((first_row + r) * cols + first_col + c) * 4).collect();
+                                                        // in[(first_row + r) * cols + first_col + c], lane = c: a row segment.
+    let load: Vec<u64> =
+        lanes.clone().map(|c| ((first_row + r) * cols + first_col + c) * 4).collect();
     let store: Vec<u64> = match kernel {
         // out[row * cols + col]: where the element came from.
         TransposeKernel::CopyTile32x8 => load.clone(),
         // out[col * rows + row]: one output row per lane.
-        TransposeKernel::Naive32x8 => lanes.clone().map(|c| ((first_col + c) * rows + first_row + r) * 4).collect(),
+        TransposeKernel::Naive32x8 => lanes
+            .clone()
+            .map(|c| ((first_col + c) * rows + first_row + r) * 4)
+            .collect(),
         // out[(first_col + r) * rows + first_row + c]: a row segment of the output.
-        _ => lanes.clone().map(|c| ((first_col + r) * rows + first_row + c) * 4).collect(),
+        _ => lanes
+            .clone()
+            .map(|c| ((first_col + r) * rows + first_row + c) * 4)
+            .collect(),
     };
     let (shared_store_conflict, shared_load_conflict) = match kernel.pad() {
         None => (None, None),
@@ -151,5 +165,10 @@ pub fn warp_cost(kernel: TransposeKernel, rows: u64, cols: u64) -> WarpCost {
             (Some(conflict_degree(&row)), Some(conflict_degree(&column)))
         }
     };
-    WarpCost { global_load: footprint(&load, 4), global_store: footprint(&store, 4), shared_store_conflict, shared_load_conflict }
+    WarpCost {
+        global_load: footprint(&load, 4),
+        global_store: footprint(&store, 4),
+        shared_store_conflict,
+        shared_load_conflict,
+    }
 }

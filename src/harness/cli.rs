@@ -79,7 +79,9 @@ impl std::error::Error for UsageError {}
 
 /// The exit code for an error that ended an example.
 pub fn exit_code_for(err: &anyhow::Error) -> u8 {
-    if err.downcast_ref::<GpuUnavailable>().is_some() || err.downcast_ref::<UsageError>().is_some() {
+    if err.downcast_ref::<GpuUnavailable>().is_some()
+        || err.downcast_ref::<UsageError>().is_some()
+    {
         2
     } else {
         1
@@ -116,9 +118,15 @@ mod tests {
 
     #[test]
     fn command_line_drops_the_output_folder() {
-        assert_eq!(command_line_from("ceilings", strs(&[])), "cargo run --release --example ceilings");
         assert_eq!(
-            command_line_from("ceilings", strs(&["--out", "/tmp/x", "--quick", "--out=/y", "--reps", "5"])),
+            command_line_from("ceilings", strs(&[])),
+            "cargo run --release --example ceilings"
+        );
+        assert_eq!(
+            command_line_from(
+                "ceilings",
+                strs(&["--out", "/tmp/x", "--quick", "--out=/y", "--reps", "5"])
+            ),
             "cargo run --release --example ceilings -- --quick --reps 5"
         );
     }
@@ -126,8 +134,19 @@ mod tests {
     #[test]
     fn exit_codes() {
         assert_eq!(exit_code_for(&anyhow::Error::new(GpuUnavailable::NoDriver)), 2);
-        assert_eq!(exit_code_for(&anyhow::Error::new(UsageError("n must be > 0".into()))), 2);
-        let m = Mismatch { kernel: "k".into(), size: "n".into(), index: 0, got: "a".into(), want: "b".into(), wrong: 1, total: 1 };
+        assert_eq!(
+            exit_code_for(&anyhow::Error::new(UsageError("n must be > 0".into()))),
+            2
+        );
+        let m = Mismatch {
+            kernel: "k".into(),
+            size: "n".into(),
+            index: 0,
+            got: "a".into(),
+            want: "b".into(),
+            wrong: 1,
+            total: 1,
+        };
         assert_eq!(exit_code_for(&anyhow::Error::new(m)), 1);
         assert_eq!(exit_code_for(&anyhow::anyhow!("CUDA_ERROR_ILLEGAL_ADDRESS")), 1);
     }

@@ -143,27 +143,38 @@ impl Gpu {
     /// Opens device 0 after checking that the driver and NVRTC exist (and cuBLAS if asked).
     pub fn open(need_cublas: bool) -> Result<Self, GpuUnavailable> {
         Libraries::probe().check(need_cublas)?;
-        let count = CudaContext::device_count()
-            .map_err(|e| GpuUnavailable::NoDevice(format!("cuInit/cuDeviceGetCount failed ({e:?})")))?;
+        let count = CudaContext::device_count().map_err(|e| {
+            GpuUnavailable::NoDevice(format!("cuInit/cuDeviceGetCount failed ({e:?})"))
+        })?;
         if count == 0 {
             return Err(GpuUnavailable::NoDevice("it reports 0 CUDA devices".into()));
         }
-        let ctx = CudaContext::new(0)
-            .map_err(|e| GpuUnavailable::NoDevice(format!("device 0 could not be opened ({e:?})")))?;
-        let info = read_info(&ctx)
-            .map_err(|e| GpuUnavailable::NoDevice(format!("device 0 could not be queried ({e:?})")))?;
+        let ctx = CudaContext::new(0).map_err(|e| {
+            GpuUnavailable::NoDevice(format!("device 0 could not be opened ({e:?})"))
+        })?;
+        let info = read_info(&ctx).map_err(|e| {
+            GpuUnavailable::NoDevice(format!("device 0 could not be queried ({e:?})"))
+        })?;
         // A stream of our own (not the legacy default stream) so graphs can capture on it.
-        let stream = ctx
-            .new_stream()
-            .map_err(|e| GpuUnavailable::NoDevice(format!("no stream could be created ({e:?})")))?;
+        let stream = ctx.new_stream().map_err(|e| {
+            GpuUnavailable::NoDevice(format!("no stream could be created ({e:?})"))
+        })?;
         // The examples time one stream and synchronise themselves: cudarc's per-buffer event
         // tracking would add event records to every launch we time.
         unsafe { ctx.disable_event_tracking() };
-        Ok(Self { ctx, stream, info, l2_flush: RefCell::new(None), flush_count: Cell::new(0) })
+        Ok(Self {
+            ctx,
+            stream,
+            info,
+            l2_flush: RefCell::new(None),
+            flush_count: Cell::new(0),
+        })
     }
 }
 
-fn read_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, cudarc::driver::DriverError> {
+fn read_info(
+    ctx: &Arc<CudaContext>,
+) -> Result<DeviceInfo, cudarc::driver::DriverError> {
     let attr = |a: Attr| ctx.attribute(a);
     let mut driver_version = 0i32;
     // SAFETY: writes one int.
@@ -178,9 +189,15 @@ fn read_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, cudarc::driver::Drive
         l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
         total_mem_bytes: ctx.total_mem()?,
         max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-        shared_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize,
-        shared_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)? as usize,
-        registers_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?,
+        shared_per_block_optin: attr(
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )? as usize,
+        shared_per_sm: attr(
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        )? as usize,
+        registers_per_sm: attr(
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+        )?,
         constant_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY)? as usize,
         driver_cuda: (driver_version / 1000, (driver_version % 1000) / 10),
         driver_release: driver_release(),
@@ -201,7 +218,11 @@ pub fn parse_driver_release(text: &str) -> Option<String> {
     let first = text.lines().next()?;
     first
         .split_whitespace()
-        .find(|w| w.split('.').count() >= 2 && w.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())))
+        .find(|w| {
+            w.split('.').count() >= 2
+                && w.split('.')
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        })
         .map(str::to_string)
 }
 
@@ -228,7 +249,10 @@ mod tests {
             (GpuUnavailable::NoDriver, "libcuda"),
             (GpuUnavailable::NoNvrtc, "libnvrtc"),
             (GpuUnavailable::NoCublas, "libcublas"),
-            (GpuUnavailable::NoDevice("it reports 0 CUDA devices".into()), "0 CUDA devices"),
+            (
+                GpuUnavailable::NoDevice("it reports 0 CUDA devices".into()),
+                "0 CUDA devices",
+            ),
         ] {
             let text = e.to_string();
             assert!(!text.contains('\n'), "{text}");

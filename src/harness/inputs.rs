@@ -12,7 +12,9 @@ const CHUNK: usize = 1 << 16;
 pub fn random_f32(n: usize, seed: u64) -> Vec<f32> {
     let mut v = vec![0f32; n];
     v.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = ChaCha8Rng::seed_from_u64(
+            seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
         chunk.iter_mut().for_each(|x| *x = rng.gen_range(-1.0f32..1.0));
     });
     v
@@ -22,7 +24,9 @@ pub fn random_f32(n: usize, seed: u64) -> Vec<f32> {
 pub fn random_f64(n: usize, seed: u64) -> Vec<f64> {
     let mut v = vec![0f64; n];
     v.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = ChaCha8Rng::seed_from_u64(
+            seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
         chunk.iter_mut().for_each(|x| *x = rng.gen_range(-1.0f64..1.0));
     });
     v
@@ -32,7 +36,9 @@ pub fn random_f64(n: usize, seed: u64) -> Vec<f64> {
 pub fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
     let mut v = vec![0u8; n];
     v.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = ChaCha8Rng::seed_from_u64(
+            seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
         rng.fill(chunk);
     });
     v

@@ -22,7 +22,8 @@ pub struct KernelSource {
 }
 
 /// Every `kernels/*.cu`, sorted by name.
-pub const ALL: &[KernelSource] = include!(concat!(env!("OUT_DIR"), "/kernel_registry.rs"));
+pub const ALL: &[KernelSource] =
+    include!(concat!(env!("OUT_DIR"), "/kernel_registry.rs"));
 
 /// The embedded source of `kernels/<file>`.
 pub fn source(file: &str) -> Option<&'static KernelSource> {
@@ -40,7 +41,13 @@ pub struct KernelCompileError {
 
 impl fmt::Display for KernelCompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "NVRTC could not compile kernels/{} for {}:\n{}", self.file, self.arch, self.log.trim_end())
+        write!(
+            f,
+            "NVRTC could not compile kernels/{} for {}:\n{}",
+            self.file,
+            self.arch,
+            self.log.trim_end()
+        )
     }
 }
 
@@ -59,14 +66,20 @@ pub fn options(arch: &str) -> CompileOptions {
 }
 
 /// Compiles NVRTC source text to PTX. `file` names the source in errors.
-pub fn compile_source(file: &str, source: &str, arch: &str) -> Result<Ptx, KernelCompileError> {
+pub fn compile_source(
+    file: &str,
+    source: &str,
+    arch: &str,
+) -> Result<Ptx, KernelCompileError> {
     let mut opts = options(arch);
     opts.name = Some(file.to_string());
     compile_ptx_with_opts(source, opts).map_err(|e| KernelCompileError {
         file: file.to_string(),
         arch: arch.to_string(),
         log: match e {
-            CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+            CompileError::CompileError { log, .. } => {
+                log.to_string_lossy().into_owned()
+            }
             other => format!("{other:?}"),
         },
     })
@@ -77,7 +90,10 @@ pub fn compile(file: &str, arch: &str) -> Result<Ptx, KernelCompileError> {
     let k = source(file).ok_or_else(|| KernelCompileError {
         file: file.to_string(),
         arch: arch.to_string(),
-        log: format!("no such file in the kernel registry (known: {})", names().join(", ")),
+        log: format!(
+            "no such file in the kernel registry (known: {})",
+            names().join(", ")
+        ),
     })?;
     compile_source(k.file, k.source, arch)
 }
@@ -97,17 +113,19 @@ impl Module {
     /// Looks up `extern "C" __global__` function `name`; the error names file and function.
     /// Every function looked up is recorded in [`used`], so a run can say which kernels it ran.
     pub fn function(&self, name: &str) -> anyhow::Result<CudaFunction> {
-        let f = self
-            .module
-            .load_function(name)
-            .map_err(|e| anyhow::anyhow!("kernels/{}: no function `{}` ({e:?})", self.file, name))?;
-        USED.lock().unwrap_or_else(|p| p.into_inner()).insert(format!("{}:{}", self.file, name));
+        let f = self.module.load_function(name).map_err(|e| {
+            anyhow::anyhow!("kernels/{}: no function `{}` ({e:?})", self.file, name)
+        })?;
+        USED.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(format!("{}:{}", self.file, name));
         Ok(f)
     }
 }
 
 /// `file:function` of every kernel this process looked up, for the run's closing line.
-static USED: std::sync::Mutex<std::collections::BTreeSet<String>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
+static USED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
 
 /// The kernels this process has looked up so far (`file:function`, sorted).
 pub fn used() -> Vec<String> {
@@ -124,10 +142,9 @@ impl Gpu {
     /// Compiles `kernels/<file>` for this device and loads it.
     pub fn load(&self, file: &str) -> anyhow::Result<Module> {
         let ptx = compile(file, &self.info.arch())?;
-        let module = self
-            .ctx
-            .load_module(ptx)
-            .map_err(|e| anyhow::anyhow!("kernels/{file}: the driver could not load the PTX ({e:?})"))?;
+        let module = self.ctx.load_module(ptx).map_err(|e| {
+            anyhow::anyhow!("kernels/{file}: the driver could not load the PTX ({e:?})")
+        })?;
         Ok(Module { file: file.to_string(), module })
     }
 }

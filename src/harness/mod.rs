@@ -25,8 +25,8 @@ pub mod timing;
 pub mod verify;
 
 pub use cli::{run_main, CommonArgs, UsageError};
-pub use plot::audit_figures;
 pub use gpu::{Gpu, GpuUnavailable};
+pub use plot::audit_figures;
 pub use stats::Stats;
 pub use timing::L2;
 pub use verify::{Mismatch, Tolerance};

@@ -83,7 +83,10 @@ impl Spec {
     }
     /// Draws `series` as markers without a joining line (line charts only).
     pub fn markers_only(mut self, series: &str) -> Self {
-        assert!(!series.contains(SERIES_SEPARATOR), "a series drawn as markers only cannot contain `{SERIES_SEPARATOR}`");
+        assert!(
+            !series.contains(SERIES_SEPARATOR),
+            "a series drawn as markers only cannot contain `{SERIES_SEPARATOR}`"
+        );
         self.markers_only.push(series.to_string());
         self
     }
@@ -104,7 +107,9 @@ impl Spec {
     }
 
     fn from_meta(meta: &Meta) -> anyhow::Result<Self> {
-        let get = |k: &str| meta.get(k).with_context(|| format!("figure metadata lacks `{k}`"));
+        let get = |k: &str| {
+            meta.get(k).with_context(|| format!("figure metadata lacks `{k}`"))
+        };
         let kind = match get("plot")? {
             "line" => Kind::Line,
             "bar" => Kind::Bar,
@@ -117,7 +122,10 @@ impl Spec {
             y_label: get("y_label")?.to_string(),
             x_log: get("x_log")? == "true",
             y_log: get("y_log")? == "true",
-            markers_only: meta.get("markers_only").map(|v| v.split(SERIES_SEPARATOR).map(str::to_string).collect()).unwrap_or_default(),
+            markers_only: meta
+                .get("markers_only")
+                .map(|v| v.split(SERIES_SEPARATOR).map(str::to_string).collect())
+                .unwrap_or_default(),
         })
     }
 }
@@ -137,7 +145,13 @@ const INK: RGBColor = RGBColor(30, 30, 30);
 const SIZE: (u32, u32) = (860, 520);
 
 /// Writes `dir/data/<stem>.csv` (provenance + spec + points) and `dir/<stem>.svg` drawn from it.
-pub fn write_figure(dir: &Path, stem: &str, meta: &Meta, spec: &Spec, points: &[Point]) -> anyhow::Result<()> {
+pub fn write_figure(
+    dir: &Path,
+    stem: &str,
+    meta: &Meta,
+    spec: &Spec,
+    points: &[Point],
+) -> anyhow::Result<()> {
     let csv_path = dir.join("data").join(format!("{stem}.csv"));
     record::write_csv(&csv_path, &spec.add_to(meta.clone()), points)?;
     redraw(&csv_path, &dir.join(format!("{stem}.svg")))
@@ -146,19 +160,34 @@ pub fn write_figure(dir: &Path, stem: &str, meta: &Meta, spec: &Spec, points: &[
 /// Draws `svg_path` from the figure CSV at `csv_path`.
 pub fn redraw(csv_path: &Path, svg_path: &Path) -> anyhow::Result<()> {
     let record = record::read_csv(csv_path)?;
-    let name = csv_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let svg = draw_svg(&record, &name).with_context(|| format!("cannot draw {}", csv_path.display()))?;
-    std::fs::write(svg_path, svg).with_context(|| format!("cannot write {}", svg_path.display()))
+    let name = csv_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let svg = draw_svg(&record, &name)
+        .with_context(|| format!("cannot draw {}", csv_path.display()))?;
+    std::fs::write(svg_path, svg)
+        .with_context(|| format!("cannot write {}", svg_path.display()))
 }
 
 fn points_of(record: &Record) -> anyhow::Result<Vec<Point>> {
     let col = |n: &str| record.column(n);
-    let (s, x, y, lo, hi) = (col("series")?, col("x")?, col("y")?, col("y_min")?, col("y_max")?);
-    let num = |v: &str| v.parse::<f64>().with_context(|| format!("`{v}` is not a number"));
+    let (s, x, y, lo, hi) =
+        (col("series")?, col("x")?, col("y")?, col("y_min")?, col("y_max")?);
+    let num =
+        |v: &str| v.parse::<f64>().with_context(|| format!("`{v}` is not a number"));
     record
         .rows
         .iter()
-        .map(|r| Ok(Point { series: r[s].clone(), x: r[x].clone(), y: num(&r[y])?, y_min: num(&r[lo])?, y_max: num(&r[hi])? }))
+        .map(|r| {
+            Ok(Point {
+                series: r[s].clone(),
+                x: r[x].clone(),
+                y: num(&r[y])?,
+                y_min: num(&r[lo])?,
+                y_max: num(&r[hi])?,
+            })
+        })
         .collect()
 }
 
@@ -186,7 +215,11 @@ fn linear_label(v: f64) -> String {
 }
 
 /// Axis range (in plotted units) covering `values`, padded; log axes plot log10 of the value.
-fn axis_range(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> anyhow::Result<(f64, f64)> {
+fn axis_range(
+    values: impl Iterator<Item = f64>,
+    log: bool,
+    from_zero: bool,
+) -> anyhow::Result<(f64, f64)> {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
     for v in values {
@@ -213,7 +246,14 @@ fn axis_range(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> 
 /// How many plotted positions a legend box in one corner would cover. The box is taken as
 /// 40% of the width and a band of height growing with the number of series; bars count as
 /// covering everything below their top.
-fn legend_cost(points: &[(f64, f64)], (x0, x1): (f64, f64), (y0, y1): (f64, f64), series: usize, right: bool, upper: bool) -> usize {
+fn legend_cost(
+    points: &[(f64, f64)],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+    series: usize,
+    right: bool,
+    upper: bool,
+) -> usize {
     let width = 0.4;
     let height = (0.06 + 0.055 * series as f64).min(0.6);
     points
@@ -230,7 +270,12 @@ fn legend_cost(points: &[(f64, f64)], (x0, x1): (f64, f64), (y0, y1): (f64, f64)
 
 /// The corner of a line chart whose legend would hide the fewest points (ties: upper left,
 /// upper right, lower right, lower left).
-fn emptiest_corner(points: &[(f64, f64)], xr: (f64, f64), yr: (f64, f64), series: usize) -> SeriesLabelPosition {
+fn emptiest_corner(
+    points: &[(f64, f64)],
+    xr: (f64, f64),
+    yr: (f64, f64),
+    series: usize,
+) -> SeriesLabelPosition {
     let candidates = [
         (SeriesLabelPosition::UpperLeft, false, true),
         (SeriesLabelPosition::UpperRight, true, true),
@@ -275,14 +320,28 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE)?;
         let (main, foot) = root.split_vertically(SIZE.1 - 22);
-        foot.draw(&Text::new(footer, (10, 4), ("sans-serif", 11).into_font().color(&RGBColor(90, 90, 90))))?;
+        foot.draw(&Text::new(
+            footer,
+            (10, 4),
+            ("sans-serif", 11).into_font().color(&RGBColor(90, 90, 90)),
+        ))?;
         let ty = |v: f64| if spec.y_log { v.log10() } else { v };
-        let (y0, y1) = axis_range(points.iter().flat_map(|p| [p.y, p.y_min, p.y_max]), spec.y_log, spec.kind == Kind::Bar)?;
+        let (y0, y1) = axis_range(
+            points.iter().flat_map(|p| [p.y, p.y_min, p.y_max]),
+            spec.y_log,
+            spec.kind == Kind::Bar,
+        )?;
         let font = |s: u32| ("sans-serif", s).into_font().color(&INK);
 
         match spec.kind {
             Kind::Line => {
-                let xs: Vec<f64> = points.iter().map(|p| p.x.parse::<f64>().with_context(|| format!("x `{}` is not a number", p.x))).collect::<anyhow::Result<_>>()?;
+                let xs: Vec<f64> = points
+                    .iter()
+                    .map(|p| {
+                        p.x.parse::<f64>()
+                            .with_context(|| format!("x `{}` is not a number", p.x))
+                    })
+                    .collect::<anyhow::Result<_>>()?;
                 let tx = |v: f64| if spec.x_log { v.log10() } else { v };
                 let (x0, x1) = axis_range(xs.iter().copied(), spec.x_log, false)?;
                 let mut chart = ChartBuilder::on(&main)
@@ -296,10 +355,30 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
                     .configure_mesh()
                     .x_desc(&spec.x_label)
                     .y_desc(&spec.y_label)
-                    .x_labels(if xl { ((x1 - x0).round() as usize + 1) * 4 } else { 10 })
-                    .y_labels(if yl { ((y1 - y0).round() as usize + 1) * 4 } else { 10 })
-                    .x_label_formatter(&|v| if xl { log_label(*v) } else { linear_label(*v) })
-                    .y_label_formatter(&|v| if yl { log_label(*v) } else { linear_label(*v) })
+                    .x_labels(if xl {
+                        ((x1 - x0).round() as usize + 1) * 4
+                    } else {
+                        10
+                    })
+                    .y_labels(if yl {
+                        ((y1 - y0).round() as usize + 1) * 4
+                    } else {
+                        10
+                    })
+                    .x_label_formatter(&|v| {
+                        if xl {
+                            log_label(*v)
+                        } else {
+                            linear_label(*v)
+                        }
+                    })
+                    .y_label_formatter(&|v| {
+                        if yl {
+                            log_label(*v)
+                        } else {
+                            linear_label(*v)
+                        }
+                    })
                     .axis_desc_style(font(15))
                     .label_style(font(13))
                     .light_line_style(RGBColor(235, 235, 235))
@@ -308,25 +387,64 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
                     .draw()?;
                 for (si, name) in series.iter().enumerate() {
                     let color = PALETTE[si % PALETTE.len()];
-                    let mine: Vec<(f64, &Point)> = xs.iter().zip(&points).filter(|(_, p)| &p.series == name).map(|(x, p)| (tx(*x), p)).collect();
+                    let mine: Vec<(f64, &Point)> = xs
+                        .iter()
+                        .zip(&points)
+                        .filter(|(_, p)| &p.series == name)
+                        .map(|(x, p)| (tx(*x), p))
+                        .collect();
                     if spec.markers_only.contains(name) {
                         chart
-                            .draw_series(mine.iter().map(|(x, p)| Circle::new((*x, ty(p.y)), 4, color.filled())))?
+                            .draw_series(mine.iter().map(|(x, p)| {
+                                Circle::new((*x, ty(p.y)), 4, color.filled())
+                            }))?
                             .label(name.as_str())
-                            .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
+                            .legend(move |(x, y)| {
+                                Circle::new((x + 9, y), 4, color.filled())
+                            });
                     } else {
                         chart
-                            .draw_series(LineSeries::new(mine.iter().map(|(x, p)| (*x, ty(p.y))), color.stroke_width(2)))?
+                            .draw_series(LineSeries::new(
+                                mine.iter().map(|(x, p)| (*x, ty(p.y))),
+                                color.stroke_width(2),
+                            ))?
                             .label(name.as_str())
-                            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
-                        chart.draw_series(mine.iter().map(|(x, p)| Circle::new((*x, ty(p.y)), 3, color.filled())))?;
+                            .legend(move |(x, y)| {
+                                PathElement::new(
+                                    vec![(x, y), (x + 18, y)],
+                                    color.stroke_width(3),
+                                )
+                            });
+                        chart.draw_series(mine.iter().map(|(x, p)| {
+                            Circle::new((*x, ty(p.y)), 3, color.filled())
+                        }))?;
                     }
-                    chart.draw_series(mine.iter().filter(|(_, p)| p.y_max > p.y_min).map(|(x, p)| {
-                        ErrorBar::new_vertical(*x, ty(p.y_min), ty(p.y), ty(p.y_max), color.stroke_width(1), 6)
-                    }))?;
+                    chart.draw_series(
+                        mine.iter().filter(|(_, p)| p.y_max > p.y_min).map(|(x, p)| {
+                            ErrorBar::new_vertical(
+                                *x,
+                                ty(p.y_min),
+                                ty(p.y),
+                                ty(p.y_max),
+                                color.stroke_width(1),
+                                6,
+                            )
+                        }),
+                    )?;
                 }
-                let plotted: Vec<(f64, f64)> = xs.iter().zip(&points).flat_map(|(x, p)| [(tx(*x), ty(p.y)), (tx(*x), ty(p.y_max)), (tx(*x), ty(p.y_min))]).collect();
-                let corner = emptiest_corner(&plotted, (x0, x1), (y0, y1), series.len());
+                let plotted: Vec<(f64, f64)> = xs
+                    .iter()
+                    .zip(&points)
+                    .flat_map(|(x, p)| {
+                        [
+                            (tx(*x), ty(p.y)),
+                            (tx(*x), ty(p.y_max)),
+                            (tx(*x), ty(p.y_min)),
+                        ]
+                    })
+                    .collect();
+                let corner =
+                    emptiest_corner(&plotted, (x0, x1), (y0, y1), series.len());
                 chart
                     .configure_series_labels()
                     .position(corner)
@@ -359,10 +477,25 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
                     .x_labels(categories.len() * 2 + 1)
                     .x_label_formatter(&|v| {
                         let i = v.round();
-                        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() { cats[i as usize].clone() } else { String::new() }
+                        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len()
+                        {
+                            cats[i as usize].clone()
+                        } else {
+                            String::new()
+                        }
                     })
-                    .y_labels(if yl { ((y1 - y0).round() as usize + 1) * 4 } else { 10 })
-                    .y_label_formatter(&|v| if yl { log_label(*v) } else { linear_label(*v) })
+                    .y_labels(if yl {
+                        ((y1 - y0).round() as usize + 1) * 4
+                    } else {
+                        10
+                    })
+                    .y_label_formatter(&|v| {
+                        if yl {
+                            log_label(*v)
+                        } else {
+                            linear_label(*v)
+                        }
+                    })
                     .axis_desc_style(font(15))
                     .label_style(font(13))
                     .light_line_style(RGBColor(235, 235, 235))
@@ -375,30 +508,90 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
                     let mine: Vec<(f64, &Point)> = points
                         .iter()
                         .filter(|p| &p.series == name)
-                        .map(|p| (categories.iter().position(|c| c == &p.x).unwrap() as f64 - 0.4 + width * (si as f64 + 0.5), p))
+                        .map(|p| {
+                            (
+                                categories.iter().position(|c| c == &p.x).unwrap()
+                                    as f64
+                                    - 0.4
+                                    + width * (si as f64 + 0.5),
+                                p,
+                            )
+                        })
                         .collect();
                     chart
-                        .draw_series(mine.iter().map(|(x, p)| Rectangle::new([(x - width * 0.45, y0), (x + width * 0.45, ty(p.y))], color.filled())))?
+                        .draw_series(mine.iter().map(|(x, p)| {
+                            Rectangle::new(
+                                [(x - width * 0.45, y0), (x + width * 0.45, ty(p.y))],
+                                color.filled(),
+                            )
+                        }))?
                         .label(name.as_str())
-                        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
-                    chart.draw_series(mine.iter().filter(|(_, p)| p.y_max > p.y_min).map(|(x, p)| {
-                        ErrorBar::new_vertical(*x, ty(p.y_min), ty(p.y), ty(p.y_max), INK.stroke_width(1), 6)
+                        .legend(move |(x, y)| {
+                            Rectangle::new(
+                                [(x, y - 5), (x + 14, y + 5)],
+                                color.filled(),
+                            )
+                        });
+                    chart.draw_series(
+                        mine.iter().filter(|(_, p)| p.y_max > p.y_min).map(|(x, p)| {
+                            ErrorBar::new_vertical(
+                                *x,
+                                ty(p.y_min),
+                                ty(p.y),
+                                ty(p.y_max),
+                                INK.stroke_width(1),
+                                6,
+                            )
+                        }),
+                    )?;
+                    let value_font = ("sans-serif", 12)
+                        .into_font()
+                        .color(&INK)
+                        .pos(Pos::new(HPos::Center, VPos::Bottom));
+                    chart.draw_series(mine.iter().map(|(x, p)| {
+                        Text::new(
+                            linear_label(p.y),
+                            (*x, ty(p.y_max.max(p.y))),
+                            value_font.clone(),
+                        )
                     }))?;
-                    let value_font = ("sans-serif", 12).into_font().color(&INK).pos(Pos::new(HPos::Center, VPos::Bottom));
-                    chart.draw_series(mine.iter().map(|(x, p)| Text::new(linear_label(p.y), (*x, ty(p.y_max.max(p.y))), value_font.clone())))?;
                 }
                 if series.len() > 1 {
                     // Bars rise from the bottom, so only the upper corners are candidates.
                     let tops: Vec<(f64, f64)> = points
                         .iter()
-                        .map(|p| (categories.iter().position(|c| c == &p.x).unwrap() as f64, ty(p.y_max.max(p.y))))
+                        .map(|p| {
+                            (
+                                categories.iter().position(|c| c == &p.x).unwrap()
+                                    as f64,
+                                ty(p.y_max.max(p.y)),
+                            )
+                        })
                         .flat_map(|(x, y)| [(x - 0.4, y), (x, y), (x + 0.4, y)])
                         .collect();
-                    let right = legend_cost(&tops, (-0.5, n_cat - 0.5), (y0, y1), series.len(), true, true);
-                    let left = legend_cost(&tops, (-0.5, n_cat - 0.5), (y0, y1), series.len(), false, true);
+                    let right = legend_cost(
+                        &tops,
+                        (-0.5, n_cat - 0.5),
+                        (y0, y1),
+                        series.len(),
+                        true,
+                        true,
+                    );
+                    let left = legend_cost(
+                        &tops,
+                        (-0.5, n_cat - 0.5),
+                        (y0, y1),
+                        series.len(),
+                        false,
+                        true,
+                    );
                     chart
                         .configure_series_labels()
-                        .position(if left < right { SeriesLabelPosition::UpperLeft } else { SeriesLabelPosition::UpperRight })
+                        .position(if left < right {
+                            SeriesLabelPosition::UpperLeft
+                        } else {
+                            SeriesLabelPosition::UpperRight
+                        })
                         .background_style(WHITE.mix(0.9))
                         .border_style(RGBColor(180, 180, 180))
                         .label_font(font(13))
@@ -416,38 +609,67 @@ mod tests {
     use super::*;
 
     fn record(spec: &Spec, points: &[Point]) -> Record {
-        let meta = spec.add_to(Meta::default().with("gpu", "Test GPU").with("commit", "abc"));
+        let meta =
+            spec.add_to(Meta::default().with("gpu", "Test GPU").with("commit", "abc"));
         record::parse_csv(&record::to_csv_string(&meta, points).unwrap()).unwrap()
     }
 
     #[test]
     fn line_figure_redraws_identically_from_its_csv() {
         let spec = Spec::line("Copy bandwidth", "bytes", "GB/s").log_x();
-        let pts = vec![Point::new("kernel", 1e6, 500.0, 450.0, 520.0), Point::new("kernel", 1e9, 2900.0, 2890.0, 2950.0), Point::new("memcpy", 1e6, 400.0, 400.0, 400.0), Point::new("memcpy", 1e9, 2800.0, 2700.0, 2810.0)];
+        let pts = vec![
+            Point::new("kernel", 1e6, 500.0, 450.0, 520.0),
+            Point::new("kernel", 1e9, 2900.0, 2890.0, 2950.0),
+            Point::new("memcpy", 1e6, 400.0, 400.0, 400.0),
+            Point::new("memcpy", 1e9, 2800.0, 2700.0, 2810.0),
+        ];
         let a = draw_svg(&record(&spec, &pts), "t.csv").unwrap();
         let b = draw_svg(&record(&spec, &pts), "t.csv").unwrap();
         assert_eq!(a, b, "drawing must be deterministic");
-        assert!(a.starts_with("<svg") && a.contains("Copy bandwidth") && a.contains("memcpy") && a.contains("Test GPU"));
+        assert!(
+            a.starts_with("<svg")
+                && a.contains("Copy bandwidth")
+                && a.contains("memcpy")
+                && a.contains("Test GPU")
+        );
     }
 
     #[test]
     fn markers_only_series_are_not_joined_and_survive_the_csv() {
-        let pts = vec![Point::new("cases", 1, 2.0, 2.0, 2.0), Point::new("cases", 3, 1.0, 1.0, 1.0), Point::new("y = x", 1, 1.0, 1.0, 1.0), Point::new("y = x", 3, 3.0, 3.0, 3.0)];
+        let pts = vec![
+            Point::new("cases", 1, 2.0, 2.0, 2.0),
+            Point::new("cases", 3, 1.0, 1.0, 1.0),
+            Point::new("y = x", 1, 1.0, 1.0, 1.0),
+            Point::new("y = x", 3, 3.0, 3.0, 3.0),
+        ];
         let joined = Spec::line("t", "x", "y");
         let scatter = joined.clone().markers_only("cases");
-        assert!(joined.add_to(Meta::default()).get("markers_only").is_none(), "figures without the option keep their records");
+        assert!(
+            joined.add_to(Meta::default()).get("markers_only").is_none(),
+            "figures without the option keep their records"
+        );
         let rec = record(&scatter, &pts);
         assert_eq!(Spec::from_meta(&rec.meta).unwrap(), scatter);
         let polylines = |svg: &str| svg.matches("<polyline").count();
-        let (with_lines, with_markers) = (draw_svg(&record(&joined, &pts), "t.csv").unwrap(), draw_svg(&rec, "t.csv").unwrap());
+        let (with_lines, with_markers) = (
+            draw_svg(&record(&joined, &pts), "t.csv").unwrap(),
+            draw_svg(&rec, "t.csv").unwrap(),
+        );
         // Each joined series draws its line and its legend swatch; a markers-only series neither.
-        assert_eq!(polylines(&with_lines), polylines(&with_markers) + 2, "{with_markers}");
+        assert_eq!(
+            polylines(&with_lines),
+            polylines(&with_markers) + 2,
+            "{with_markers}"
+        );
     }
 
     #[test]
     fn bar_figure_with_log_y() {
         let spec = Spec::bar("Launch cost", "how", "µs").log_y();
-        let pts = vec![Point::new("per launch", "stream", 2.5, 2.4, 3.0), Point::new("per launch", "graph node", 0.8, 0.7, 0.9)];
+        let pts = vec![
+            Point::new("per launch", "stream", 2.5, 2.4, 3.0),
+            Point::new("per launch", "graph node", 0.8, 0.7, 0.9),
+        ];
         let svg = draw_svg(&record(&spec, &pts), "t.csv").unwrap();
         assert!(svg.contains("graph node") && svg.contains("2.5"));
     }
@@ -497,7 +719,8 @@ pub fn audit_figures(dir: &Path) -> anyhow::Result<Vec<String>> {
         if !missing.is_empty() {
             problems.push(format!("{name}: provenance lacks {}", missing.join(", ")));
         }
-        let (own, other) = if rec.meta.get("plot").is_some() { ("svg", "md") } else { ("md", "svg") };
+        let (own, other) =
+            if rec.meta.get("plot").is_some() { ("svg", "md") } else { ("md", "svg") };
         if dir.join(format!("{stem}.{other}")).exists() {
             problems.push(format!("{stem}.{other} shares its stem with a {own} record: one CSV per figure or table"));
         }
@@ -505,7 +728,9 @@ pub fn audit_figures(dir: &Path) -> anyhow::Result<Vec<String>> {
             let svg = dir.join(format!("{stem}.svg"));
             match (std::fs::read_to_string(&svg), draw_svg(&rec, &name)) {
                 (Ok(committed), Ok(drawn)) if committed == drawn => {}
-                (Ok(_), Ok(_)) => problems.push(format!("{stem}.svg differs from what {name} draws (stale or hand-edited)")),
+                (Ok(_), Ok(_)) => problems.push(format!(
+                    "{stem}.svg differs from what {name} draws (stale or hand-edited)"
+                )),
                 (Err(_), _) => problems.push(format!("{stem}.svg is missing")),
                 (_, Err(e)) => problems.push(format!("{name} cannot be drawn: {e:#}")),
             }
@@ -522,7 +747,10 @@ pub fn audit_figures(dir: &Path) -> anyhow::Result<Vec<String>> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         let is_output = path.extension().is_some_and(|e| e == "svg" || e == "md");
-        if is_output && !stems.contains(&path.file_stem().unwrap().to_string_lossy().into_owned()) {
+        if is_output
+            && !stems
+                .contains(&path.file_stem().unwrap().to_string_lossy().into_owned())
+        {
             problems.push(format!("{} has no CSV under data/", path.display()));
         }
     }
@@ -542,7 +770,10 @@ pub fn redraw_all(dir: &Path) -> anyhow::Result<usize> {
         if rec.meta.get("plot").is_some() {
             redraw(&path, &dir.join(format!("{stem}.svg")))?;
         } else {
-            std::fs::write(dir.join(format!("{stem}.md")), record::markdown_table(&rec, &format!("figures/data/{stem}.csv")))?;
+            std::fs::write(
+                dir.join(format!("{stem}.md")),
+                record::markdown_table(&rec, &format!("figures/data/{stem}.csv")),
+            )?;
         }
         count += 1;
     }

@@ -12,7 +12,16 @@ use anyhow::Context;
 use super::gpu::DeviceInfo;
 
 /// The keys every record must carry.
-pub const REQUIRED_KEYS: &[&str] = &["gpu", "compute_capability", "driver", "cuda", "cudarc", "commit", "date_utc", "command"];
+pub const REQUIRED_KEYS: &[&str] = &[
+    "gpu",
+    "compute_capability",
+    "driver",
+    "cuda",
+    "cudarc",
+    "commit",
+    "date_utc",
+    "command",
+];
 
 /// Ordered `key: value` metadata of a record.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,11 +32,20 @@ impl Meta {
     pub fn for_gpu(info: &DeviceInfo, command: &str) -> Self {
         Meta::default()
             .with("gpu", &info.name)
-            .with("compute_capability", &format!("{}.{}", info.compute_capability.0, info.compute_capability.1))
+            .with(
+                "compute_capability",
+                &format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
+            )
             .with("sms", &info.sms.to_string())
             .with("l2_mib", &format!("{:.0}", info.l2_bytes as f64 / (1 << 20) as f64))
             .with("driver", &info.driver_release)
-            .with("cuda", &format!("{}.{} (driver API), NVRTC {}.{}", info.driver_cuda.0, info.driver_cuda.1, info.nvrtc.0, info.nvrtc.1))
+            .with(
+                "cuda",
+                &format!(
+                    "{}.{} (driver API), NVRTC {}.{}",
+                    info.driver_cuda.0, info.driver_cuda.1, info.nvrtc.0, info.nvrtc.1
+                ),
+            )
             .with_build(command)
     }
 
@@ -45,7 +63,10 @@ impl Meta {
     fn with_build(self, command: &str) -> Self {
         self.with("cudarc", env!("CMBOOK_CUDARC_VERSION"))
             .with("commit", env!("CMBOOK_GIT_COMMIT"))
-            .with("date_utc", &chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string())
+            .with(
+                "date_utc",
+                &chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            )
             .with("command", command)
     }
 
@@ -65,14 +86,22 @@ impl Meta {
 
     /// The required keys this record lacks.
     pub fn missing_provenance(&self) -> Vec<&'static str> {
-        REQUIRED_KEYS.iter().copied().filter(|k| self.get(k).is_none_or(str::is_empty)).collect()
+        REQUIRED_KEYS
+            .iter()
+            .copied()
+            .filter(|k| self.get(k).is_none_or(str::is_empty))
+            .collect()
     }
 }
 
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
@@ -87,7 +116,10 @@ pub struct Record {
 impl Record {
     /// The index of column `name`.
     pub fn column(&self, name: &str) -> anyhow::Result<usize> {
-        self.header.iter().position(|h| h == name).with_context(|| format!("no column `{name}` (have {:?})", self.header))
+        self.header
+            .iter()
+            .position(|h| h == name)
+            .with_context(|| format!("no column `{name}` (have {:?})", self.header))
     }
 }
 
@@ -104,7 +136,10 @@ pub fn format_ms(v: f64, small_decimals: usize) -> String {
     }
 }
 
-pub fn to_csv_string<T: serde::Serialize>(meta: &Meta, rows: &[T]) -> anyhow::Result<String> {
+pub fn to_csv_string<T: serde::Serialize>(
+    meta: &Meta,
+    rows: &[T],
+) -> anyhow::Result<String> {
     let mut text = String::new();
     for (k, v) in &meta.0 {
         text.push_str(&format!("# {k}: {v}\n"));
@@ -118,11 +153,17 @@ pub fn to_csv_string<T: serde::Serialize>(meta: &Meta, rows: &[T]) -> anyhow::Re
 }
 
 /// Writes a record to `path`, creating its folder.
-pub fn write_csv<T: serde::Serialize>(path: &Path, meta: &Meta, rows: &[T]) -> anyhow::Result<()> {
+pub fn write_csv<T: serde::Serialize>(
+    path: &Path,
+    meta: &Meta,
+    rows: &[T],
+) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    std::fs::write(path, to_csv_string(meta, rows)?).with_context(|| format!("cannot write {}", path.display()))
+    std::fs::write(path, to_csv_string(meta, rows)?)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Parses a record from text.
@@ -131,11 +172,15 @@ pub fn parse_csv(text: &str) -> anyhow::Result<Record> {
     let mut body_start = 0;
     for line in text.lines() {
         let Some(rest) = line.strip_prefix("# ") else { break };
-        let (k, v) = rest.split_once(": ").with_context(|| format!("bad metadata line `{line}`"))?;
+        let (k, v) = rest
+            .split_once(": ")
+            .with_context(|| format!("bad metadata line `{line}`"))?;
         meta.0.push((k.to_string(), v.to_string()));
         body_start += line.len() + 1;
     }
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text[body_start.min(text.len())..].as_bytes());
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text[body_start.min(text.len())..].as_bytes());
     let header = reader.headers()?.iter().map(str::to_string).collect();
     let mut rows = Vec::new();
     for row in reader.records() {
@@ -146,7 +191,8 @@ pub fn parse_csv(text: &str) -> anyhow::Result<Record> {
 
 /// Reads a record from `path`.
 pub fn read_csv(path: &Path) -> anyhow::Result<Record> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     parse_csv(&text).with_context(|| format!("{} is not a record", path.display()))
 }
 
@@ -179,18 +225,32 @@ pub fn markdown_table(record: &Record, data_link: &str) -> String {
     let title = record.meta.get("title").map(|t| format!("{t}. ")).unwrap_or_default();
     md.push_str(&format!(
         "\n<small>{title}{}</small>\n",
-        provenance_line(&record.meta, &format!("[{}]({data_link})", data_link.rsplit('/').next().unwrap_or(data_link)))
+        provenance_line(
+            &record.meta,
+            &format!(
+                "[{}]({data_link})",
+                data_link.rsplit('/').next().unwrap_or(data_link)
+            )
+        )
     ));
     md
 }
 // ANCHOR_END: markdown_table
 
 /// Writes `dir/data/<stem>.csv` and the table `dir/<stem>.md` rendered from that file.
-pub fn write_table<T: serde::Serialize>(dir: &Path, stem: &str, meta: &Meta, rows: &[T]) -> anyhow::Result<()> {
+pub fn write_table<T: serde::Serialize>(
+    dir: &Path,
+    stem: &str,
+    meta: &Meta,
+    rows: &[T],
+) -> anyhow::Result<()> {
     let csv_path = dir.join("data").join(format!("{stem}.csv"));
     write_csv(&csv_path, meta, rows)?;
     let record = read_csv(&csv_path)?;
-    std::fs::write(dir.join(format!("{stem}.md")), markdown_table(&record, &format!("figures/data/{stem}.csv")))?;
+    std::fs::write(
+        dir.join(format!("{stem}.md")),
+        markdown_table(&record, &format!("figures/data/{stem}.csv")),
+    )?;
     Ok(())
 }
 
@@ -215,7 +275,10 @@ mod tests {
 
     #[test]
     fn csv_round_trip_keeps_metadata_and_rows() {
-        let rows = [Row { size_bytes: 1 << 20, gb_per_s: 1234.5, what: "copy, kernel" }, Row { size_bytes: 2 << 20, gb_per_s: 2000.0, what: "memcpy" }];
+        let rows = [
+            Row { size_bytes: 1 << 20, gb_per_s: 1234.5, what: "copy, kernel" },
+            Row { size_bytes: 2 << 20, gb_per_s: 2000.0, what: "memcpy" },
+        ];
         let text = to_csv_string(&meta(), &rows).unwrap();
         let rec = parse_csv(&text).unwrap();
         assert_eq!(rec.meta, meta());
@@ -230,7 +293,11 @@ mod tests {
     fn missing_provenance_is_reported() {
         let m = Meta::default().with("gpu", "x").with("command", "");
         let missing = m.missing_provenance();
-        assert!(missing.contains(&"commit") && missing.contains(&"command") && !missing.contains(&"gpu"));
+        assert!(
+            missing.contains(&"commit")
+                && missing.contains(&"command")
+                && !missing.contains(&"gpu")
+        );
     }
 
     #[test]
@@ -244,7 +311,15 @@ mod tests {
         let rows = [Row { size_bytes: 1, gb_per_s: 2.0, what: "x" }];
         let rec = parse_csv(&to_csv_string(&meta(), &rows).unwrap()).unwrap();
         let md = markdown_table(&rec, "figures/data/t.csv");
-        assert!(md.starts_with("| size_bytes | gb_per_s | what |\n|---|---|---|\n| 1 | 2.0 | x |\n"), "{md}");
-        assert!(md.contains("value of gpu") && md.contains("[t.csv](figures/data/t.csv)"), "{md}");
+        assert!(
+            md.starts_with(
+                "| size_bytes | gb_per_s | what |\n|---|---|---|\n| 1 | 2.0 | x |\n"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("value of gpu") && md.contains("[t.csv](figures/data/t.csv)"),
+            "{md}"
+        );
     }
 }

@@ -4,16 +4,26 @@
 /// What one compute-sanitizer run reported: errors (None if its summary line is missing) and
 /// the number of kernels the example used (from the harness's closing line).
 pub fn parse_output(tool: &str, text: &str) -> (Option<u64>, Option<u64>) {
-    let number_after = |line: &str, key: &str| line.split(key).nth(1).and_then(|rest| rest.split_whitespace().next()).and_then(|w| w.trim_matches(|c: char| !c.is_ascii_digit()).parse::<u64>().ok());
+    let number_after = |line: &str, key: &str| {
+        line.split(key).nth(1).and_then(|rest| rest.split_whitespace().next()).and_then(
+            |w| w.trim_matches(|c: char| !c.is_ascii_digit()).parse::<u64>().ok(),
+        )
+    };
     let errors = text.lines().rev().find_map(|l| {
         if tool == "racecheck" {
             // "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
             l.contains("RACECHECK SUMMARY").then(|| number_after(l, "(")).flatten()
         } else {
-            l.contains("ERROR SUMMARY").then(|| number_after(l, "ERROR SUMMARY:")).flatten()
+            l.contains("ERROR SUMMARY")
+                .then(|| number_after(l, "ERROR SUMMARY:"))
+                .flatten()
         }
     });
-    let kernels = text.lines().find_map(|l| l.strip_prefix("kernels used: ").and_then(|r| r.split_whitespace().next()).and_then(|n| n.parse().ok()));
+    let kernels = text.lines().find_map(|l| {
+        l.strip_prefix("kernels used: ")
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+    });
     (errors, kernels)
 }
 

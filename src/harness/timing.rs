@@ -69,7 +69,14 @@ impl Gpu {
         self.flush_count.set(value);
         let (ptr, _sync) = buf.device_ptr_mut(&self.stream);
         // SAFETY: ptr and bytes describe the allocation above; the memset is ordered on our stream.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, value, bytes, self.stream.cu_stream())? };
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                ptr,
+                value,
+                bytes,
+                self.stream.cu_stream(),
+            )?
+        };
         Ok(())
     }
 
@@ -84,7 +91,12 @@ impl Gpu {
     /// Like [`Gpu::time`], but each repetition runs `work` `batch` times back to back and the
     /// sample is the per-call average: for work too short for one event pair to resolve
     /// (an event timestamp has a resolution of about half a microsecond).
-    pub fn time_batched<F>(&self, plan: Plan, batch: usize, mut work: F) -> anyhow::Result<Stats>
+    pub fn time_batched<F>(
+        &self,
+        plan: Plan,
+        batch: usize,
+        mut work: F,
+    ) -> anyhow::Result<Stats>
     where
         F: FnMut(&Arc<CudaStream>) -> anyhow::Result<()>,
     {
@@ -133,6 +145,7 @@ where
     for (start, stop) in &pairs {
         samples.push(start.elapsed_ms(stop)? as f64);
     }
-    Stats::from_samples(&samples).ok_or_else(|| anyhow::anyhow!("timing produced no valid samples"))
+    Stats::from_samples(&samples)
+        .ok_or_else(|| anyhow::anyhow!("timing produced no valid samples"))
 }
 // ANCHOR_END: time

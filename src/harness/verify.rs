@@ -95,7 +95,13 @@ fn length_mismatch(kernel: &str, size: &str, got: usize, want: usize) -> Mismatc
 }
 
 /// Compares floats (anything that widens to `f64`) within `tol`.
-pub fn check_close<T, U>(kernel: &str, size: &str, got: &[T], want: &[U], tol: Tolerance) -> Result<Report, Mismatch>
+pub fn check_close<T, U>(
+    kernel: &str,
+    size: &str,
+    got: &[T],
+    want: &[U],
+    tol: Tolerance,
+) -> Result<Report, Mismatch>
 where
     T: Copy + Into<f64>,
     U: Copy + Into<f64>,
@@ -105,7 +111,12 @@ where
     }
     let mut first_bad: Option<usize> = None;
     let mut wrong = 0usize;
-    let mut report = Report { checked: got.len(), max_abs_err: 0.0, max_rel_err: 0.0, worst_index: 0 };
+    let mut report = Report {
+        checked: got.len(),
+        max_abs_err: 0.0,
+        max_rel_err: 0.0,
+        worst_index: 0,
+    };
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
         let (g, w): (f64, f64) = (g.into(), w.into());
         if !tol.accepts(g, w) {
@@ -137,7 +148,12 @@ where
 }
 
 /// Compares exactly (integers, or bit patterns of a copy).
-pub fn check_exact<T>(kernel: &str, size: &str, got: &[T], want: &[T]) -> Result<Report, Mismatch>
+pub fn check_exact<T>(
+    kernel: &str,
+    size: &str,
+    got: &[T],
+    want: &[T],
+) -> Result<Report, Mismatch>
 where
     T: PartialEq + fmt::Debug,
 {
@@ -146,7 +162,12 @@ where
     }
     let mut wrong = got.iter().zip(want).enumerate().filter(|(_, (g, w))| g != w);
     match wrong.next() {
-        None => Ok(Report { checked: got.len(), max_abs_err: 0.0, max_rel_err: 0.0, worst_index: 0 }),
+        None => Ok(Report {
+            checked: got.len(),
+            max_abs_err: 0.0,
+            max_rel_err: 0.0,
+            worst_index: 0,
+        }),
         Some((i, (g, w))) => Err(Mismatch {
             kernel: kernel.to_string(),
             size: size.to_string(),
@@ -161,11 +182,21 @@ where
 
 impl Gpu {
     /// Fills `buf` with `0xFF` bytes on the timing stream: NaN as `f32`/`f64`, all-ones as integers.
-    pub fn poison<T: DeviceRepr, B: DevicePtrMut<T>>(&self, buf: &mut B) -> anyhow::Result<()> {
+    pub fn poison<T: DeviceRepr, B: DevicePtrMut<T>>(
+        &self,
+        buf: &mut B,
+    ) -> anyhow::Result<()> {
         let bytes = buf.num_bytes();
         let (ptr, _sync) = buf.device_ptr_mut(&self.stream);
         // SAFETY: ptr/bytes describe the buffer; the memset is ordered on our stream.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, self.stream.cu_stream())? };
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                ptr,
+                0xFF,
+                bytes,
+                self.stream.cu_stream(),
+            )?
+        };
         Ok(())
     }
 }
@@ -184,7 +215,9 @@ mod tests {
         let poisoned = f32::from_bits(0xFFFF_FFFF);
         assert!(poisoned.is_nan(), "0xFF bytes are NaN as f32");
         assert!(f64::from_bits(u64::MAX).is_nan(), "0xFF bytes are NaN as f64");
-        assert!(check_close("k", "n=2", &[1.0f32, poisoned], &[1.0f32, 0.0], TOL).is_err());
+        assert!(
+            check_close("k", "n=2", &[1.0f32, poisoned], &[1.0f32, 0.0], TOL).is_err()
+        );
     }
 
     #[test]
@@ -203,7 +236,12 @@ mod tests {
         let err = check_close("atax_fused", "M=4", &got, &want, TOL).unwrap_err();
         assert_eq!((err.index, err.wrong, err.total), (2, 2, 4));
         let text = err.to_string();
-        assert!(text.contains("atax_fused") && text.contains("M=4") && text.contains("element 2"), "{text}");
+        assert!(
+            text.contains("atax_fused")
+                && text.contains("M=4")
+                && text.contains("element 2"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -212,7 +250,8 @@ mod tests {
         let err = check_exact("k", "n=3", &[1u64, 7, 3], &[1u64, 2, 3]).unwrap_err();
         assert_eq!((err.index, err.wrong), (1, 1));
         assert!(check_exact("k", "n=3", &[1u64, 2], &[1u64, 2, 3]).is_err());
-        let r = check_close("k", "n", &[1.0f64, 2.0 + 1e-7], &[1.0f64, 2.0], TOL).unwrap();
+        let r =
+            check_close("k", "n", &[1.0f64, 2.0 + 1e-7], &[1.0f64, 2.0], TOL).unwrap();
         assert_eq!(r.worst_index, 1);
         assert!(r.max_abs_err > 0.0);
     }

@@ -15,12 +15,20 @@ use crate::harness::inputs;
 
 /// `n` random `u32` (from seeded random bytes).
 pub fn random_u32(n: usize, seed: u64) -> Vec<u32> {
-    inputs::random_bytes(4 * n, seed).chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+    inputs::random_bytes(4 * n, seed)
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
 }
 
 /// The signal example: `result[b * rows + r] = Σ_j matrices[b][j][r] · signal[j]`, matrix `b`
 /// stored column by column (element `j` of row `r` at `b·m·rows + j·rows + r`).
-pub fn apply_signal(matrices: &[f32], signal: &[f32], rows: usize, m: usize) -> Vec<f64> {
+pub fn apply_signal(
+    matrices: &[f32],
+    signal: &[f32],
+    rows: usize,
+    m: usize,
+) -> Vec<f64> {
     assert!(signal.len() >= m && rows > 0 && matrices.len() % (rows * m) == 0);
     let n_mat = matrices.len() / (rows * m);
     (0..n_mat * rows)
@@ -52,7 +60,8 @@ pub fn walk(table: &[f32], n: usize, distinct: u32, steps: u32) -> Vec<f32> {
             let start = walk_start(i, distinct);
             let mut acc = 0.0f32;
             for k in 0..steps {
-                acc += table[(start.wrapping_add(k) & (SIGNAL_MAX as u32 - 1)) as usize];
+                acc +=
+                    table[(start.wrapping_add(k) & (SIGNAL_MAX as u32 - 1)) as usize];
             }
             acc
         })
@@ -61,7 +70,11 @@ pub fn walk(table: &[f32], n: usize, distinct: u32, steps: u32) -> Vec<f32> {
 
 /// Distinct addresses one warp-wide load of the walk asks for: the groups of its lanes.
 pub fn walk_addresses_per_warp(distinct: u32, steps_from_start: u32) -> usize {
-    let mut words: Vec<u32> = (0..32u64).map(|lane| (walk_start(lane, distinct) + steps_from_start) & (SIGNAL_MAX as u32 - 1)).collect();
+    let mut words: Vec<u32> = (0..32u64)
+        .map(|lane| {
+            (walk_start(lane, distinct) + steps_from_start) & (SIGNAL_MAX as u32 - 1)
+        })
+        .collect();
     words.sort_unstable();
     words.dedup();
     words.len()
@@ -129,7 +142,9 @@ pub fn bandwidth_registers(blocks: u32, block_threads: u32, passes: u32) -> Vec<
         .into_par_iter()
         .map(|i| {
             let (block, lane) = (i / block_threads, (i % block_threads) % 32);
-            let column: Vec<f32> = (0..TILE_ROWS as u32).map(|row| tile_value(block, row * 32 + lane)).collect();
+            let column: Vec<f32> = (0..TILE_ROWS as u32)
+                .map(|row| tile_value(block, row * 32 + lane))
+                .collect();
             let mut acc = 0.0f32;
             for _ in 0..passes {
                 for v in &column {

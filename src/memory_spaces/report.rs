@@ -8,12 +8,18 @@ use crate::harness::record::{self, Meta};
 use crate::harness::stats::Rate;
 
 use super::map::SpaceRow;
-use super::measure::{ChaseResult, ChaseSpace, HistogramResult, OnChip, SignalSize, StencilKernel, Timed, VectorHome, WalkPoint};
+use super::measure::{
+    ChaseResult, ChaseSpace, HistogramResult, OnChip, SignalSize, StencilKernel, Timed,
+    VectorHome, WalkPoint,
+};
 
 /// The L2 states, as each figure's `l2` key states them.
-pub const L2_COLD: &str = "cold (a buffer twice the L2 size is written before every repetition)";
-pub const L2_WARM_TABLE: &str = "warm (the 32 KiB table stays in the caches between repetitions)";
-pub const L2_STENCIL: &str = "cold for the large array, warm for the L2-resident one (see the series names)";
+pub const L2_COLD: &str =
+    "cold (a buffer twice the L2 size is written before every repetition)";
+pub const L2_WARM_TABLE: &str =
+    "warm (the 32 KiB table stays in the caches between repetitions)";
+pub const L2_STENCIL: &str =
+    "cold for the large array, warm for the L2-resident one (see the series names)";
 pub const L2_CHASE: &str = "warm (a first walk passes through the footprint; each repetition continues the same walk)";
 pub const L2_BANDWIDTH: &str =
     "cold for the DRAM copy; warm for the L2-resident copy; the on-chip kernels touch device memory only for their output";
@@ -92,14 +98,36 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         "memory_spaces-signal",
         &cold
             .clone()
-            .with("size", &format!("{} matrices of {} x {} floats ({}), a vector of {} floats", s.matrices, s.rows, s.m, mib(s.matrix_bytes()), s.m))
+            .with(
+                "size",
+                &format!(
+                    "{} matrices of {} x {} floats ({}), a vector of {} floats",
+                    s.matrices,
+                    s.rows,
+                    s.m,
+                    mib(s.matrix_bytes()),
+                    s.m
+                ),
+            )
             .with("copy_bytes", &r.copy_cold.0.to_string()),
-        &Spec::bar("One vector applied to many matrices: where the vector lives", "where the vector lives", "GB/s"),
+        &Spec::bar(
+            "One vector applied to many matrices: where the vector lives",
+            "where the vector lives",
+            "GB/s",
+        ),
         &points,
     )?;
-    lines.push(format!("copy ceiling: {:.0} GB/s ({}, L2 cold)", r.copy_cold.1.median / 1e9, mib(r.copy_cold.0)));
+    lines.push(format!(
+        "copy ceiling: {:.0} GB/s ({}, L2 cold)",
+        r.copy_cold.1.median / 1e9,
+        mib(r.copy_cold.0)
+    ));
     for (home, t) in &r.signal {
-        lines.push(format!("signal, vector in {:<26} {:>7.0} GB/s", home.label(), t.per_second().median / 1e9));
+        lines.push(format!(
+            "signal, vector in {:<26} {:>7.0} GB/s",
+            home.label(),
+            t.per_second().median / 1e9
+        ));
     }
 
     // 2b. The divergent walk.
@@ -108,7 +136,13 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         .iter()
         .map(|w| {
             let g = w.timed.per_second();
-            Point::new(w.home.label(), w.distinct, g.median / 1e9, g.worst / 1e9, g.best / 1e9)
+            Point::new(
+                w.home.label(),
+                w.distinct,
+                g.median / 1e9,
+                g.worst / 1e9,
+                g.best / 1e9,
+            )
         })
         .collect();
     plot::write_figure(
@@ -119,20 +153,32 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             .with("l2", L2_WARM_TABLE)
             .with("threads", &r.walk_threads.to_string())
             .with("steps", &r.walk_steps.to_string()),
-        &Spec::line("Reading a 32 KiB table: distinct addresses per warp-wide load", "distinct addresses per warp load", "billion lane reads per s")
-            .log_x()
-            .log_y(),
+        &Spec::line(
+            "Reading a 32 KiB table: distinct addresses per warp-wide load",
+            "distinct addresses per warp load",
+            "billion lane reads per s",
+        )
+        .log_x()
+        .log_y(),
         &points,
     )?;
     for w in r.walks.iter().filter(|w| w.distinct == 1 || w.distinct == 32) {
-        lines.push(format!("walk, {:<26} {:>2} addresses per warp: {:>8.1} G reads/s", w.home.label(), w.distinct, w.timed.per_second().median / 1e9));
+        lines.push(format!(
+            "walk, {:<26} {:>2} addresses per warp: {:>8.1} G reads/s",
+            w.home.label(),
+            w.distinct,
+            w.timed.per_second().median / 1e9
+        ));
     }
 
     // 3. The stencils.
     let cold_series = format!("L2 cold, {} floats", r.stencil_cold_n);
     let warm_series = format!("L2 warm, {} floats", r.stencil_warm_n);
     let mut points = Vec::new();
-    for (series, copy, stencils) in [(&cold_series, r.copy_cold.1, &r.stencil_cold), (&warm_series, r.copy_warm.1, &r.stencil_warm)] {
+    for (series, copy, stencils) in [
+        (&cold_series, r.copy_cold.1, &r.stencil_cold),
+        (&warm_series, r.copy_warm.1, &r.stencil_warm),
+    ] {
         points.push(gb_point(series, "copy kernel", copy));
         for (k, t) in stencils {
             points.push(gb_point(series, k.label(), t.per_second()));
@@ -141,16 +187,26 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
     plot::write_figure(
         out,
         "memory_spaces-stencil",
-        &meta
-            .clone()
-            .with("l2", L2_STENCIL)
-            .with("copy_bytes", &format!("cold {}, warm {}", r.copy_cold.0, r.copy_warm.0)),
-        &Spec::bar("Three-point stencil: caches or a shared tile", "kernel", "GB/s (useful bytes read + written)"),
+        &meta.clone().with("l2", L2_STENCIL).with(
+            "copy_bytes",
+            &format!("cold {}, warm {}", r.copy_cold.0, r.copy_warm.0),
+        ),
+        &Spec::bar(
+            "Three-point stencil: caches or a shared tile",
+            "kernel",
+            "GB/s (useful bytes read + written)",
+        ),
         &points,
     )?;
-    for (label, stencils) in [(&cold_series, &r.stencil_cold), (&warm_series, &r.stencil_warm)] {
+    for (label, stencils) in
+        [(&cold_series, &r.stencil_cold), (&warm_series, &r.stencil_warm)]
+    {
         for (k, t) in stencils {
-            lines.push(format!("stencil, {label}, {:<22} {:>7.0} GB/s", k.label(), t.per_second().median / 1e9));
+            lines.push(format!(
+                "stencil, {label}, {:<22} {:>7.0} GB/s",
+                k.label(),
+                t.per_second().median / 1e9
+            ));
         }
     }
 
@@ -183,7 +239,10 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         &rows,
     )?;
     for row in &rows {
-        lines.push(format!("{:<24} {:>3} registers {:>4} local bytes {:>10} ms", row.kernel, row.registers, row.local, row.ms));
+        lines.push(format!(
+            "{:<24} {:>3} registers {:>4} local bytes {:>10} ms",
+            row.kernel, row.registers, row.local, row.ms
+        ));
     }
 
     // 5a. Latency.
@@ -191,19 +250,46 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
     for space in ChaseSpace::ALL {
         for c in r.chases.iter().filter(|c| c.space == space) {
             let (median, fastest, slowest) = c.ns_per_load();
-            points.push(Point::new(space.label(), c.footprint_bytes, median, fastest, slowest));
+            points.push(Point::new(
+                space.label(),
+                c.footprint_bytes,
+                median,
+                fastest,
+                slowest,
+            ));
         }
     }
-    let steps: Vec<String> = r.chases.iter().map(|c| c.steps).collect::<std::collections::BTreeSet<_>>().iter().map(u64::to_string).collect();
+    let steps: Vec<String> = r
+        .chases
+        .iter()
+        .map(|c| c.steps)
+        .collect::<std::collections::BTreeSet<_>>()
+        .iter()
+        .map(u64::to_string)
+        .collect();
     plot::write_figure(
         out,
         "memory_spaces-latency",
-        &meta.clone().with("l2", L2_CHASE).with("loads_per_repetition", &steps.join(", ")),
-        &Spec::line("Latency of one dependent load against the footprint", "footprint (bytes)", "ns per load").log_x().log_y(),
+        &meta
+            .clone()
+            .with("l2", L2_CHASE)
+            .with("loads_per_repetition", &steps.join(", ")),
+        &Spec::line(
+            "Latency of one dependent load against the footprint",
+            "footprint (bytes)",
+            "ns per load",
+        )
+        .log_x()
+        .log_y(),
         &points,
     )?;
     for c in &r.chases {
-        lines.push(format!("chase, {:<40} {:>11} bytes: {:>7.1} ns per load", c.space.label(), c.footprint_bytes, c.ns_per_load().0));
+        lines.push(format!(
+            "chase, {:<40} {:>11} bytes: {:>7.1} ns per load",
+            c.space.label(),
+            c.footprint_bytes,
+            c.ns_per_load().0
+        ));
     }
 
     // 5b. Bandwidth of each space.
@@ -214,7 +300,11 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             .find(|w| w.home == home && w.distinct == distinct)
             .ok_or_else(|| anyhow::anyhow!("the walk from {} with {distinct} addresses per warp was not measured", home.label()))?;
         let loads = w.timed.per_second();
-        Ok(Rate { median: 4.0 * loads.median, best: 4.0 * loads.best, worst: 4.0 * loads.worst })
+        Ok(Rate {
+            median: 4.0 * loads.median,
+            best: 4.0 * loads.best,
+            worst: 4.0 * loads.worst,
+        })
     };
     let series = "GB/s delivered";
     let points = vec![
@@ -231,9 +321,13 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         &meta
             .clone()
             .with("l2", L2_BANDWIDTH)
-            .with("copy_bytes", &format!("DRAM {}, L2 {}", r.copy_cold.0, r.copy_warm.0))
+            .with(
+                "copy_bytes",
+                &format!("DRAM {}, L2 {}", r.copy_cold.0, r.copy_warm.0),
+            )
             .with("onchip_passes", &r.onchip.passes.to_string()),
-        &Spec::bar("Bytes per second each space delivers, whole GPU", "space", "GB/s").log_y(),
+        &Spec::bar("Bytes per second each space delivers, whole GPU", "space", "GB/s")
+            .log_y(),
         &points,
     )?;
     for p in &points {

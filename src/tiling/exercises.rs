@@ -5,7 +5,10 @@ use super::legality::{all_orders, check_order, BadNest, Verdict};
 // ANCHOR: legal_orders
 /// Exercise 1: every order of a loop nest (as in [`check_order`]) that keeps all
 /// dependences `distances` lexicographically positive.
-pub fn legal_orders(distances: &[Vec<i64>], depth: usize) -> Result<Vec<Vec<usize>>, BadNest> {
+pub fn legal_orders(
+    distances: &[Vec<i64>],
+    depth: usize,
+) -> Result<Vec<Vec<usize>>, BadNest> {
     let mut legal = Vec::new();
     for order in all_orders(depth) {
         if check_order(distances, &order)? == Verdict::Legal {

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 use rayon::prelude::*;
 
 use super::model::{self, Step};
@@ -35,7 +37,9 @@ impl Kernels {
 
     /// The loaded kernel of `step` (an error for cuBLAS, which has none of ours).
     pub fn function(&self, step: Step) -> anyhow::Result<&CudaFunction> {
-        self.functions.get(&step).ok_or_else(|| anyhow::anyhow!("step `{}` has no kernel", step.label()))
+        self.functions
+            .get(&step)
+            .ok_or_else(|| anyhow::anyhow!("step `{}` has no kernel", step.label()))
     }
 }
 
@@ -54,7 +58,11 @@ pub struct Operands {
 impl Operands {
     /// Fresh random operands in [-1, 1) from `seed`. Sizes a 32-bit index cannot describe, or
     /// that do not fit in device memory, are usage errors.
-    pub fn new(gpu: &Gpu, (m, n, k): (usize, usize, usize), seed: u64) -> anyhow::Result<Self> {
+    pub fn new(
+        gpu: &Gpu,
+        (m, n, k): (usize, usize, usize),
+        seed: u64,
+    ) -> anyhow::Result<Self> {
         let dims_ok = [m, n, k].iter().all(|&d| (1..=i32::MAX as usize).contains(&d));
         let bytes = 4 * (m * k + k * n + m * n) as u128;
         if !dims_ok || bytes > gpu.info.total_mem_bytes as u128 * 3 / 4 {
@@ -75,19 +83,38 @@ impl Operands {
 
 // ANCHOR: launch
 /// Enqueues one multiply `C = A B` by `step` on `stream`.
-pub fn launch(kernels: &Kernels, step: Step, stream: &Arc<CudaStream>, ops: &mut Operands) -> anyhow::Result<()> {
+pub fn launch(
+    kernels: &Kernels,
+    step: Step,
+    stream: &Arc<CudaStream>,
+    ops: &mut Operands,
+) -> anyhow::Result<()> {
     let (m, n, k) = (ops.m as i32, ops.n as i32, ops.k as i32);
     if step == Step::Cublas {
-        return sgemm_row_major(&kernels.blas, (ops.m, ops.k, ops.n), &ops.a, &ops.b, &mut ops.c);
+        return sgemm_row_major(
+            &kernels.blas,
+            (ops.m, ops.k, ops.n),
+            &ops.a,
+            &ops.b,
+            &mut ops.c,
+        );
     }
     let (bx, by) = step.block();
     let (gx, gy) = step.grid(ops.m, ops.n);
-    let cfg = LaunchConfig { grid_dim: (gx, gy, 1), block_dim: (bx, by, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig {
+        grid_dim: (gx, gy, 1),
+        block_dim: (bx, by, 1),
+        shared_mem_bytes: 0,
+    };
     let f = kernels.function(step)?;
     let mut builder = stream.launch_builder(f);
     builder.arg(&ops.a).arg(&ops.b).arg(&mut ops.c).arg(&m).arg(&n).arg(&k);
     // Steps 5 and 6 load float4 where every group of 4 is aligned: K and N multiples of 4.
-    let vec = i32::from(matches!(step, Step::Float4 | Step::QuadDoubleBuffer) && ops.k % 4 == 0 && ops.n % 4 == 0);
+    let vec = i32::from(
+        matches!(step, Step::Float4 | Step::QuadDoubleBuffer)
+            && ops.k % 4 == 0
+            && ops.n % 4 == 0,
+    );
     if matches!(step, Step::Regs8x8 | Step::Float4 | Step::QuadDoubleBuffer) {
         builder.arg(&vec);
     }
@@ -109,10 +136,18 @@ pub fn sgemm_row_major(
     b: &CudaSlice<f32>,
     c: &mut CudaSlice<f32>,
 ) -> anyhow::Result<()> {
-    for (name, len, needed) in [("a", a.len(), m * k), ("b", b.len(), k * n), ("c", c.len(), m * n)] {
-        anyhow::ensure!(len >= needed, "sgemm {m} x {k} x {n}: buffer {name} holds {len} floats, needs {needed}");
+    for (name, len, needed) in
+        [("a", a.len(), m * k), ("b", b.len(), k * n), ("c", c.len(), m * n)]
+    {
+        anyhow::ensure!(
+            len >= needed,
+            "sgemm {m} x {k} x {n}: buffer {name} holds {len} floats, needs {needed}"
+        );
     }
-    let int = |x: usize| i32::try_from(x).map_err(|_| anyhow::anyhow!("dimension {x} exceeds cuBLAS's 32-bit int"));
+    let int = |x: usize| {
+        i32::try_from(x)
+            .map_err(|_| anyhow::anyhow!("dimension {x} exceeds cuBLAS's 32-bit int"))
+    };
     let (m, k, n) = (int(m)?, int(k)?, int(n)?);
     let cfg = GemmConfig {
         transa: cublasOperation_t::CUBLAS_OP_N,
@@ -133,7 +168,12 @@ pub fn sgemm_row_major(
 // ANCHOR_END: sgemm_row_major
 
 /// Rows `rows` of `A B`, accumulated in double precision on the CPU (`rows.len()` x N).
-pub fn reference_rows(a: &[f32], b: &[f32], (n, k): (usize, usize), rows: &[usize]) -> Vec<f64> {
+pub fn reference_rows(
+    a: &[f32],
+    b: &[f32],
+    (n, k): (usize, usize),
+    rows: &[usize],
+) -> Vec<f64> {
     let mut out = vec![0f64; rows.len() * n];
     out.par_chunks_mut(n).zip(rows.par_iter()).for_each(|(acc, &i)| {
         for kk in 0..k {
@@ -150,9 +190,27 @@ pub fn reference_rows(a: &[f32], b: &[f32], (n, k): (usize, usize), rows: &[usiz
 /// The rows a large result is checked on: the first and last, both sides of the 128-row
 /// block edges near the start and the middle, and a few chosen by `seed`.
 pub fn sample_rows(m: usize, seed: u64) -> Vec<usize> {
-    let mut rows: Vec<usize> = [0, 1, 15, 16, 31, 32, 127, 128, m / 2, m / 2 + 1, m.saturating_sub(2), m.saturating_sub(1)].into_iter().filter(|&r| r < m).collect();
+    let mut rows: Vec<usize> = [
+        0,
+        1,
+        15,
+        16,
+        31,
+        32,
+        127,
+        128,
+        m / 2,
+        m / 2 + 1,
+        m.saturating_sub(2),
+        m.saturating_sub(1),
+    ]
+    .into_iter()
+    .filter(|&r| r < m)
+    .collect();
     let picks = inputs::random_f32(6, seed);
-    rows.extend(picks.iter().map(|x| (((*x + 1.0) / 2.0) as f64 * m as f64) as usize % m));
+    rows.extend(
+        picks.iter().map(|x| (((*x + 1.0) / 2.0) as f64 * m as f64) as usize % m),
+    );
     rows.sort_unstable();
     rows.dedup();
     rows
@@ -177,22 +235,53 @@ impl Reference {
 // ANCHOR: verify
 /// Poisons C, runs `step` once, and compares the reference's rows within the K-scaled
 /// tolerance; every other element must at least be finite (an unwritten one is NaN).
-pub fn verify(gpu: &Gpu, kernels: &Kernels, step: Step, ops: &mut Operands, reference: &Reference) -> anyhow::Result<Report> {
+pub fn verify(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    step: Step,
+    ops: &mut Operands,
+    reference: &Reference,
+) -> anyhow::Result<Report> {
     gpu.poison(&mut ops.c)?;
     launch(kernels, step, &gpu.stream, ops)?;
     let got = gpu.stream.clone_dtoh(&ops.c)?;
     let (n, size) = (ops.n, ops.size());
     let name = step.label();
     if let Some(i) = got.iter().position(|x| !x.is_finite()) {
-        return Err(Mismatch { kernel: name.into(), size, index: i, got: format!("{:e}", got[i]), want: "a finite value".into(), wrong: got.iter().filter(|x| !x.is_finite()).count(), total: got.len() }.into());
+        return Err(Mismatch {
+            kernel: name.into(),
+            size,
+            index: i,
+            got: format!("{:e}", got[i]),
+            want: "a finite value".into(),
+            wrong: got.iter().filter(|x| !x.is_finite()).count(),
+            total: got.len(),
+        }
+        .into());
     }
-    let picked: Vec<f32> = reference.rows.iter().flat_map(|&r| got[r * n..r * n + n].iter().copied()).collect();
-    Ok(verify::check_close(name, &size, &picked, &reference.values, model::tolerance(ops.k))?)
+    let picked: Vec<f32> = reference
+        .rows
+        .iter()
+        .flat_map(|&r| got[r * n..r * n + n].iter().copied())
+        .collect();
+    Ok(verify::check_close(
+        name,
+        &size,
+        &picked,
+        &reference.values,
+        model::tolerance(ops.k),
+    )?)
 }
 // ANCHOR_END: verify
 
 /// Times `step` under `plan` (after it has been verified).
-pub fn measure(gpu: &Gpu, kernels: &Kernels, step: Step, ops: &mut Operands, plan: Plan) -> anyhow::Result<Stats> {
+pub fn measure(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    step: Step,
+    ops: &mut Operands,
+    plan: Plan,
+) -> anyhow::Result<Stats> {
     gpu.time(plan, |s| launch(kernels, step, s, ops))
 }
 

@@ -44,7 +44,10 @@ impl std::error::Error for BadNest {}
 pub enum Verdict {
     Legal,
     /// `dependence` (original order) becomes `permuted`, which is lexicographically negative.
-    Illegal { dependence: Vec<i64>, permuted: Vec<i64> },
+    Illegal {
+        dependence: Vec<i64>,
+        permuted: Vec<i64>,
+    },
 }
 
 impl fmt::Display for Verdict {
@@ -76,7 +79,10 @@ pub fn validate(depth: usize, distances: &[Vec<i64>]) -> Result<(), BadNest> {
 // ANCHOR: check_order
 /// Is running the loops in `order` legal? `order[p]` names the original loop (0 = outermost)
 /// that goes to position `p`; `distances` are the dependence distances in the original order.
-pub fn check_order(distances: &[Vec<i64>], order: &[usize]) -> Result<Verdict, BadNest> {
+pub fn check_order(
+    distances: &[Vec<i64>],
+    order: &[usize],
+) -> Result<Verdict, BadNest> {
     let depth = order.len();
     let mut seen = vec![false; depth];
     for &l in order {
@@ -100,10 +106,21 @@ pub fn check_order(distances: &[Vec<i64>], order: &[usize]) -> Result<Verdict, B
 /// order? The lecture's condition: for every dependence, either the loops outside the band
 /// already carry it (`(d_0 .. d_{first-1})` lexicographically positive) or all of its
 /// components inside the band are `>= 0`.
-pub fn fully_permutable(distances: &[Vec<i64>], depth: usize, first: usize, last: usize) -> Result<bool, BadNest> {
-    assert!(first <= last && last < depth, "band {first}..={last} outside a {depth}-deep nest");
+pub fn fully_permutable(
+    distances: &[Vec<i64>],
+    depth: usize,
+    first: usize,
+    last: usize,
+) -> Result<bool, BadNest> {
+    assert!(
+        first <= last && last < depth,
+        "band {first}..={last} outside a {depth}-deep nest"
+    );
     validate(depth, distances)?;
-    Ok(distances.iter().all(|d| lex_sign(&d[..first]) == Ordering::Greater || d[first..=last].iter().all(|&x| x >= 0)))
+    Ok(distances.iter().all(|d| {
+        lex_sign(&d[..first]) == Ordering::Greater
+            || d[first..=last].iter().all(|&x| x >= 0)
+    }))
 }
 // ANCHOR_END: fully_permutable
 
@@ -138,7 +155,9 @@ pub fn run_nest(extent: usize, distances: &[Vec<i64>], order: &[usize]) -> Vec<u
     let cells = extent.pow(depth as u32);
     let mut a = vec![0u64; cells];
     let flat = |idx: &[i64]| -> Option<usize> {
-        idx.iter().try_fold(0usize, |acc, &x| (0..extent as i64).contains(&x).then(|| acc * extent + x as usize))
+        idx.iter().try_fold(0usize, |acc, &x| {
+            (0..extent as i64).contains(&x).then(|| acc * extent + x as usize)
+        })
     };
     // Counters in the permuted order: position p runs loop order[p]; the last one is innermost.
     let mut counter = vec![0usize; depth];
@@ -173,7 +192,8 @@ pub fn lecture_nest_1(i_outer: bool) -> Vec<i64> {
     let (ni, nj) = (3usize, 6usize);
     let b: Vec<i64> = (0..nj as i64).map(|j| 10 + j * j).collect();
     let mut a: Vec<i64> = (0..ni * (nj + 1)).map(|x| x as i64).collect();
-    let mut body = |i: usize, j: usize| a[i * (nj + 1) + j + 1] = a[i * (nj + 1) + j] + b[j];
+    let mut body =
+        |i: usize, j: usize| a[i * (nj + 1) + j + 1] = a[i * (nj + 1) + j] + b[j];
     if i_outer {
         (0..ni).for_each(|i| (0..nj).for_each(|j| body(i, j)));
     } else {

@@ -25,7 +25,15 @@ pub enum Step {
 }
 
 impl Step {
-    pub const ALL: [Step; 7] = [Step::Naive, Step::Tiled16, Step::Tiled32, Step::Regs8x8, Step::Float4, Step::QuadDoubleBuffer, Step::Cublas];
+    pub const ALL: [Step; 7] = [
+        Step::Naive,
+        Step::Tiled16,
+        Step::Tiled32,
+        Step::Regs8x8,
+        Step::Float4,
+        Step::QuadDoubleBuffer,
+        Step::Cublas,
+    ];
 
     /// The name in figures and tables.
     pub fn label(self) -> &'static str {
@@ -101,7 +109,9 @@ impl Step {
         match self {
             Step::Naive | Step::Cublas => None,
             Step::Tiled16 | Step::Tiled32 => Some(4.0),
-            Step::Regs8x8 | Step::Float4 | Step::QuadDoubleBuffer => Some(4.0 * (8 + 8) as f64 / (2.0 * 64.0)),
+            Step::Regs8x8 | Step::Float4 | Step::QuadDoubleBuffer => {
+                Some(4.0 * (8 + 8) as f64 / (2.0 * 64.0))
+            }
         }
     }
 
@@ -126,10 +136,15 @@ impl Step {
         for load in 0..2 {
             let mut total = 0;
             for quarter in 0..4 {
-                let mut chunks: Vec<usize> = (8 * quarter..8 * quarter + 8).map(|lane| self.b_tile_float4_offsets(lane).unwrap()[load] / 4).collect();
+                let mut chunks: Vec<usize> = (8 * quarter..8 * quarter + 8)
+                    .map(|lane| self.b_tile_float4_offsets(lane).unwrap()[load] / 4)
+                    .collect();
                 chunks.sort_unstable();
                 chunks.dedup();
-                total += (0..8).map(|group| chunks.iter().filter(|&&c| c % 8 == group).count()).max().unwrap_or(0);
+                total += (0..8)
+                    .map(|group| chunks.iter().filter(|&&c| c % 8 == group).count())
+                    .max()
+                    .unwrap_or(0);
             }
             worst = worst.max(total);
         }

@@ -63,7 +63,14 @@ impl Problem {
         if quick {
             Self { m: 8, n: 1 << 16, strips: vec![256, 4096, 1 << 16] }
         } else {
-            Self { m: 16, n: 1 << 23, strips: [6, 8, 10, 12, 14, 16, 18, 20, 22, 23].iter().map(|p| 1usize << p).collect() }
+            Self {
+                m: 16,
+                n: 1 << 23,
+                strips: [6, 8, 10, 12, 14, 16, 18, 20, 22, 23]
+                    .iter()
+                    .map(|p| 1usize << p)
+                    .collect(),
+            }
         }
     }
 }
@@ -85,20 +92,29 @@ pub fn measure(problem: Problem, reps: usize, seed: u64) -> anyhow::Result<Strip
     let mut want = d0.clone();
     original(&mut want, &b, m, n);
     for &s in &problem.strips {
-        for (name, form) in [("strip-mined", strip_mined as fn(&mut [f32], &[f32], usize, usize, usize)), ("tiled", tiled)] {
+        for (name, form) in [
+            ("strip-mined", strip_mined as fn(&mut [f32], &[f32], usize, usize, usize)),
+            ("tiled", tiled),
+        ] {
             let mut got = d0.clone();
             form(&mut got, &b, m, n, s);
             if got != want {
-                anyhow::bail!("the {name} form with strip {s} differs from the original nest");
+                anyhow::bail!(
+                    "the {name} form with strip {s} differs from the original nest"
+                );
             }
         }
     }
     let mut d = d0;
-    let original_stats = cpu_median_ms(reps, || original(std::hint::black_box(&mut d), &b, m, n));
+    let original_stats =
+        cpu_median_ms(reps, || original(std::hint::black_box(&mut d), &b, m, n));
     let mut points = Vec::new();
     for &s in &problem.strips {
-        let mined = cpu_median_ms(reps, || strip_mined(std::hint::black_box(&mut d), &b, m, n, s));
-        let tiled_stats = cpu_median_ms(reps, || tiled(std::hint::black_box(&mut d), &b, m, n, s));
+        let mined = cpu_median_ms(reps, || {
+            strip_mined(std::hint::black_box(&mut d), &b, m, n, s)
+        });
+        let tiled_stats =
+            cpu_median_ms(reps, || tiled(std::hint::black_box(&mut d), &b, m, n, s));
         points.push((s, mined, tiled_stats));
     }
     Ok(StripSweep { problem, original: original_stats, points })

@@ -61,7 +61,11 @@ impl TraversalPoint {
 
 /// Times both orders at side `n`, after checking that they leave identical arrays.
 /// Each repetition sweeps the array enough times to touch at least `min_elements` elements.
-pub fn measure(n: usize, reps: usize, min_elements: usize) -> anyhow::Result<TraversalPoint> {
+pub fn measure(
+    n: usize,
+    reps: usize,
+    min_elements: usize,
+) -> anyhow::Result<TraversalPoint> {
     let init: Vec<f32> = crate::harness::inputs::random_f32(n * n, n as u64);
     let (mut by_row, mut by_column) = (init.clone(), init);
     update_row_order(&mut by_row, n);
@@ -77,7 +81,12 @@ pub fn measure(n: usize, reps: usize, min_elements: usize) -> anyhow::Result<Tra
         mean_ms: s.mean_ms / sweeps as f64,
         reps: s.reps,
     };
-    let row = scale(cpu_median_ms(reps, || (0..sweeps).for_each(|_| update_row_order(std::hint::black_box(&mut by_row), n))));
-    let column = scale(cpu_median_ms(reps, || (0..sweeps).for_each(|_| update_column_order(std::hint::black_box(&mut by_column), n))));
+    let row = scale(cpu_median_ms(reps, || {
+        (0..sweeps).for_each(|_| update_row_order(std::hint::black_box(&mut by_row), n))
+    }));
+    let column = scale(cpu_median_ms(reps, || {
+        (0..sweeps)
+            .for_each(|_| update_column_order(std::hint::black_box(&mut by_column), n))
+    }));
     Ok(TraversalPoint { n, row, column })
 }

@@ -7,9 +7,14 @@ pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The `mdbook` binary, or `None` (a loud skip) unless `REQUIRE_MDBOOK=1`.
 pub fn mdbook() -> Option<PathBuf> {
-    let candidates = [std::env::var("MDBOOK").ok().map(PathBuf::from), Some(PathBuf::from("mdbook")), std::env::var("HOME").ok().map(|h| Path::new(&h).join(".cargo/bin/mdbook"))];
+    let candidates = [
+        std::env::var("MDBOOK").ok().map(PathBuf::from),
+        Some(PathBuf::from("mdbook")),
+        std::env::var("HOME").ok().map(|h| Path::new(&h).join(".cargo/bin/mdbook")),
+    ];
     for c in candidates.into_iter().flatten() {
-        if Command::new(&c).arg("--version").output().is_ok_and(|o| o.status.success()) {
+        if Command::new(&c).arg("--version").output().is_ok_and(|o| o.status.success())
+        {
             return Some(c);
         }
     }
@@ -22,8 +27,18 @@ pub fn mdbook() -> Option<PathBuf> {
 
 /// Builds the book into `dest`; returns mdBook's log.
 pub fn build_book(mdbook: &Path, dest: &Path) -> String {
-    let result = Command::new(mdbook).arg("build").arg("--dest-dir").arg(dest).arg(ROOT).output().unwrap();
-    let log = format!("{}{}", String::from_utf8_lossy(&result.stdout), String::from_utf8_lossy(&result.stderr));
+    let result = Command::new(mdbook)
+        .arg("build")
+        .arg("--dest-dir")
+        .arg(dest)
+        .arg(ROOT)
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
     assert!(result.status.success(), "mdbook build failed:\n{log}");
     log
 }
@@ -42,6 +57,10 @@ pub fn html_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The chapter files SUMMARY.md lists, in order.
 pub fn chapters() -> Vec<String> {
-    let summary = std::fs::read_to_string(Path::new(ROOT).join("src/SUMMARY.md")).unwrap();
-    summary.match_indices("](").map(|(i, _)| summary[i + 2..].split(')').next().unwrap().to_string()).collect()
+    let summary =
+        std::fs::read_to_string(Path::new(ROOT).join("src/SUMMARY.md")).unwrap();
+    summary
+        .match_indices("](")
+        .map(|(i, _)| summary[i + 2..].split(')').next().unwrap().to_string())
+        .collect()
 }
