@@ -362,7 +362,7 @@ fn every_figure_and_table_is_drawn_from_made_up_results() {
 fn the_chapter_includes_every_figure_and_table_it_writes() {
     let chapter = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/src/memory_spaces.md"
+        "/src/book/memory_spaces.md"
     ))
     .unwrap();
     for stem in ["signal", "divergent", "stencil", "latency", "bandwidth"] {

@@ -15,6 +15,7 @@
 
 pub mod cli;
 pub mod gpu;
+pub mod includes;
 pub mod inputs;
 pub mod kernels;
 pub mod plot;

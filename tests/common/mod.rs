@@ -58,7 +58,7 @@ pub fn html_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The chapter files SUMMARY.md lists, in order.
 pub fn chapters() -> Vec<String> {
     let summary =
-        std::fs::read_to_string(Path::new(ROOT).join("src/SUMMARY.md")).unwrap();
+        std::fs::read_to_string(Path::new(ROOT).join("src/book/SUMMARY.md")).unwrap();
     summary
         .match_indices("](")
         .map(|(i, _)| summary[i + 2..].split(')').next().unwrap().to_string())
