@@ -190,7 +190,7 @@ struct TargetRow {
 }
 
 fn fmt_ms(v: f64) -> String {
-    record::format_ms(v, 3)
+    cmbook::harness::format::ms(v, 3)
 }
 
 // ANCHOR: measure_dp

@@ -161,7 +161,7 @@ fn cpu_serial_ms(dims: &[u32], reps: usize) -> anyhow::Result<(Stats, DpTable)> 
 }
 
 fn fmt_ms(v: f64) -> String {
-    record::format_ms(v, 4)
+    cmbook::harness::format::ms(v, 4)
 }
 
 fn ratio(a: f64, b: f64) -> String {

@@ -21,46 +21,10 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use clap::Parser;
-use cmbook::harness::{plot, run_main, UsageError};
+use cmbook::chapters::{self, Chapter};
+use cmbook::harness::run::{self, Needs};
+use cmbook::harness::{plot, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
-
-/// The chapters' examples, in the book's order.
-const CHAPTERS: &[&str] = &[
-    "ceilings",
-    "memory_spaces",
-    "coalescing",
-    "loop_permutation",
-    "tiled_matmul",
-    "cmm_diagonal",
-    "cmm_beyond",
-    "atax",
-];
-
-/// Examples that run no kernel (nothing for compute-sanitizer to check).
-const CPU_ONLY: &[&str] = &["loop_permutation"];
-
-/// The arguments each example runs with under the sanitizers: small, because the tools slow
-/// kernels down by one or two orders of magnitude.
-fn sanitizer_args(example: &str) -> &'static [&'static str] {
-    match example {
-        "ceilings" => &[
-            "--quick",
-            "--max-copy-mib",
-            "8",
-            "--max-transfer-mib",
-            "2",
-            "--reps",
-            "2",
-        ],
-        "atax" => {
-            &["--quick", "--reps", "1", "--large-side", "257", "--ceiling-mib", "4"]
-        }
-        "tiled_matmul" => &["--quick", "--reps", "1", "--n", "64"],
-        // n = 130: three tiles per side, so every tiled kernel runs, the min-plus one included.
-        "cmm_beyond" => &["--quick", "--reps", "1", "--sizes", "130"],
-        _ => &["--quick", "--reps", "1"],
-    }
-}
 
 const SANITIZER_TOOLS: &[&str] = &["memcheck", "racecheck", "initcheck", "synccheck"];
 
@@ -70,8 +34,11 @@ const SANITIZER_TOOLS: &[&str] = &["memcheck", "racecheck", "initcheck", "syncch
 )]
 struct Args {
     /// Folder that receives the figures, tables and data (created if needed).
-    #[arg(long)]
-    out: PathBuf,
+    #[arg(long, required_unless_present = "appendix_table")]
+    out: Option<PathBuf>,
+    /// Print the appendix's table of commands, rendered from the chapter registry, and exit.
+    #[arg(long, exclusive = true)]
+    appendix_table: bool,
     /// Redraw every SVG and table in --out from its CSV; measures nothing, needs no GPU.
     #[arg(long)]
     redraw_only: bool,
@@ -92,59 +59,65 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    run_main(|| run(args))
+    run::finish(measure_all(args))
 }
 
-fn run(args: Args) -> anyhow::Result<()> {
-    if args.redraw_only {
-        let count = plot::redraw_all(&args.out).map_err(|e| {
-            UsageError(format!("cannot redraw {}: {e:#}", args.out.display()))
-        })?;
-        println!("redrew {count} figures and tables in {}", args.out.display());
-        return audit(&args.out);
+fn measure_all(args: Args) -> anyhow::Result<()> {
+    if args.appendix_table {
+        print!("{}", chapters::appendix_table());
+        return Ok(());
     }
-    let chapters: Vec<&str> = match &args.only {
-        None => CHAPTERS.to_vec(),
+    let out = args.out.clone().expect("clap requires --out");
+    if args.redraw_only {
+        let count = plot::redraw_all(&out)
+            .map_err(|e| UsageError(format!("cannot redraw {}: {e:#}", out.display())))?;
+        println!("redrew {count} figures and tables in {}", out.display());
+        return audit(&out);
+    }
+    let chosen: Vec<&'static Chapter> = match &args.only {
+        None => chapters::ALL.iter().collect(),
         Some(names) => {
             for n in names {
-                if !CHAPTERS.contains(&n.as_str()) {
+                if chapters::by_example(n).is_none() {
+                    let known: Vec<&str> = chapters::ALL.iter().map(|c| c.example).collect();
                     return Err(UsageError(format!(
                         "--only: no chapter example `{n}` (known: {})",
-                        CHAPTERS.join(", ")
+                        known.join(", ")
                     ))
                     .into());
                 }
             }
-            CHAPTERS.iter().copied().filter(|c| names.iter().any(|n| n == c)).collect()
+            chapters::ALL.iter().filter(|c| names.iter().any(|n| n == c.example)).collect()
         }
     };
     let here = std::env::current_exe()?;
     let dir = here.parent().unwrap_or(Path::new("."));
-    let binaries: Vec<(String, PathBuf)> = chapters
-        .iter()
-        .map(|c| {
-            (c.to_string(), dir.join(format!("{c}{}", std::env::consts::EXE_SUFFIX)))
-        })
+    let binaries: Vec<(&'static Chapter, PathBuf)> = chosen
+        .into_iter()
+        .map(|c| (c, dir.join(format!("{}{}", c.example, std::env::consts::EXE_SUFFIX))))
         .collect();
-    for (name, path) in &binaries {
+    for (c, path) in &binaries {
         if !path.exists() {
-            return Err(UsageError(format!("the example `{name}` is not built next to this one ({}); run `cargo build --release --examples` first", path.display())).into());
+            return Err(UsageError(format!(
+                "the example `{}` is not built next to this one ({}); run `cargo build \
+                 --release --examples` first",
+                c.example,
+                path.display()
+            ))
+            .into());
         }
     }
-    std::fs::create_dir_all(&args.out)?;
+    std::fs::create_dir_all(&out)?;
     if args.sanitize {
-        return sanitize(&args, &binaries);
+        return sanitize(&args, &out, &binaries);
     }
-    let bar = ProgressBar::new(binaries.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})").unwrap(),
-    );
+    let bar = progress(binaries.len());
     let started = Instant::now();
-    for (name, path) in &binaries {
-        bar.set_message(name.clone());
+    for (c, path) in &binaries {
+        bar.set_message(c.example);
         let t = Instant::now();
         let mut cmd = Command::new(path);
-        cmd.arg("--out").arg(&args.out);
+        cmd.arg("--out").arg(&out);
         if args.quick {
             cmd.arg("--quick");
         }
@@ -153,12 +126,12 @@ fn run(args: Args) -> anyhow::Result<()> {
             // The example has printed its own one-line reason; keep its exit code's meaning.
             let code = status.code().unwrap_or(1);
             return Err(if code == 2 {
-                UsageError(format!("{name} could not run (exit code 2)")).into()
+                UsageError(format!("{} could not run (exit code 2)", c.example)).into()
             } else {
-                anyhow::anyhow!("{name} failed (exit code {code})")
+                anyhow::anyhow!("{} failed (exit code {code})", c.example)
             });
         }
-        bar.println(format!("{name}: done in {:.0} s", t.elapsed().as_secs_f64()));
+        bar.println(format!("{}: done in {:.0} s", c.example, t.elapsed().as_secs_f64()));
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -166,9 +139,18 @@ fn run(args: Args) -> anyhow::Result<()> {
         "measured {} chapters in {:.0} s into {}",
         binaries.len(),
         started.elapsed().as_secs_f64(),
-        args.out.display()
+        out.display()
     );
-    audit(&args.out)
+    audit(&out)
+}
+
+fn progress(steps: usize) -> ProgressBar {
+    let bar = ProgressBar::new(steps as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})")
+            .expect("a valid template"),
+    );
+    bar
 }
 
 fn audit(dir: &Path) -> anyhow::Result<()> {
@@ -176,7 +158,10 @@ fn audit(dir: &Path) -> anyhow::Result<()> {
     if !problems.is_empty() {
         anyhow::bail!("figures out of step with their data:\n{}", problems.join("\n"));
     }
-    println!("every figure and table in {} is exactly what its CSV draws, with full provenance", dir.display());
+    println!(
+        "every figure and table in {} is exactly what its CSV draws, with full provenance",
+        dir.display()
+    );
     Ok(())
 }
 
@@ -190,22 +175,21 @@ struct SanitizerRow {
     exit_code: i32,
 }
 
-fn sanitize(args: &Args, binaries: &[(String, PathBuf)]) -> anyhow::Result<()> {
+fn sanitize(
+    args: &Args,
+    out: &Path,
+    binaries: &[(&'static Chapter, PathBuf)],
+) -> anyhow::Result<()> {
     use cmbook::harness::record::{self, Meta};
     let gpu = cmbook::harness::Gpu::open(false)?;
     println!("{}", gpu.info.line());
-    let bar = ProgressBar::new(
-        (binaries.len().saturating_sub(CPU_ONLY.len()) * SANITIZER_TOOLS.len()) as u64,
-    );
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})").unwrap(),
-    );
+    let checked: Vec<_> = binaries.iter().filter(|(c, _)| c.needs != Needs::Cpu).collect();
+    let bar = progress(checked.len() * SANITIZER_TOOLS.len());
     let scratch = std::env::temp_dir().join("cmbook-sanitizer");
     let mut rows = Vec::new();
     let mut failed = Vec::new();
-    for (name, path) in
-        binaries.iter().filter(|(name, _)| !CPU_ONLY.contains(&name.as_str()))
-    {
+    for (c, path) in checked {
+        let name = c.example;
         for &tool in SANITIZER_TOOLS {
             bar.set_message(format!("{name} under {tool}"));
             let mut cmd = Command::new(&args.sanitizer);
@@ -215,7 +199,7 @@ fn sanitize(args: &Args, binaries: &[(String, PathBuf)]) -> anyhow::Result<()> {
             }
             cmd.args(["--error-exitcode", "9"])
                 .arg(path)
-                .args(sanitizer_args(name))
+                .args(c.sanitizer_args)
                 .arg("--out")
                 .arg(scratch.join(format!("{name}-{tool}")));
             let output = cmd.output().map_err(|e| {
@@ -243,9 +227,9 @@ fn sanitize(args: &Args, binaries: &[(String, PathBuf)]) -> anyhow::Result<()> {
                 ));
             }
             rows.push(SanitizerRow {
-                example: name.clone(),
+                example: name.to_string(),
                 tool,
-                arguments: sanitizer_args(name).join(" "),
+                arguments: c.sanitizer_args.join(" "),
                 kernels_used: kernels.map_or("?".into(), |k| k.to_string()),
                 errors: errors.map_or("no summary".into(), |e| e.to_string()),
                 exit_code: code,
@@ -254,9 +238,12 @@ fn sanitize(args: &Args, binaries: &[(String, PathBuf)]) -> anyhow::Result<()> {
         }
     }
     bar.finish_and_clear();
-    let meta = Meta::for_gpu(&gpu.info, &cmbook::harness::cli::command_line("reproduce"))
-        .with("title", "Every chapter's example in its quick mode under each compute-sanitizer tool (memcheck with --leak-check full)");
-    record::write_table(&args.out, "sanitizer", &meta, &rows)?;
+    let title = "Every chapter's example in its quick mode under each compute-sanitizer tool \
+                 (memcheck with --leak-check full)";
+    let meta = Meta::for_gpu(&gpu.info, &run::command_line())
+        .with("profile", run::profile())
+        .with("title", title);
+    record::write_table(out, "sanitizer", &meta, &rows)?;
     for r in &rows {
         println!(
             "{:<14} {:<10} kernels {:>3}  errors {:>3}  exit {}",
@@ -269,7 +256,7 @@ fn sanitize(args: &Args, binaries: &[(String, PathBuf)]) -> anyhow::Result<()> {
     println!(
         "all {} runs clean; table written to {}",
         rows.len(),
-        args.out.join("sanitizer.md").display()
+        out.join("sanitizer.md").display()
     );
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! GPU checks of the "Measuring a GPU" kernels against CPU references, at sizes that are not
 //! multiples of anything. Run on a machine with a GPU: `cargo test --release -- --ignored`.
 
-use cmbook::ceilings::{self, CopyKernel, Direction, HostMemory};
+use cmbook::ceilings::measure::measure_launch;
+use cmbook::harness::ceiling::{self, CopyKernel, Direction, HostMemory};
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{inputs, verify, Gpu, L2};
 
@@ -46,12 +47,47 @@ fn poison_is_nan_and_an_unwritten_element_is_caught() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn verify_then_time_stops_before_timing_when_the_check_fails() {
+    let gpu = gpu();
+    let copy = CopyKernel::load(&gpu).unwrap();
+    let n = 4099;
+    let src_host = inputs::random_f32(n, 3);
+    let src = gpu.stream.clone_htod(&src_host).unwrap();
+    let mut dst = gpu.stream.alloc_zeros::<f32>(n).unwrap();
+    let mut launches = 0;
+    let plan = Plan::new(1, 3, L2::Warm);
+    let err = gpu
+        .verify_then_time_output(
+            &mut dst,
+            |s, dst| {
+                launches += 1;
+                copy.launch(s, &src, dst, n - 2) // two elements short: they stay poisoned
+            },
+            |got| verify::check_exact("copy_f32", "n=4099", got, &src_host),
+            &[plan],
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("2 of 4099 elements wrong"), "{err}");
+    assert_eq!(launches, 1, "nothing may be timed after a failed check");
+    let ok = gpu
+        .verify_then_time_output(
+            &mut dst,
+            |s, dst| copy.launch(s, &src, dst, n),
+            |got| verify::check_exact("copy_f32", "n=4099", got, &src_host),
+            &[plan, plan],
+        )
+        .unwrap();
+    assert_eq!((ok.check.checked, ok.times.len()), (n, 2));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn copy_measurement_verifies_and_reports_positive_bandwidth() {
     let gpu = gpu();
     let copy = CopyKernel::load(&gpu).unwrap();
     for l2 in [L2::Warm, L2::Cold] {
         let r =
-            ceilings::measure_copy(&gpu, &copy, (3 << 20) + 12, Plan::new(1, 5, l2), 9)
+            ceiling::measure_copy(&gpu, &copy, (3 << 20) + 12, Plan::new(1, 5, l2), 9)
                 .unwrap();
         assert!(r.kernel.min_ms > 0.0 && r.kernel_gbps().median > 1.0, "{r:?}");
         assert!(r.memcpy.min_ms > 0.0);
@@ -64,7 +100,7 @@ fn transfers_round_trip_exactly() {
     let gpu = gpu();
     for host in [HostMemory::Pageable, HostMemory::Pinned] {
         for dir in [Direction::HostToDevice, Direction::DeviceToHost] {
-            let s = ceilings::measure_transfer(
+            let s = ceiling::measure_transfer(
                 &gpu,
                 1_000_003,
                 dir,
@@ -82,7 +118,7 @@ fn transfers_round_trip_exactly() {
 #[ignore = "needs a CUDA GPU"]
 fn launch_costs_are_positive_and_a_graph_node_is_cheaper_than_a_round_trip() {
     let gpu = gpu();
-    let c = ceilings::measure_launch(&gpu, Plan::new(2, 5, L2::Warm), 50).unwrap();
+    let c = measure_launch(&gpu, Plan::new(2, 5, L2::Warm), 50).unwrap();
     for s in [&c.back_to_back, &c.host_call, &c.round_trip, &c.graph_node] {
         assert!(s.min_ms > 0.0, "{s:?}");
     }
@@ -94,10 +130,10 @@ fn launch_costs_are_positive_and_a_graph_node_is_cheaper_than_a_round_trip() {
 fn a_request_larger_than_device_memory_is_refused_before_allocating() {
     let gpu = gpu();
     let too_much = 2 * gpu.info.total_mem_bytes;
-    let err = ceilings::ensure_fits(&gpu, too_much, "a test buffer").unwrap_err();
+    let err = gpu.ensure_fits(too_much, "a test buffer").unwrap_err();
     let usage = err
         .downcast_ref::<cmbook::harness::UsageError>()
         .expect("a usage error, exit code 2");
     assert!(usage.0.contains("needs") && usage.0.contains("free"), "{usage}");
-    assert!(ceilings::ensure_fits(&gpu, 1 << 20, "a small buffer").is_ok());
+    assert!(gpu.ensure_fits(1 << 20, "a small buffer").is_ok());
 }

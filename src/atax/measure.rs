@@ -6,7 +6,6 @@ use std::sync::Arc;
 use cudarc::driver::sys::{CUdeviceptr, CUmemLocation, CUmemLocationType};
 use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice, UnifiedSlice};
 
-use crate::ceilings::ensure_fits;
 use crate::harness::timing::Plan;
 use crate::harness::verify::{self, Report};
 use crate::harness::{Gpu, Stats, L2};
@@ -169,7 +168,7 @@ impl<T: Element> DeviceProblem<T> {
         // The streamed fused pipeline gives each of its STREAMS chunks at least one row.
         let partial_rows = (fused_blocks as usize).max(STREAMS);
         let bytes = (2 * m * n + 2 * n + m + partial_rows * n) * T::BYTES;
-        ensure_fits(gpu, bytes, &format!("ATAX at {} ({})", p.d.label(), T::C_NAME))?;
+        gpu.ensure_fits(bytes, &format!("ATAX at {} ({})", p.d.label(), T::C_NAME))?;
         Ok(Self {
             a: gpu.stream.clone_htod(&p.a)?,
             at: gpu.stream.alloc_zeros(m * n)?,
@@ -758,7 +757,7 @@ pub fn a_transfer_ms(
     plan: Plan,
     seed: u64,
 ) -> anyhow::Result<(Stats, Stats)> {
-    use crate::ceilings::{measure_transfer, Direction, HostMemory};
+    use crate::harness::ceiling::{measure_transfer, Direction, HostMemory};
     let pinned = measure_transfer(
         gpu,
         bytes.max(1),

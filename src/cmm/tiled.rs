@@ -120,9 +120,7 @@ impl<'g> TiledKernels<'g> {
         let n = check(dims)?;
         let tiles = tile_diagonals(n);
         let cells = (tiles * TILE) * (tiles * TILE);
-        crate::ceilings::ensure_fits(
-            self.gpu,
-            cells * 8 + dims.len() * 4,
+        self.gpu.ensure_fits(cells * 8 + dims.len() * 4,
             &format!("the tiled DP table of n = {n} matrices"),
         )?;
         let s = &self.gpu.stream;

@@ -9,7 +9,6 @@ use cudarc::driver::{
     ValidAsZeroBits,
 };
 
-use crate::ceilings::ensure_fits;
 use crate::harness::kernels::{self, Module};
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
@@ -79,7 +78,7 @@ impl Kernels {
                 "kernels/{KERNEL_FILE}: the driver could not load the PTX ({e:?})"
             )
         })?;
-        let module = Module { file: KERNEL_FILE.to_string(), module };
+        let module = Module { file: KERNEL_FILE.to_string(), module, ptx: ptx_text.clone() };
         let transposes = TransposeKernel::ALL
             .iter()
             .map(|&k| Ok((k, module.function(k.function())?)))
@@ -235,9 +234,7 @@ impl<T: Element> AffineSweep<T> {
     /// A source of `len` random elements and room for a unit-stride read of all of them.
     pub fn new(gpu: &Gpu, len: usize, seed: u64) -> anyhow::Result<Self> {
         let bytes = len * std::mem::size_of::<T>();
-        ensure_fits(
-            gpu,
-            2 * bytes,
+        gpu.ensure_fits(2 * bytes,
             &format!("an affine-read sweep over {bytes} bytes"),
         )?;
         let src_host = T::random(len, seed);
@@ -355,9 +352,7 @@ pub fn measure_drifts(
     plan: Plan,
 ) -> anyhow::Result<(Measurement, Measurement)> {
     let n = particles.len();
-    ensure_fits(
-        gpu,
-        2 * n * PARTICLE_BYTES as usize,
+    gpu.ensure_fits(2 * n * PARTICLE_BYTES as usize,
         &format!("{n} particles in both layouts"),
     )?;
     let size = format!("n={n}");
@@ -448,7 +443,7 @@ pub fn measure_transposes(
             format!("a transpose needs 1 to {MAX_TRANSPOSE_SIDE} rows and columns");
         return Err(UsageError(format!("{why}, not {rows} x {cols}")).into());
     }
-    ensure_fits(gpu, 2 * rows * cols * 4, &format!("a {rows} x {cols} transpose"))?;
+    gpu.ensure_fits(2 * rows * cols * 4, &format!("a {rows} x {cols} transpose"))?;
     let input_host = inputs::random_f32(rows * cols, seed);
     let transposed = reference::transpose(&input_host, rows, cols);
     let input = gpu.stream.clone_htod(&input_host)?;
@@ -536,9 +531,7 @@ pub fn measure_readonly(
         )
         .into());
     }
-    ensure_fits(
-        gpu,
-        3 * n * 4 + table_len as usize * 4,
+    gpu.ensure_fits(3 * n * 4 + table_len as usize * 4,
         &format!("the read-only kernels on {n} elements"),
     )?;
     let src_host = inputs::random_f32(n, seed);

@@ -172,6 +172,25 @@ impl Gpu {
     }
 }
 
+impl Gpu {
+    /// Refuses a request for more device memory than is free, before allocating anything.
+    pub fn ensure_fits(&self, bytes_needed: usize, what: &str) -> anyhow::Result<()> {
+        let (free, _total) = self.ctx.mem_get_info()?;
+        // Leave room for the context, modules and the L2 flush buffer.
+        let usable = free.saturating_sub(512 << 20);
+        if bytes_needed > usable {
+            return Err(super::run::UsageError(format!(
+                "{what} needs {:.2} GiB of device memory but only {:.2} GiB is free on {}",
+                bytes_needed as f64 / (1u64 << 30) as f64,
+                usable as f64 / (1u64 << 30) as f64,
+                self.info.name
+            ))
+            .into());
+        }
+        Ok(())
+    }
+}
+
 fn read_info(
     ctx: &Arc<CudaContext>,
 ) -> Result<DeviceInfo, cudarc::driver::DriverError> {

@@ -107,6 +107,8 @@ pub fn names() -> Vec<&'static str> {
 pub struct Module {
     pub file: String,
     pub module: Arc<CudaModule>,
+    /// The PTX the module was loaded from (the coalescing chapter counts its instructions).
+    pub ptx: String,
 }
 
 impl Module {
@@ -116,9 +118,7 @@ impl Module {
         let f = self.module.load_function(name).map_err(|e| {
             anyhow::anyhow!("kernels/{}: no function `{}` ({e:?})", self.file, name)
         })?;
-        USED.lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(format!("{}:{}", self.file, name));
+        mark_used(&self.file, name);
         Ok(f)
     }
 }
@@ -138,13 +138,143 @@ pub fn used_line() -> String {
     format!("kernels used: {} ({})", used.len(), used.join(", "))
 }
 
+fn mark_used(file: &str, function: &str) {
+    USED.lock().unwrap_or_else(|p| p.into_inner()).insert(format!("{file}:{function}"));
+}
+
 impl Gpu {
-    /// Compiles `kernels/<file>` for this device and loads it.
+    /// Compiles `kernels/<file>` for this device and loads it, keeping the PTX.
     pub fn load(&self, file: &str) -> anyhow::Result<Module> {
         let ptx = compile(file, &self.info.arch())?;
+        let text = ptx.to_src();
         let module = self.ctx.load_module(ptx).map_err(|e| {
             anyhow::anyhow!("kernels/{file}: the driver could not load the PTX ({e:?})")
         })?;
-        Ok(Module { file: file.to_string(), module })
+        Ok(Module { file: file.to_string(), module, ptx: text })
     }
+}
+
+// ANCHOR: kernel_name
+/// The functions of the book's kernel files, named by a Rust enum instead of a string: a
+/// chapter says `table.get(TransposeKernel::PaddedTile)`, never `"transpose_padded"`.
+/// [`kernel_names!`](crate::kernel_names) writes the enum and this impl from one list.
+pub trait KernelName: Copy + Eq + std::hash::Hash + fmt::Debug + 'static {
+    /// Every function a chapter loads, in the order its tables list them.
+    fn all() -> Vec<Self>;
+    /// The file under `kernels/` that defines this function.
+    fn file(self) -> &'static str;
+    /// The `extern "C" __global__` name.
+    fn function(self) -> String;
+}
+// ANCHOR_END: kernel_name
+
+/// Writes an enum of kernel functions and its [`KernelName`] impl:
+///
+/// ```
+/// cmbook::kernel_names! {
+///     /// The kernels of `kernels/ceilings.cu`.
+///     pub enum Ceiling in "ceilings.cu" {
+///         /// `dst[i] = src[i]`, four loads in flight per thread.
+///         Copy => "copy_f32",
+///         Empty => "empty",
+///     }
+/// }
+/// use cmbook::harness::kernels::KernelName;
+/// assert_eq!(Ceiling::Copy.function(), "copy_f32");
+/// assert_eq!(Ceiling::all(), [Ceiling::Copy, Ceiling::Empty]);
+/// ```
+#[macro_export]
+macro_rules! kernel_names {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident in $file:literal {
+            $( $(#[$vmeta:meta])* $variant:ident => $function:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        $vis enum $name { $( $(#[$vmeta])* $variant ),+ }
+
+        impl $crate::harness::kernels::KernelName for $name {
+            fn all() -> Vec<Self> {
+                vec![$( $name::$variant ),+]
+            }
+            fn file(self) -> &'static str {
+                $file
+            }
+            fn function(self) -> String {
+                match self { $( $name::$variant => $function.to_string() ),+ }
+            }
+        }
+    };
+}
+
+/// Every function of `K`, compiled (each file once) and loaded for one device, with the PTX
+/// kept for the chapters that read it. One loader for every chapter.
+pub struct KernelTable<K: KernelName> {
+    modules: Vec<Module>,
+    functions: std::collections::HashMap<K, (CudaFunction, std::sync::atomic::AtomicBool)>,
+}
+
+impl<K: KernelName> KernelTable<K> {
+    /// Compiles every file `K` names for `gpu` and looks up every function.
+    pub fn load(gpu: &Gpu) -> anyhow::Result<Self> {
+        let mut modules: Vec<Module> = Vec::new();
+        let mut functions = std::collections::HashMap::new();
+        for k in K::all() {
+            if !modules.iter().any(|m| m.file == k.file()) {
+                modules.push(gpu.load(k.file())?);
+            }
+            let module = modules.iter().find(|m| m.file == k.file()).expect("loaded above");
+            let f = module.module.load_function(&k.function()).map_err(|e| {
+                anyhow::anyhow!("kernels/{}: no function `{}` ({e:?})", k.file(), k.function())
+            })?;
+            functions.insert(k, (f, std::sync::atomic::AtomicBool::new(false)));
+        }
+        Ok(Self { modules, functions })
+    }
+
+    /// The compiled function of `k`; the first call records it as used by this run.
+    pub fn get(&self, k: K) -> &CudaFunction {
+        let (f, used) = self.functions.get(&k).expect("KernelTable::load loads every kernel");
+        if !used.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            mark_used(k.file(), &k.function());
+        }
+        f
+    }
+
+    /// The module of `file` (for `__constant__` symbols).
+    pub fn module(&self, file: &str) -> &Module {
+        self.modules.iter().find(|m| m.file == file).expect("a file of this table")
+    }
+
+    /// The PTX NVRTC produced for `file`.
+    pub fn ptx(&self, file: &str) -> &str {
+        &self.module(file).ptx
+    }
+}
+
+impl Module {
+    // ANCHOR: set_constant
+    /// Writes `values` into the `__constant__` array `symbol` of this module, through the
+    /// driver's address of the symbol viewed as `values.len()` elements.
+    pub fn set_constant<T: cudarc::driver::DeviceRepr>(
+        &self,
+        stream: &Arc<cudarc::driver::CudaStream>,
+        symbol: &str,
+        values: &[T],
+    ) -> anyhow::Result<()> {
+        let mut bytes = self.module.get_global(symbol, stream)?;
+        // SAFETY: the symbol is an array of plain T; transmute_mut refuses a longer view.
+        let mut elements = unsafe { bytes.transmute_mut::<T>(values.len()) }.ok_or_else(|| {
+            anyhow::anyhow!(
+                "kernels/{}: `{symbol}` holds fewer than {} elements",
+                self.file,
+                values.len()
+            )
+        })?;
+        stream.memcpy_htod(values, &mut elements)?;
+        Ok(())
+    }
+    // ANCHOR_END: set_constant
 }

@@ -1,33 +1,40 @@
 //! The harness every chapter's example stands on, written once:
 //!
-//! | module    | job                                                                     |
-//! |-----------|-------------------------------------------------------------------------|
-//! | [`gpu`]     | find the driver, NVRTC and cuBLAS without panicking; open the device      |
-//! | [`inputs`]  | fresh seeded random inputs (never zeros)                                  |
-//! | [`kernels`] | the registry of `kernels/*.cu` and their NVRTC compilation               |
-//! | [`timing`]  | CUDA-event timing with warm-up, repetitions and an explicit L2 state      |
-//! | [`stats`]   | median, min, max of repeated measurements                                |
-//! | [`verify`]  | poison outputs, compare against CPU references, name the first mismatch  |
-//! | [`record`]  | CSV files with provenance, and the Markdown tables the chapters include  |
-//! | [`plot`]    | SVG figures drawn from those CSV files alone                             |
-//! | [`sanitizer`] | compute-sanitizer's summaries, for the appendix's table               |
-//! | [`cli`]     | the flags every example shares, and the exit codes                       |
+//! | module      | job                                                                  |
+//! |-------------|----------------------------------------------------------------------|
+//! | [`run`]       | a run's start-up and end: arguments, GPU, provenance, output, exit codes |
+//! | [`gpu`]       | find the driver, NVRTC and cuBLAS without panicking; open the device   |
+//! | [`kernels`]   | `kernels/*.cu` embedded, compiled by NVRTC, looked up by typed names  |
+//! | [`inputs`]    | fresh seeded random inputs (never zeros)                               |
+//! | [`verify`]    | poison, compare against CPU references, then time: correct before fast |
+//! | [`timing`]    | CUDA-event and host-clock timing with warm-up and an explicit L2 state |
+//! | [`stats`]     | median, min, max of repeated measurements                             |
+//! | [`ceiling`]   | the copy and transfer ceilings every chapter divides by               |
+//! | [`blas`]      | cuBLAS handles, each checked to compute FP32 in FP32                  |
+//! | [`record`]    | CSV files with provenance, and the Markdown tables the chapters include |
+//! | [`plot`]      | SVG figures drawn from those CSV files alone                          |
+//! | [`format`]    | how numbers are written into tables                                   |
+//! | [`includes`]  | mdBook's `{{#include}}`, for the snippet tests and the anchor checks  |
+//! | [`sanitizer`] | compute-sanitizer's summaries, for the appendix's table              |
 
-pub mod cli;
+pub mod blas;
+pub mod ceiling;
+pub mod format;
 pub mod gpu;
 pub mod includes;
 pub mod inputs;
 pub mod kernels;
 pub mod plot;
 pub mod record;
+pub mod run;
 pub mod sanitizer;
 pub mod stats;
 pub mod timing;
 pub mod verify;
 
-pub use cli::{run_main, CommonArgs, UsageError};
+pub use run::{CommonArgs, FullQuick, Needs, Run, UsageError};
 pub use gpu::{Gpu, GpuUnavailable};
 pub use plot::audit_figures;
 pub use stats::Stats;
 pub use timing::L2;
-pub use verify::{Mismatch, Tolerance};
+pub use verify::{Mismatch, Tolerance, Verified};

@@ -31,6 +31,18 @@ impl Point {
     pub fn new(series: &str, x: impl ToString, y: f64, y_min: f64, y_max: f64) -> Self {
         Self { series: series.to_string(), x: x.to_string(), y, y_min, y_max }
     }
+
+    /// A time in milliseconds: the median with the fastest and slowest repetition.
+    pub fn ms(series: &str, x: impl ToString, s: &super::Stats) -> Self {
+        Self::new(series, x, s.median_ms, s.min_ms, s.max_ms)
+    }
+
+    /// A rate (work per second, divided by `unit`, e.g. 1e9 for GB/s): the median, with the
+    /// slowest repetition as the low end and the fastest as the high end.
+    pub fn rate(series: &str, x: impl ToString, s: &super::Stats, work: f64, unit: f64) -> Self {
+        let r = s.rate(work / unit);
+        Self::new(series, x, r.median, r.worst, r.best)
+    }
 }
 
 /// Line chart (numeric x) or grouped bar chart (categorical x).

@@ -124,18 +124,6 @@ impl Record {
 }
 
 /// Serialises `rows` as CSV text preceded by the metadata lines.
-/// Milliseconds for a table cell: one decimal from 100 on, two from 1, and `small_decimals`
-/// below 1 ms, so that a cell shows three or four significant digits at any size.
-pub fn format_ms(v: f64, small_decimals: usize) -> String {
-    if v >= 100.0 {
-        format!("{v:.1}")
-    } else if v >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.small_decimals$}")
-    }
-}
-
 pub fn to_csv_string<T: serde::Serialize>(
     meta: &Meta,
     rows: &[T],

@@ -38,6 +38,18 @@ impl Stats {
         })
     }
 
+    /// The same summary divided by `count`: per launch of a batch of `count`.
+    pub fn per(&self, count: usize) -> Stats {
+        let per = |ms: f64| ms / count as f64;
+        Stats {
+            median_ms: per(self.median_ms),
+            min_ms: per(self.min_ms),
+            max_ms: per(self.max_ms),
+            mean_ms: per(self.mean_ms),
+            reps: self.reps,
+        }
+    }
+
     /// Turns a time into a rate: `amount` units of work (bytes, FLOPs) per second, for the
     /// median, the best (min time) and the worst (max time) repetition.
     pub fn rate(&self, amount: f64) -> Rate {

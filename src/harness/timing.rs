@@ -107,14 +107,7 @@ impl Gpu {
             }
             Ok(())
         })?;
-        let per = |ms: f64| ms / batch as f64;
-        Ok(Stats {
-            median_ms: per(stats.median_ms),
-            min_ms: per(stats.min_ms),
-            max_ms: per(stats.max_ms),
-            mean_ms: per(stats.mean_ms),
-            reps: stats.reps,
-        })
+        Ok(stats.per(batch))
     }
 }
 
@@ -149,3 +142,26 @@ where
         .ok_or_else(|| anyhow::anyhow!("timing produced no valid samples"))
 }
 // ANCHOR_END: time
+
+// ANCHOR: time_host
+/// Times `work` on the host clock: `warmup` untimed runs, then `reps` timed ones, each sample
+/// in milliseconds. For CPU programs, and for GPU work whose cost includes the host (a
+/// transfer from pageable memory, a launch call) — `work` must synchronise what it starts.
+pub fn time_host<R>(
+    warmup: usize,
+    reps: usize,
+    mut work: impl FnMut() -> anyhow::Result<R>,
+) -> anyhow::Result<Stats> {
+    assert!(reps > 0, "a measurement needs at least one repetition");
+    for _ in 0..warmup {
+        work()?;
+    }
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = std::time::Instant::now();
+        work()?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Stats::from_samples(&samples).ok_or_else(|| anyhow::anyhow!("no valid host timings"))
+}
+// ANCHOR_END: time_host

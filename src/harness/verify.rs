@@ -8,9 +8,13 @@
 
 use std::fmt;
 
-use cudarc::driver::{DevicePtrMut, DeviceRepr};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr};
 
 use super::gpu::Gpu;
+use super::stats::Stats;
+use super::timing::Plan;
 
 /// Float tolerance: `|got - want| <= abs + rel * |want|`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -180,7 +184,72 @@ where
     }
 }
 
+/// What verified (and, if plans were given, timed) GPU work produced: the check's report and
+/// one summary per plan.
+#[derive(Debug, Clone)]
+pub struct Verified<R> {
+    pub check: R,
+    pub times: Vec<Stats>,
+}
+
+impl<R> Verified<R> {
+    /// The one timing, when exactly one plan was given.
+    pub fn time(&self) -> &Stats {
+        assert_eq!(self.times.len(), 1, "verified work timed under {} plans", self.times.len());
+        &self.times[0]
+    }
+}
+
 impl Gpu {
+    // ANCHOR: verify_then_time
+    /// Correct before fast: the one protocol every GPU result of the book goes through.
+    ///
+    /// 1. `poison` fills every output with `0xFF` bytes (NaN as a float, all-ones as an
+    ///    integer), so an element the work never writes cannot pass with an old right answer;
+    /// 2. `work` is enqueued once and the stream synchronised;
+    /// 3. `check` reads the outputs back and compares them with the CPU's: a wrong result
+    ///    ends the run here, as an error, before anything is timed;
+    /// 4. only then is `work` timed, once under each of `plans` (none: verify only).
+    ///
+    /// `state` holds the buffers the three steps share (each step borrows it in turn).
+    pub fn verify_then_time<S: ?Sized, R>(
+        &self,
+        state: &mut S,
+        poison: impl FnOnce(&Gpu, &mut S) -> anyhow::Result<()>,
+        mut work: impl FnMut(&Arc<CudaStream>, &mut S) -> anyhow::Result<()>,
+        check: impl FnOnce(&Gpu, &mut S) -> anyhow::Result<R>,
+        plans: &[Plan],
+    ) -> anyhow::Result<Verified<R>> {
+        poison(self, state)?;
+        work(&self.stream, state)?;
+        self.stream.synchronize()?;
+        let check = check(self, state)?;
+        let mut times = Vec::with_capacity(plans.len());
+        for &plan in plans {
+            times.push(self.time(plan, |s| work(s, state))?);
+        }
+        Ok(Verified { check, times })
+    }
+    // ANCHOR_END: verify_then_time
+
+    /// [`Gpu::verify_then_time`] for work with one output buffer, checked by `check` on the
+    /// downloaded elements.
+    pub fn verify_then_time_output<T: DeviceRepr + Default + Clone + Unpin, R>(
+        &self,
+        out: &mut CudaSlice<T>,
+        work: impl FnMut(&Arc<CudaStream>, &mut CudaSlice<T>) -> anyhow::Result<()>,
+        check: impl FnOnce(&[T]) -> Result<R, Mismatch>,
+        plans: &[Plan],
+    ) -> anyhow::Result<Verified<R>> {
+        self.verify_then_time(
+            out,
+            |gpu, out| gpu.poison(out),
+            work,
+            |gpu, out| Ok(check(&gpu.stream.clone_dtoh(out)?)?),
+            plans,
+        )
+    }
+
     /// Fills `buf` with `0xFF` bytes on the timing stream: NaN as `f32`/`f64`, all-ones as integers.
     pub fn poison<T: DeviceRepr, B: DevicePtrMut<T>>(
         &self,

@@ -7,7 +7,6 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 
-use crate::ceilings::ensure_fits;
 use crate::harness::kernels::Module;
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
@@ -372,7 +371,7 @@ pub fn measure_signal(
         ))
         .into());
     }
-    ensure_fits(gpu, size.matrix_bytes() + rows * n_mat * 4, "the signal example")?;
+    gpu.ensure_fits(size.matrix_bytes() + rows * n_mat * 4, "the signal example")?;
     let signal_host = inputs::random_f32(SIGNAL_MAX, seed);
     let matrices_host = inputs::random_f32(rows * m * n_mat, seed + 1);
     let want = reference::apply_signal(&matrices_host, &signal_host, rows, m);
@@ -538,7 +537,7 @@ pub fn measure_stencils(
     if n == 0 {
         return Err(UsageError("the stencil needs at least one element".into()).into());
     }
-    ensure_fits(gpu, 2 * n * 4, &format!("a stencil over {n} floats"))?;
+    gpu.ensure_fits(2 * n * 4, &format!("a stencil over {n} floats"))?;
     let a_host = inputs::random_f32(n, seed);
     let want = reference::stencil3(&a_host);
     let a = gpu.stream.clone_htod(&a_host)?;
@@ -597,9 +596,7 @@ pub fn measure_histograms(
         )?);
     }
     let threads = (blocks * BLOCK) as usize;
-    ensure_fits(
-        gpu,
-        n * 4 + HIST_BINS * threads * 4,
+    gpu.ensure_fits(n * 4 + HIST_BINS * threads * 4,
         &format!("histograms of {n} values"),
     )?;
     let values_host = reference::random_u32(n, seed);
@@ -734,9 +731,7 @@ pub fn measure_chase(
         );
         return Err(UsageError(format!("{why} and at least one step, not {footprint_bytes} bytes and {steps} steps")).into());
     }
-    ensure_fits(
-        gpu,
-        slots * stride * 4,
+    gpu.ensure_fits(slots * stride * 4,
         &format!("a chase over {footprint_bytes} bytes"),
     )?;
     let next_host = reference::chain(slots, stride, seed);

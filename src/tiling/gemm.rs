@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::model::{self, Step};
 use super::KERNEL_FILE;
-use crate::harness::cli::UsageError;
+use crate::harness::UsageError;
 use crate::harness::timing::Plan;
 use crate::harness::verify::{self, Mismatch, Report};
 use crate::harness::{inputs, Gpu, Stats};

@@ -1,0 +1,215 @@
+//! What the chapter "Measuring a GPU" measures: device copy bandwidth from 1 MiB up (L2 warm
+//! and cold, our kernel and `cuMemcpyDtoD`), host↔device bandwidth (pageable and pinned), and
+//! what an empty launch costs, measured four ways.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{CudaStream, LaunchConfig};
+
+use crate::harness::ceiling::{self, CeilingKernel, CopyKernel, Direction, HostMemory};
+use crate::harness::kernels::KernelTable;
+use crate::harness::timing::Plan;
+use crate::harness::{FullQuick, Gpu, Run, Stats, UsageError, L2};
+
+/// The largest device copy, in MiB: the one that sets the ceiling.
+pub const CEILING_MIB: FullQuick<u64> = FullQuick::new(4096, 64);
+/// The largest host↔device transfer, in MiB.
+pub const MAX_TRANSFER_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
+
+const MIB: usize = 1 << 20;
+
+/// The sizes of one run.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub ceiling_mib: u64,
+    pub max_transfer_mib: u64,
+}
+
+/// Everything the chapter's figures and tables are drawn from.
+pub struct Results {
+    /// Per copy size and L2 state: our kernel and `cuMemcpyDtoD`.
+    pub copies: Vec<(L2, ceiling::CopyResult)>,
+    /// Per transfer name (`H2D pinned`, ...) and size.
+    pub transfers: Vec<(String, usize, Stats)>,
+    pub launch: LaunchCosts,
+    /// Empty kernels per timed batch.
+    pub batch: usize,
+}
+
+impl Results {
+    /// The largest cold copy: device memory's ceiling.
+    pub fn dram(&self) -> &ceiling::CopyResult {
+        &self.copies.iter().rev().find(|(l2, _)| *l2 == L2::Cold).expect("one size").1
+    }
+
+    /// The warm copy size with the highest median bandwidth: the L2-resident ceiling.
+    pub fn best_l2(&self) -> &ceiling::CopyResult {
+        let warm = self.copies.iter().filter(|(l2, _)| *l2 == L2::Warm).map(|(_, r)| r);
+        warm.fold(None::<&ceiling::CopyResult>, |best, r| match best {
+            Some(b) if b.kernel_gbps().median >= r.kernel_gbps().median => Some(b),
+            _ => Some(r),
+        })
+        .expect("one size")
+    }
+
+    /// The largest transfer of each kind, by name.
+    pub fn largest_transfers(&self) -> BTreeMap<&str, (usize, &Stats)> {
+        let mut largest = BTreeMap::new();
+        for (name, bytes, s) in &self.transfers {
+            largest.insert(name.as_str(), (*bytes, s));
+        }
+        largest
+    }
+}
+
+/// 1 MiB, 1.5 MiB, 2 MiB, 3 MiB, ... up to `max_mib`: half-steps resolve the fall at the L2 size.
+pub fn copy_sizes(max_mib: u64) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let mut s = 1usize;
+    while (s as u64) <= max_mib {
+        sizes.push(s * MIB);
+        if ((s * 3 / 2) as u64) <= max_mib && s >= 2 {
+            sizes.push(s * 3 / 2 * MIB);
+        }
+        s *= 2;
+    }
+    sizes
+}
+
+/// Measures (verifying every copy and transfer first) everything the chapter shows.
+pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
+    let gpu = run.gpu();
+    let reps = run.reps();
+    if 2 * settings.ceiling_mib as usize * MIB > gpu.info.total_mem_bytes {
+        return Err(UsageError(format!(
+            "--ceiling-mib {} needs {} MiB of device memory (source and destination); {} has \
+             {} MiB",
+            settings.ceiling_mib,
+            2 * settings.ceiling_mib,
+            gpu.info.name,
+            gpu.info.total_mem_bytes / MIB
+        ))
+        .into());
+    }
+    let copy_sizes = copy_sizes(settings.ceiling_mib);
+    let transfer_sizes: Vec<usize> = (0..)
+        .map(|k| MIB << (2 * k))
+        .take_while(|s| *s <= settings.max_transfer_mib as usize * MIB)
+        .collect();
+    let bar = run.progress(copy_sizes.len() * 2 + transfer_sizes.len() * 4 + 1);
+
+    let copy = CopyKernel::load(gpu)?;
+    let mut copies = Vec::new();
+    for &bytes in &copy_sizes {
+        for l2 in [L2::Warm, L2::Cold] {
+            bar.set_message(format!("copy {} MiB, L2 {l2}", bytes / MIB));
+            let plan = Plan::new(3, reps, l2);
+            copies.push((l2, ceiling::measure_copy(gpu, &copy, bytes, plan, run.seed)?));
+            bar.inc(1);
+        }
+    }
+
+    let mut transfers = Vec::new();
+    for &bytes in &transfer_sizes {
+        for dir in [Direction::HostToDevice, Direction::DeviceToHost] {
+            for host in [HostMemory::Pageable, HostMemory::Pinned] {
+                let name = format!(
+                    "{} {}",
+                    if dir == Direction::HostToDevice { "H2D" } else { "D2H" },
+                    if host == HostMemory::Pinned { "pinned" } else { "pageable" }
+                );
+                bar.set_message(format!("{name} {} MiB", bytes / MIB));
+                let plan = Plan::new(2, reps.min(20), L2::Warm);
+                let s = ceiling::measure_transfer(gpu, bytes, dir, host, plan, run.seed)?;
+                transfers.push((name, bytes, s));
+                bar.inc(1);
+            }
+        }
+    }
+
+    bar.set_message("launch cost");
+    let batch = if run.quick { 100 } else { 1000 };
+    let launch = measure_launch(gpu, Plan::new(3, reps, L2::Warm), batch)?;
+    bar.finish_and_clear();
+    Ok(Results { copies, transfers, launch, batch })
+}
+
+/// What one empty kernel costs, measured four ways (all in milliseconds per launch).
+#[derive(Debug, Clone)]
+pub struct LaunchCosts {
+    /// GPU time per launch when launches are queued back to back (events around a batch).
+    pub back_to_back: Stats,
+    /// CPU time of the launch call itself (host clock around a batch, no synchronisation).
+    pub host_call: Stats,
+    /// One launch followed by a stream synchronisation, on the host clock: the round trip.
+    pub round_trip: Stats,
+    /// GPU time per node of a CUDA graph holding `batch` empty kernels.
+    pub graph_node: Stats,
+}
+
+// ANCHOR: measure_launch
+/// Measures launch costs with `batch` empty kernels per repetition.
+pub fn measure_launch(
+    gpu: &Gpu,
+    plan: Plan,
+    batch: usize,
+) -> anyhow::Result<LaunchCosts> {
+    let table = KernelTable::<CeilingKernel>::load(gpu)?;
+    let empty = table.get(CeilingKernel::Empty);
+    let one = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let launch = |s: &Arc<CudaStream>| -> anyhow::Result<()> {
+        // SAFETY: empty() takes no parameters.
+        unsafe { s.launch_builder(empty).launch(one)? };
+        Ok(())
+    };
+    let back_to_back = gpu.time_batched(plan, batch, launch)?;
+
+    let mut host_call = Vec::with_capacity(plan.reps);
+    let mut round_trip = Vec::with_capacity(plan.reps);
+    for _ in 0..plan.warmup {
+        launch(&gpu.stream)?;
+    }
+    gpu.stream.synchronize()?;
+    for _ in 0..plan.reps {
+        let t = Instant::now();
+        for _ in 0..batch {
+            launch(&gpu.stream)?;
+        }
+        host_call.push(t.elapsed().as_secs_f64() * 1e3 / batch as f64);
+        gpu.stream.synchronize()?;
+        let t = Instant::now();
+        launch(&gpu.stream)?;
+        gpu.stream.synchronize()?;
+        round_trip.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+
+    // The same batch captured once into a graph, then replayed: one launch call for `batch` nodes.
+    gpu.stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    for _ in 0..batch {
+        launch(&gpu.stream)?;
+    }
+    let graph = gpu
+        .stream
+        .end_capture(CUgraphInstantiate_flags(0))?
+        .ok_or_else(|| anyhow::anyhow!("stream capture produced no graph"))?;
+    let whole = gpu.time(plan, |_| Ok(graph.launch()?))?;
+    let graph_node = whole.per(batch);
+
+    let summary =
+        |v: &[f64]| Stats::from_samples(v).ok_or_else(|| anyhow::anyhow!("no samples"));
+    Ok(LaunchCosts {
+        back_to_back,
+        host_call: summary(&host_call)?,
+        round_trip: summary(&round_trip)?,
+        graph_node,
+    })
+}
+// ANCHOR_END: measure_launch

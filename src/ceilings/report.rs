@@ -1,0 +1,191 @@
+//! Every figure and table of the chapter "Measuring a GPU", drawn from [`Results`].
+
+use crate::harness::format::sig3;
+use crate::harness::plot::{Point, Spec};
+use crate::harness::{Gpu, Run, Stats, L2};
+
+use super::measure::Results;
+
+const MIB: usize = 1 << 20;
+
+#[derive(serde::Serialize)]
+struct SummaryRow {
+    ceiling: String,
+    median: String,
+    min: String,
+    max: String,
+    unit: String,
+    measured_as: String,
+}
+
+fn rate_row(ceiling: &str, stats: &Stats, gb: f64, how: &str) -> SummaryRow {
+    let r = stats.rate(gb);
+    SummaryRow {
+        ceiling: ceiling.into(),
+        median: sig3(r.median),
+        min: sig3(r.worst),
+        max: sig3(r.best),
+        unit: "GB/s".into(),
+        measured_as: how.into(),
+    }
+}
+
+fn micros_row(ceiling: &str, stats: &Stats, how: &str) -> SummaryRow {
+    let us = |ms: f64| sig3(ms * 1e3);
+    SummaryRow {
+        ceiling: ceiling.into(),
+        median: us(stats.median_ms),
+        min: us(stats.min_ms),
+        max: us(stats.max_ms),
+        unit: "µs".into(),
+        measured_as: how.into(),
+    }
+}
+
+#[derive(serde::Serialize)]
+struct DeviceRow {
+    property: &'static str,
+    value: String,
+}
+
+/// The device as the driver reports it: the introduction's "hardware behind the figures".
+fn device_rows(gpu: &Gpu) -> Vec<DeviceRow> {
+    let i = &gpu.info;
+    let kib = |b: usize| format!("{} KiB", b / 1024);
+    let cc = format!("{}.{}", i.compute_capability.0, i.compute_capability.1);
+    let gib = i.total_mem_bytes as f64 / (1u64 << 30) as f64;
+    let driver = format!("{} (CUDA {}.{})", i.driver_release, i.driver_cuda.0, i.driver_cuda.1);
+    vec![
+        DeviceRow { property: "name", value: i.name.clone() },
+        DeviceRow { property: "compute capability", value: cc },
+        DeviceRow { property: "multiprocessors (SMs)", value: i.sms.to_string() },
+        DeviceRow { property: "L2 cache", value: format!("{} MiB", i.l2_bytes / MIB) },
+        DeviceRow { property: "device memory", value: format!("{gib:.1} GiB") },
+        DeviceRow { property: "shared memory per SM", value: kib(i.shared_per_sm) },
+        DeviceRow {
+            property: "shared memory per block (opt-in)",
+            value: kib(i.shared_per_block_optin),
+        },
+        DeviceRow { property: "32-bit registers per SM", value: i.registers_per_sm.to_string() },
+        DeviceRow { property: "constant memory", value: kib(i.constant_bytes) },
+        DeviceRow {
+            property: "max threads per block",
+            value: i.max_threads_per_block.to_string(),
+        },
+        DeviceRow { property: "driver", value: driver },
+        DeviceRow { property: "NVRTC", value: format!("{}.{}", i.nvrtc.0, i.nvrtc.1) },
+    ]
+}
+
+/// Writes the chapter's figures and tables and prints the summary.
+pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let title = "The device, as the driver reports it";
+    run.table("ceilings-device", title, &[], &device_rows(run.gpu()))?;
+
+    let mut copy_points = Vec::new();
+    for (l2, c) in &r.copies {
+        let mib = c.bytes as f64 / MIB as f64;
+        let bytes = 2.0 * c.bytes as f64;
+        copy_points.push(Point::rate(&format!("copy kernel, L2 {l2}"), mib, &c.kernel, bytes, 1e9));
+        copy_points.push(Point::rate(&format!("cuMemcpyDtoD, L2 {l2}"), mib, &c.memcpy, bytes, 1e9));
+    }
+    run.figure(
+        "ceilings-copy",
+        &[("l2", "warm and cold series, as labelled")],
+        &Spec::line("Device-to-device copy bandwidth (read + write)", "bytes copied (MiB)", "GB/s")
+            .log_x(),
+        &copy_points,
+    )?;
+
+    let transfer_points: Vec<Point> = r
+        .transfers
+        .iter()
+        .map(|(name, bytes, s)| Point::rate(name, *bytes as f64 / MIB as f64, s, *bytes as f64, 1e9))
+        .collect();
+    run.figure(
+        "ceilings-transfer",
+        &[("l2", "not applicable (host memory on one side)")],
+        &Spec::line("Host-device transfer bandwidth", "bytes transferred (MiB)", "GB/s").log_x(),
+        &transfer_points,
+    )?;
+
+    let us = |name: &str, s: &Stats| {
+        let (median, min, max) = (s.median_ms * 1e3, s.min_ms * 1e3, s.max_ms * 1e3);
+        Point::new("µs per empty kernel", name, median, min, max)
+    };
+    let l = &r.launch;
+    run.figure(
+        "ceilings-launch",
+        &[("l2", "not applicable"), ("batch", &r.batch.to_string())],
+        &Spec::bar(
+            "What an empty kernel launch costs",
+            "how it was launched and timed",
+            "µs per launch",
+        ),
+        &[
+            us("back to back (GPU events)", &l.back_to_back),
+            us("launch call (CPU clock)", &l.host_call),
+            us("launch + synchronize (CPU clock)", &l.round_trip),
+            us("CUDA graph node (GPU events)", &l.graph_node),
+        ],
+    )?;
+
+    let (dram, best) = (r.dram(), r.best_l2());
+    let read_write = |bytes: usize| 2.0 * bytes as f64 / 1e9;
+    let at = |bytes: usize, l2: L2| format!("{} MiB, L2 {l2}, read + write", bytes / MIB);
+    let mut rows = vec![
+        rate_row(
+            "device copy, copy kernel",
+            &dram.kernel,
+            read_write(dram.bytes),
+            &at(dram.bytes, L2::Cold),
+        ),
+        rate_row(
+            "device copy, cuMemcpyDtoD",
+            &dram.memcpy,
+            read_write(dram.bytes),
+            &at(dram.bytes, L2::Cold),
+        ),
+        rate_row(
+            "device copy, best L2-resident size",
+            &best.kernel,
+            read_write(best.bytes),
+            &at(best.bytes, L2::Warm),
+        ),
+    ];
+    for (name, (bytes, s)) in r.largest_transfers() {
+        rows.push(rate_row(name, s, bytes as f64 / 1e9, &format!("{} MiB", bytes / MIB)));
+    }
+    let batch = r.batch;
+    rows.push(micros_row(
+        "empty kernel, back to back",
+        &l.back_to_back,
+        &format!("events around {batch} launches"),
+    ));
+    rows.push(micros_row(
+        "empty kernel, launch call",
+        &l.host_call,
+        &format!("CPU clock around {batch} launches"),
+    ));
+    rows.push(micros_row(
+        "empty kernel, launch + synchronize",
+        &l.round_trip,
+        "CPU clock, one launch",
+    ));
+    rows.push(micros_row(
+        "CUDA graph node",
+        &l.graph_node,
+        &format!("events around a graph of {batch} kernels"),
+    ));
+    let title = "The ceilings of this GPU (median, min and max over repetitions)";
+    run.table("ceilings-summary", title, &[], &rows)?;
+
+    println!("{:<38} {:>9} {:>9} {:>9}  unit", "ceiling", "median", "min", "max");
+    for r in &rows {
+        println!(
+            "{:<38} {:>9} {:>9} {:>9}  {} ({})",
+            r.ceiling, r.median, r.min, r.max, r.unit, r.measured_as
+        );
+    }
+    Ok(())
+}

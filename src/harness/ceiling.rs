@@ -1,0 +1,184 @@
+//! The measurements every chapter divides by, shared so that each chapter measures its own
+//! ceiling in the same run with the same code: the device copy and host↔device transfers.
+//! The chapter "Measuring a GPU" explains them; the rest of the book uses them.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+
+use super::kernels::KernelTable;
+use super::stats::Rate;
+use super::timing::Plan;
+use super::{inputs, verify, Gpu, Stats};
+
+crate::kernel_names! {
+    /// The kernels of `kernels/ceilings.cu`.
+    pub enum CeilingKernel in "ceilings.cu" {
+        /// `dst[i] = src[i]`: 16-byte accesses, four loads in flight per thread.
+        Copy => "copy_f32",
+        /// Does nothing: what a launch costs.
+        Empty => "empty",
+    }
+}
+
+/// Threads per block of the copy kernel.
+const COPY_BLOCK: u32 = 256;
+
+/// The copy kernel, ready to launch with enough resident blocks to fill every SM.
+pub struct CopyKernel {
+    pub table: KernelTable<CeilingKernel>,
+    grid: u32,
+}
+
+impl CopyKernel {
+    pub fn load(gpu: &Gpu) -> anyhow::Result<Self> {
+        let table = KernelTable::<CeilingKernel>::load(gpu)?;
+        let f = table.get(CeilingKernel::Copy);
+        // Enough resident blocks to keep every SM's memory pipeline full; the kernel strides.
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(COPY_BLOCK, 0, None)?;
+        Ok(Self { table, grid: (gpu.info.sms as u32) * (per_sm.max(1) as u32) })
+    }
+
+    // ANCHOR: launch_copy
+    /// Enqueues `dst[..n] = src[..n]` on `stream`.
+    pub fn launch(
+        &self,
+        stream: &Arc<CudaStream>,
+        src: &CudaSlice<f32>,
+        dst: &mut CudaSlice<f32>,
+        n: usize,
+    ) -> anyhow::Result<()> {
+        assert!(src.len() >= n && dst.len() >= n);
+        let n64 = n as u64;
+        let blocks_needed = n.div_ceil(4).div_ceil(COPY_BLOCK as usize).max(1) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (self.grid.min(blocks_needed), 1, 1),
+            block_dim: (COPY_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let f = self.table.get(CeilingKernel::Copy);
+        // SAFETY: the argument list matches copy_f32(const float*, float*, unsigned long long).
+        unsafe { stream.launch_builder(f).arg(src).arg(dst).arg(&n64).launch(cfg)? };
+        Ok(())
+    }
+    // ANCHOR_END: launch_copy
+}
+
+/// What [`measure_copy`] found for one size.
+#[derive(Debug, Clone)]
+pub struct CopyResult {
+    pub bytes: usize,
+    pub kernel: Stats,
+    pub memcpy: Stats,
+}
+
+impl CopyResult {
+    /// Bandwidth in GB/s counting bytes read plus bytes written (2 × size), at the median,
+    /// best and worst repetition, for the copy kernel.
+    pub fn kernel_gbps(&self) -> Rate {
+        self.kernel.rate(2.0 * self.bytes as f64 / 1e9)
+    }
+    pub fn memcpy_gbps(&self) -> Rate {
+        self.memcpy.rate(2.0 * self.bytes as f64 / 1e9)
+    }
+}
+
+// ANCHOR: measure_copy
+/// Verifies, then times, a device-to-device copy of `bytes` bytes: our copy kernel and the
+/// driver's `cuMemcpyDtoD`, under the same plan.
+pub fn measure_copy(
+    gpu: &Gpu,
+    copy: &CopyKernel,
+    bytes: usize,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<CopyResult> {
+    let n = bytes / 4;
+    gpu.ensure_fits(2 * n * 4, &format!("a copy of {bytes} bytes"))?;
+    let host_src = inputs::random_f32(n, seed);
+    let src = gpu.stream.clone_htod(&host_src)?;
+    let mut dst = gpu.stream.alloc_zeros::<f32>(n)?;
+    let size = format!("{bytes} bytes");
+    let kernel = gpu.verify_then_time_output(
+        &mut dst,
+        |s, dst| copy.launch(s, &src, dst, n),
+        |got| verify::check_exact("copy_f32", &size, got, &host_src),
+        &[plan],
+    )?;
+    let memcpy = gpu.verify_then_time_output(
+        &mut dst,
+        |s, dst| Ok(s.memcpy_dtod(&src, dst)?),
+        |got| verify::check_exact("cuMemcpyDtoD", &size, got, &host_src),
+        &[plan],
+    )?;
+    Ok(CopyResult { bytes, kernel: kernel.times[0].clone(), memcpy: memcpy.times[0].clone() })
+}
+// ANCHOR_END: measure_copy
+
+/// Direction of a host↔device transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    HostToDevice,
+    DeviceToHost,
+}
+
+/// Where the host side of a transfer lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostMemory {
+    /// Ordinary `Vec` memory: the driver copies it through a pinned staging buffer.
+    Pageable,
+    /// Page-locked (`cuMemHostAlloc` with flags 0 — *not* write-combined, so the CPU can also
+    /// read it at full speed): the copy engine reads it directly.
+    Pinned,
+}
+
+/// Times host↔device copies of `bytes` bytes, after checking a round trip is exact.
+pub fn measure_transfer(
+    gpu: &Gpu,
+    bytes: usize,
+    dir: Direction,
+    host: HostMemory,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<Stats> {
+    gpu.ensure_fits(bytes, &format!("a transfer of {bytes} bytes"))?;
+    let data = inputs::random_bytes(bytes, seed);
+    let mut dev = gpu.stream.alloc_zeros::<u8>(bytes)?;
+    let what = format!("{dir:?} {host:?}");
+    match host {
+        HostMemory::Pageable => {
+            let mut back = vec![0u8; bytes];
+            gpu.stream.memcpy_htod(&data, &mut dev)?;
+            gpu.stream.memcpy_dtoh(&dev, &mut back)?;
+            gpu.stream.synchronize()?;
+            verify::check_exact(&what, &format!("{bytes} bytes"), &back, &data)?;
+            match dir {
+                Direction::HostToDevice => {
+                    gpu.time(plan, |s| Ok(s.memcpy_htod(&data, &mut dev)?))
+                }
+                Direction::DeviceToHost => {
+                    gpu.time(plan, |s| Ok(s.memcpy_dtoh(&dev, &mut back)?))
+                }
+            }
+        }
+        HostMemory::Pinned => {
+            // SAFETY: the buffers are written below before anything reads them.
+            let mut pinned = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
+            pinned.as_mut_slice()?.copy_from_slice(&data);
+            let mut back = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
+            back.as_mut_slice()?.fill(0);
+            gpu.stream.memcpy_htod(&pinned, &mut dev)?;
+            gpu.stream.memcpy_dtoh(&dev, &mut back)?;
+            gpu.stream.synchronize()?;
+            verify::check_exact(&what, &format!("{bytes} bytes"), back.as_slice()?, &data)?;
+            match dir {
+                Direction::HostToDevice => {
+                    gpu.time(plan, |s| Ok(s.memcpy_htod(&pinned, &mut dev)?))
+                }
+                Direction::DeviceToHost => {
+                    gpu.time(plan, |s| Ok(s.memcpy_dtoh(&dev, &mut back)?))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! How numbers are written into tables and console lines, in one place.
+
+/// Milliseconds for a table cell: one decimal from 100 on, two from 1, and `small_decimals`
+/// below 1 ms, so that a cell shows three or four significant digits at any size.
+pub fn ms(v: f64, small_decimals: usize) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.small_decimals$}")
+    }
+}
+
+/// About three significant digits: `2827`, `54.7`, `3.49`.
+pub fn sig3(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// A ratio with two decimals: `1.82`.
+pub fn ratio(numerator: f64, denominator: f64) -> String {
+    format!("{:.2}", numerator / denominator)
+}
+
+/// Milliseconds as microseconds with one decimal: `0.3721` → `372.1`.
+pub fn us(ms: f64) -> String {
+    format!("{:.1}", ms * 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits() {
+        assert_eq!(ms(102.14, 3), "102.1");
+        assert_eq!(ms(2.578, 3), "2.58");
+        assert_eq!(ms(0.12345, 4), "0.1235");
+        assert_eq!(sig3(2827.4), "2827");
+        assert_eq!(sig3(54.71), "54.7");
+        assert_eq!(sig3(3.491), "3.49");
+        assert_eq!(ratio(3.0, 2.0), "1.50");
+        assert_eq!(us(0.3721), "372.1");
+    }
+}

@@ -1,0 +1,462 @@
+//! A run's start-up and end, written once: every example is
+//!
+//! ```text
+//! fn main() -> ExitCode {
+//!     run::main::<Args>(&chapters::CEILINGS, |run, args| {
+//!         let results = ceilings::measure(run, &args.settings(run))?;
+//!         ceilings::report(run, &results)
+//!     })
+//! }
+//! ```
+//!
+//! [`main`] parses the arguments (adding to `--help` what the run needs and where it writes),
+//! checks them, opens the GPU if the chapter needs one, prints the device line, builds the
+//! provenance from the binary's own name, profile and arguments, hands a [`Run`] to the
+//! chapter, and turns the outcome into one message and an exit code:
+//!
+//! | exit code | meaning |
+//! |-----------|---------|
+//! | 0 | measured and verified |
+//! | 1 | a result was wrong (verification failed) or the GPU reported an error |
+//! | 2 | it could not run here: no GPU, driver, NVRTC or cuBLAS, or bad command-line input |
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::gpu::{Gpu, GpuUnavailable};
+use super::plot::{self, Point, Spec};
+use super::record::{self, Meta};
+use super::verify::Mismatch;
+use crate::chapters::Chapter;
+
+/// What a run needs on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing but the CPU.
+    Cpu,
+    /// A CUDA GPU, its driver and NVRTC.
+    Gpu,
+    /// A CUDA GPU, its driver, NVRTC and cuBLAS.
+    GpuAndCublas,
+}
+
+impl Needs {
+    /// The line `--help` ends with.
+    pub fn help_line(self) -> &'static str {
+        match self {
+            Needs::Cpu => "Needs: no GPU (it measures the CPU).",
+            Needs::Gpu => {
+                "Needs: an NVIDIA GPU with a driver for CUDA 13.0 or newer, and \
+                 libnvrtc.so.13 on the loader path."
+            }
+            Needs::GpuAndCublas => {
+                "Needs: an NVIDIA GPU with a driver for CUDA 13.0 or newer, and \
+                 libnvrtc.so.13 and libcublas.so.13 on the loader path."
+            }
+        }
+    }
+}
+
+// ANCHOR: full_quick
+/// A setting's value for a full run and for `--quick`, in one place, so that the code and
+/// `--help` cannot disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FullQuick<T> {
+    pub full: T,
+    pub quick: T,
+}
+
+impl<T: Copy + std::fmt::Display> FullQuick<T> {
+    pub const fn new(full: T, quick: T) -> Self {
+        Self { full, quick }
+    }
+
+    /// The value for this run.
+    pub fn pick(&self, quick: bool) -> T {
+        if quick {
+            self.quick
+        } else {
+            self.full
+        }
+    }
+
+    /// `given` if the reader gave it, else this run's default.
+    pub fn or(&self, given: Option<T>, quick: bool) -> T {
+        given.unwrap_or(self.pick(quick))
+    }
+
+    /// A flag's help text that states both defaults: `what [default: 1024; --quick: 16]`.
+    pub fn help(&self, what: &str) -> String {
+        format!("{what} [default: {}; --quick: {}]", self.full, self.quick)
+    }
+}
+// ANCHOR_END: full_quick
+
+/// Flags every example takes (flattened into its own clap parser).
+#[derive(Debug, Clone, clap::Args)]
+pub struct CommonArgs {
+    /// Folder for the figures (SVG, Markdown tables) and their data (data/*.csv). `--out
+    /// figures` updates the book's own data.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Small sizes and few repetitions: a check that everything runs, not a measurement.
+    #[arg(long)]
+    pub quick: bool,
+    /// Timed repetitions per measurement.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub reps: Option<u32>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 2024)]
+    pub seed: u64,
+}
+
+/// An example's arguments: clap's parser, the common flags, and what it needs.
+pub trait Example: clap::Parser {
+    fn common(&self) -> &CommonArgs;
+
+    /// What this invocation needs; an example with a CPU-only mode says so here.
+    fn needs(&self, chapter: &Chapter) -> Needs {
+        chapter.needs
+    }
+
+    /// Checks that need no GPU, made before one is opened (bad input is exit code 2 even on
+    /// a machine without a GPU).
+    fn validate(&self) -> Result<(), UsageError> {
+        Ok(())
+    }
+}
+
+/// Bad input that clap's own checks cannot see (a size too large for the device, a chain
+/// whose costs overflow). Exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// One run of a chapter's example: its settings, its GPU (if it needs one), its provenance and
+/// where it writes.
+pub struct Run {
+    pub chapter: &'static Chapter,
+    gpu: Option<Gpu>,
+    /// The provenance every record of this run carries.
+    pub meta: Meta,
+    /// Where the figures, tables and data go.
+    pub out: PathBuf,
+    pub quick: bool,
+    pub seed: u64,
+    reps: Option<u32>,
+}
+
+impl Run {
+    /// The GPU; a chapter that declared [`Needs::Cpu`] has none.
+    pub fn gpu(&self) -> &Gpu {
+        self.gpu.as_ref().expect("this chapter's registry entry says it needs no GPU")
+    }
+
+    /// Timed repetitions: `--reps`, else the chapter's default for this kind of run.
+    pub fn reps(&self) -> usize {
+        self.chapter.reps.or(self.reps, self.quick) as usize
+    }
+
+    /// A setting's value: the reader's, else the default for this kind of run.
+    pub fn pick<T: Copy + std::fmt::Display>(&self, given: Option<T>, d: FullQuick<T>) -> T {
+        d.or(given, self.quick)
+    }
+
+    /// A progress bar in the style every example uses.
+    pub fn progress(&self, steps: usize) -> ProgressBar {
+        let bar = ProgressBar::new(steps as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+                .expect("a valid template"),
+        );
+        bar
+    }
+
+    fn declared(&self, stem: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.chapter.writes(stem),
+            "{} writes `{stem}`, which its entry in cmbook::chapters does not list",
+            self.chapter.example
+        );
+        Ok(())
+    }
+
+    /// Writes the figure `stem` (SVG + CSV) into the run's folder with the run's provenance
+    /// plus `extra`.
+    pub fn figure(
+        &self,
+        stem: &str,
+        extra: &[(&str, &str)],
+        spec: &Spec,
+        points: &[Point],
+    ) -> anyhow::Result<()> {
+        self.declared(stem)?;
+        plot::write_figure(&self.out, stem, &self.meta_with(extra), spec, points)
+    }
+
+    /// Writes the table `stem` (Markdown + CSV) titled `title`.
+    pub fn table<T: serde::Serialize>(
+        &self,
+        stem: &str,
+        title: &str,
+        extra: &[(&str, &str)],
+        rows: &[T],
+    ) -> anyhow::Result<()> {
+        self.declared(stem)?;
+        let meta = self.meta_with(extra).with("title", title);
+        record::write_table(&self.out, stem, &meta, rows)
+    }
+
+    /// The run's provenance plus `extra` keys.
+    pub fn meta_with(&self, extra: &[(&str, &str)]) -> Meta {
+        extra.iter().fold(self.meta.clone(), |m, (k, v)| m.with(k, v))
+    }
+}
+
+/// The build profile of this binary, as the provenance records it.
+pub fn profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+/// The example's name: this binary's file name.
+pub fn example_name() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The command line as the provenance records it: `cargo run [--release] --example NAME --
+/// ARGS`, from the binary's own name, its build profile and its arguments. `--out DIR` is left
+/// out: where the files went says nothing about how they were measured.
+pub fn command_line() -> String {
+    command_line_from(&example_name(), profile(), std::env::args().skip(1))
+}
+
+/// [`command_line`] for given parts.
+pub fn command_line_from(
+    example: &str,
+    profile: &str,
+    args: impl Iterator<Item = String>,
+) -> String {
+    let mut kept = Vec::new();
+    let mut skip_next = false;
+    for a in args {
+        if skip_next {
+            skip_next = false;
+        } else if a == "--out" {
+            skip_next = true;
+        } else if !a.starts_with("--out=") {
+            kept.push(a);
+        }
+    }
+    let release = if profile == "release" { " --release" } else { "" };
+    let mut cmd = format!("cargo run{release} --example {example}");
+    if !kept.is_empty() {
+        cmd.push_str(" -- ");
+        cmd.push_str(&kept.join(" "));
+    }
+    cmd
+}
+
+/// The build's own folder (`target/`), found from this binary's path
+/// (`target/<profile>/examples/<name>`): a reader's measurements go there, outside version
+/// control, unless they ask for another folder.
+pub fn target_dir() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent()?.parent()?.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("target"))
+}
+
+/// A device or CPU name as a folder name: `NVIDIA H100 80GB HBM3` → `nvidia-h100-80gb-hbm3`.
+pub fn slug(name: &str) -> String {
+    let mut s = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.ends_with('-') {
+            s.push('-');
+        }
+    }
+    s.trim_matches('-').to_string()
+}
+
+/// Where a run writes when `--out` is not given: `target/measured/<device>/`.
+pub fn default_out(device: &str) -> PathBuf {
+    target_dir().join("measured").join(slug(device))
+}
+
+/// The exit code for an error that ended an example.
+pub fn exit_code_for(err: &anyhow::Error) -> u8 {
+    if err.downcast_ref::<GpuUnavailable>().is_some()
+        || err.downcast_ref::<UsageError>().is_some()
+    {
+        2
+    } else {
+        1
+    }
+}
+
+/// Runs `body` and turns its error into one message and an exit code.
+pub fn finish(outcome: anyhow::Result<()>) -> ExitCode {
+    match outcome {
+        Ok(()) => {
+            if !super::kernels::used().is_empty() {
+                println!("{}", super::kernels::used_line());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            if err.downcast_ref::<Mismatch>().is_some() || exit_code_for(&err) == 2 {
+                eprintln!("error: {err}");
+            } else {
+                eprintln!("error: {err:#}");
+            }
+            ExitCode::from(exit_code_for(&err))
+        }
+    }
+}
+
+/// Parses `A` with `--help` completed from the chapter's entry; clap's own errors (bad
+/// flags, `--help`) exit here, with clap's codes.
+pub fn parse<A: Example>(chapter: &Chapter) -> A {
+    let reps = chapter.reps.help("Timed repetitions per measurement");
+    let command = A::command().mut_arg("reps", |a| a.help(reps)).after_help(format!(
+        "{}\nWrites into target/measured/<device>/ unless --out DIR is given.",
+        chapter.needs.help_line()
+    ));
+    let mut matches = command.get_matches();
+    A::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+}
+
+/// Opens what the run needs, and builds its provenance and output folder.
+pub fn start(chapter: &'static Chapter, needs: Needs, common: &CommonArgs) -> anyhow::Result<Run> {
+    let command = command_line();
+    let (gpu, meta, device) = match needs {
+        Needs::Cpu => {
+            let meta = Meta::for_cpu(&command);
+            let cpu = meta.get("cpu").unwrap_or("cpu").to_string();
+            (None, meta, cpu)
+        }
+        Needs::Gpu | Needs::GpuAndCublas => {
+            let gpu = Gpu::open(needs == Needs::GpuAndCublas)?;
+            println!("{}", gpu.info.line());
+            let meta = Meta::for_gpu(&gpu.info, &command);
+            let name = gpu.info.name.clone();
+            (Some(gpu), meta, name)
+        }
+    };
+    if cfg!(debug_assertions) {
+        // After the checks: a run that cannot start says only why.
+        eprintln!(
+            "note: a debug build: CPU references and CPU timings run 10 to 100 times slower \
+             than in the book; for a measurement, `cargo run --release --example {}`",
+            chapter.example
+        );
+    }
+    let out = common.out.clone().unwrap_or_else(|| default_out(&device));
+    Ok(Run {
+        chapter,
+        gpu,
+        meta: meta.with("profile", profile()),
+        out,
+        quick: common.quick,
+        seed: common.seed,
+        reps: common.reps,
+    })
+}
+
+/// The whole life of an example: parse, check, open, run `body`, report where it wrote,
+/// exit with the right code.
+pub fn main<A: Example>(
+    chapter: &'static Chapter,
+    body: impl FnOnce(&Run, A) -> anyhow::Result<()>,
+) -> ExitCode {
+    let args = parse::<A>(chapter);
+    finish((|| {
+        args.validate()?;
+        let run = start(chapter, args.needs(chapter), args.common())?;
+        let out = run.out.clone();
+        body(&run, args)?;
+        println!(
+            "all results verified; figures and data written to {} (the book's own are in \
+             figures/; --out figures updates them)",
+            out.display()
+        );
+        Ok(())
+    })())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strs(v: &[&str]) -> impl Iterator<Item = String> {
+        v.iter().map(|s| s.to_string()).collect::<Vec<_>>().into_iter()
+    }
+
+    #[test]
+    fn command_line_is_observed_and_drops_the_output_folder() {
+        assert_eq!(
+            command_line_from("ceilings", "release", strs(&[])),
+            "cargo run --release --example ceilings"
+        );
+        assert_eq!(
+            command_line_from(
+                "ceilings",
+                "debug",
+                strs(&["--out", "/tmp/x", "--quick", "--out=/y", "--reps", "5"])
+            ),
+            "cargo run --example ceilings -- --quick --reps 5"
+        );
+    }
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(exit_code_for(&anyhow::Error::new(GpuUnavailable::NoDriver)), 2);
+        assert_eq!(exit_code_for(&anyhow::Error::new(UsageError("n must be > 0".into()))), 2);
+        let m = Mismatch {
+            kernel: "k".into(),
+            size: "n".into(),
+            index: 0,
+            got: "a".into(),
+            want: "b".into(),
+            wrong: 1,
+            total: 1,
+        };
+        assert_eq!(exit_code_for(&anyhow::Error::new(m)), 1);
+        assert_eq!(exit_code_for(&anyhow::anyhow!("CUDA_ERROR_ILLEGAL_ADDRESS")), 1);
+    }
+
+    #[test]
+    fn defaults_are_stated_for_both_kinds_of_run() {
+        let d = FullQuick::new(1024u64, 16);
+        assert_eq!(d.or(None, false), 1024);
+        assert_eq!(d.or(None, true), 16);
+        assert_eq!(d.or(Some(7), true), 7);
+        assert_eq!(d.help("MiB copied"), "MiB copied [default: 1024; --quick: 16]");
+    }
+
+    #[test]
+    fn measurements_go_under_the_build_folder() {
+        assert_eq!(slug("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3");
+        assert_eq!(slug("  AMD EPYC (tm) 7B13 "), "amd-epyc-tm-7b13");
+        let out = default_out("NVIDIA H100 80GB HBM3");
+        assert!(out.ends_with("measured/nvidia-h100-80gb-hbm3"), "{}", out.display());
+        assert!(!out.starts_with(Path::new(env!("CARGO_MANIFEST_DIR")).join("figures")));
+    }
+}
