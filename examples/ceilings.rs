@@ -9,8 +9,10 @@ use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
 
 #[derive(Parser, Debug)]
-#[command(about = "Measure the GPU's ceilings: copy bandwidth, host<->device bandwidth, \
-                   launch cost")]
+#[command(
+    about = "Measure the GPU's ceilings: copy bandwidth, host<->device bandwidth, \
+                   launch cost"
+)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,

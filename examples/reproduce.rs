@@ -69,8 +69,9 @@ fn measure_all(args: Args) -> anyhow::Result<()> {
     }
     let out = args.out.clone().expect("clap requires --out");
     if args.redraw_only {
-        let count = plot::redraw_all(&out)
-            .map_err(|e| UsageError(format!("cannot redraw {}: {e:#}", out.display())))?;
+        let count = plot::redraw_all(&out).map_err(|e| {
+            UsageError(format!("cannot redraw {}: {e:#}", out.display()))
+        })?;
         println!("redrew {count} figures and tables in {}", out.display());
         return audit(&out);
     }
@@ -79,7 +80,8 @@ fn measure_all(args: Args) -> anyhow::Result<()> {
         Some(names) => {
             for n in names {
                 if chapters::by_example(n).is_none() {
-                    let known: Vec<&str> = chapters::ALL.iter().map(|c| c.example).collect();
+                    let known: Vec<&str> =
+                        chapters::ALL.iter().map(|c| c.example).collect();
                     return Err(UsageError(format!(
                         "--only: no chapter example `{n}` (known: {})",
                         known.join(", ")
@@ -87,14 +89,19 @@ fn measure_all(args: Args) -> anyhow::Result<()> {
                     .into());
                 }
             }
-            chapters::ALL.iter().filter(|c| names.iter().any(|n| n == c.example)).collect()
+            chapters::ALL
+                .iter()
+                .filter(|c| names.iter().any(|n| n == c.example))
+                .collect()
         }
     };
     let here = std::env::current_exe()?;
     let dir = here.parent().unwrap_or(Path::new("."));
     let binaries: Vec<(&'static Chapter, PathBuf)> = chosen
         .into_iter()
-        .map(|c| (c, dir.join(format!("{}{}", c.example, std::env::consts::EXE_SUFFIX))))
+        .map(|c| {
+            (c, dir.join(format!("{}{}", c.example, std::env::consts::EXE_SUFFIX)))
+        })
         .collect();
     for (c, path) in &binaries {
         if !path.exists() {
@@ -131,7 +138,11 @@ fn measure_all(args: Args) -> anyhow::Result<()> {
                 anyhow::anyhow!("{} failed (exit code {code})", c.example)
             });
         }
-        bar.println(format!("{}: done in {:.0} s", c.example, t.elapsed().as_secs_f64()));
+        bar.println(format!(
+            "{}: done in {:.0} s",
+            c.example,
+            t.elapsed().as_secs_f64()
+        ));
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -183,7 +194,8 @@ fn sanitize(
     use cmbook::harness::record::{self, Meta};
     let gpu = cmbook::harness::Gpu::open(false)?;
     println!("{}", gpu.info.line());
-    let checked: Vec<_> = binaries.iter().filter(|(c, _)| c.needs != Needs::Cpu).collect();
+    let checked: Vec<_> =
+        binaries.iter().filter(|(c, _)| c.needs != Needs::Cpu).collect();
     let bar = progress(checked.len() * SANITIZER_TOOLS.len());
     let scratch = std::env::temp_dir().join("cmbook-sanitizer");
     let mut rows = Vec::new();
@@ -238,7 +250,8 @@ fn sanitize(
         }
     }
     bar.finish_and_clear();
-    let title = "Every chapter's example in its quick mode under each compute-sanitizer tool \
+    let title =
+        "Every chapter's example in its quick mode under each compute-sanitizer tool \
                  (memcheck with --leak-check full)";
     let meta = Meta::for_gpu(&gpu.info, &run::command_line())
         .with("profile", run::profile())

@@ -164,7 +164,8 @@ pub const CMM_BEYOND: Chapter = Chapter {
     ],
     // n = 130: three tiles per side, so every tiled kernel runs, the min-plus one included.
     sanitizer_args: &["--quick", "--reps", "1", "--matrices", "130"],
-    note: "about 5 minutes on an H100 with 16 CPU cores, most of it the CPU reference at \
+    note:
+        "about 5 minutes on an H100 with 16 CPU cores, most of it the CPU reference at \
            n = 16384",
 };
 
@@ -212,7 +213,6 @@ pub fn writer_of(stem: &str) -> Option<&'static Chapter> {
     ALL.iter().find(|c| c.writes(stem))
 }
 
-// ANCHOR: appendix_table
 /// The appendix's table of commands, rendered from [`ALL`]: one row per chapter page, every
 /// example that measures it, and every figure and table it writes.
 pub fn appendix_table() -> String {
@@ -231,7 +231,9 @@ pub fn appendix_table() -> String {
             .join(" and ");
         let writes = examples
             .iter()
-            .map(|c| c.writes.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
+            .map(|c| {
+                c.writes.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+            })
             .collect::<Vec<_>>()
             .join("; ");
         md.push_str(&format!(
@@ -241,7 +243,6 @@ pub fn appendix_table() -> String {
     }
     md
 }
-// ANCHOR_END: appendix_table
 
 #[cfg(test)]
 mod tests {
@@ -249,7 +250,8 @@ mod tests {
 
     #[test]
     fn every_stem_has_one_writer_and_examples_are_unique() {
-        let mut stems: Vec<&str> = ALL.iter().flat_map(|c| c.writes.iter().copied()).collect();
+        let mut stems: Vec<&str> =
+            ALL.iter().flat_map(|c| c.writes.iter().copied()).collect();
         let count = stems.len();
         stems.sort();
         stems.dedup();
@@ -257,14 +259,22 @@ mod tests {
         let mut examples: Vec<&str> = ALL.iter().map(|c| c.example).collect();
         examples.dedup();
         assert_eq!(examples.len(), ALL.len());
-        assert_eq!(writer_of("cmm-beyond-chains").map(|c| c.example), Some("cmm_beyond"));
+        assert_eq!(
+            writer_of("cmm-beyond-chains").map(|c| c.example),
+            Some("cmm_beyond")
+        );
         assert_eq!(by_example("atax"), Some(&ATAX));
     }
 
     #[test]
     fn cpu_only_examples_have_no_sanitizer_run() {
         for c in ALL {
-            assert_eq!(c.needs == Needs::Cpu, c.sanitizer_args.is_empty(), "{}", c.example);
+            assert_eq!(
+                c.needs == Needs::Cpu,
+                c.sanitizer_args.is_empty(),
+                "{}",
+                c.example
+            );
         }
     }
 }

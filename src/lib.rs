@@ -6,9 +6,9 @@
 
 pub mod atax;
 pub mod ceilings;
+pub mod chapters;
 pub mod cmm;
 pub mod coalescing;
-pub mod chapters;
 pub mod harness;
 pub mod memory_spaces;
 pub mod tiling;

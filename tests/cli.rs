@@ -1,10 +1,13 @@
-//! Bad input gets a clear one-line message and exit code 2, never a panic or a wrong answer.
-//! The examples are run as a reader runs them (`cargo test` builds them next to this test).
-//! On a machine without a GPU, input that passes the checks ends with the one-line
-//! "no CUDA driver" message and exit code 2, which is tested too.
+//! Bad input gets a clear one-line message and exit code 2, never a panic or a wrong answer;
+//! `--help` states every default and what a run needs; a reader's run writes outside the
+//! book's committed figures. The examples are run as a reader runs them (`cargo test` builds
+//! them next to this test), for every example of the chapter registry.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use cmbook::chapters::{self, ALL};
+use cmbook::harness::Needs;
 
 fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -27,9 +30,6 @@ struct Outcome {
 }
 
 fn run(name: &str, args: &[&str]) -> Outcome {
-    // No GPU for these tests, even on a machine that has one: a missing driver library is what
-    // we want to see after the argument checks. An empty library path hides libcuda only where
-    // it is not installed system-wide, so the no-GPU assertions below accept either outcome there.
     let out = Command::new(example(name)).args(args).output().unwrap();
     Outcome {
         code: out.status.code().unwrap_or(-1),
@@ -61,23 +61,10 @@ fn assert_refused(name: &str, args: &[&str], words: &[&str]) {
     );
 }
 
-fn gpu_present() -> bool {
-    // SAFETY: only tries to dlopen libcuda.
-    unsafe { cudarc::driver::sys::is_culib_present() }
-}
-
 #[test]
 fn numeric_flags_refuse_zero_negative_text_and_overflow() {
-    for name in [
-        "ceilings",
-        "memory_spaces",
-        "coalescing",
-        "loop_permutation",
-        "tiled_matmul",
-        "cmm_diagonal",
-        "cmm_beyond",
-        "atax",
-    ] {
+    for c in ALL {
+        let name = c.example;
         assert_refused(name, &["--reps", "0"], &["--reps"]);
         assert_refused(name, &["--reps", "-3"], &["-3"]);
         assert_refused(name, &["--reps", "many"], &["--reps"]);
@@ -85,12 +72,14 @@ fn numeric_flags_refuse_zero_negative_text_and_overflow() {
         assert_refused(name, &["--seed", "-1"], &["-1"]);
         assert_refused(name, &["--no-such-flag"], &["--no-such-flag"]);
     }
-    assert_refused("ceilings", &["--max-copy-mib", "0"], &["--max-copy-mib"]);
-    assert_refused("ceilings", &["--max-copy-mib", "1e9"], &["--max-copy-mib"]);
+    assert_refused("ceilings", &["--ceiling-mib", "0"], &["--ceiling-mib"]);
+    assert_refused("ceilings", &["--ceiling-mib", "1e9"], &["--ceiling-mib"]);
     assert_refused("ceilings", &["--max-transfer-mib", "-5"], &["-5"]);
-    assert_refused("atax", &["--large-side", "0"], &["--large-side"]);
-    assert_refused("atax", &["--large-side", "1000000"], &["--large-side"]);
+    assert_refused("atax", &["--side", "0"], &["--side"]);
+    assert_refused("atax", &["--side", "1000000"], &["--side"]);
     assert_refused("atax", &["--ceiling-mib", "x"], &["--ceiling-mib"]);
+    assert_refused("coalescing", &["--transpose-side", "0"], &["--transpose-side"]);
+    assert_refused("tiled_matmul", &["--side", "0"], &["--side"]);
     assert_refused("memory_spaces", &["--stencil-n", "0"], &["--stencil-n"]);
     assert_refused("memory_spaces", &["--stencil-n", "99999999999"], &["--stencil-n"]);
     assert_refused("memory_spaces", &["--signal-matrices", "-2"], &["-2"]);
@@ -114,14 +103,22 @@ fn chains_that_cannot_be_solved_are_refused_with_the_reason() {
         &["--dims", "3,4294967296", "--cpu-only"],
         &["--dims"],
     );
-    assert_refused("cmm_diagonal", &["--n", "0", "--cpu-only"], &["--n"]);
-    assert_refused("cmm_diagonal", &["--n", "46340"], &["46339"]);
-    assert_refused("cmm_diagonal", &["--dims", "20,2", "--n", "5"], &["--n"]);
+    assert_refused("cmm_diagonal", &["--matrices", "0", "--cpu-only"], &["--matrices"]);
+    assert_refused("cmm_diagonal", &["--matrices", "46340"], &["46339"]);
+    assert_refused(
+        "cmm_diagonal",
+        &["--dims", "20,2", "--matrices", "5"],
+        &["--matrices"],
+    );
     assert_refused("cmm_diagonal", &["--cpu-only"], &["--dims"]);
-    assert_refused("cmm_beyond", &["--sizes", "0"], &["--sizes"]);
-    assert_refused("cmm_beyond", &["--sizes", "100,-4"], &["-4"]);
-    assert_refused("cmm_beyond", &["--sizes", "16385"], &["16384"]);
-    assert_refused("cmm_beyond", &["--sizes", "99999999999999999999"], &["--sizes"]);
+    assert_refused("cmm_beyond", &["--matrices", "0"], &["--matrices"]);
+    assert_refused("cmm_beyond", &["--matrices", "100,-4"], &["-4"]);
+    assert_refused("cmm_beyond", &["--matrices", "16385"], &["16384"]);
+    assert_refused(
+        "cmm_beyond",
+        &["--matrices", "99999999999999999999"],
+        &["--matrices"],
+    );
     assert_refused("cmm_beyond", &["--part", "everything"], &["--part"]);
     // Costs beyond 64 bits: refused, not wrapped, with or without a GPU.
     let huge = "4000000000,4000000000,4000000000,4000000000";
@@ -139,27 +136,87 @@ fn the_worked_example_is_answered_on_the_cpu() {
         o.stdout
     );
     assert!(o.stdout.contains("optimal order: (A1((A2A3)A4))"), "{}", o.stdout);
+    assert!(o.stdout.contains("4 matrices"), "{}", o.stdout);
+    let one = run("cmm_diagonal", &["--dims", "3,5", "--cpu-only"]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert!(
+        one.stdout.contains("1 matrix") && !one.stdout.contains("1 matrices"),
+        "{}",
+        one.stdout
+    );
 }
 
 #[test]
-fn without_a_gpu_every_example_says_so_in_one_line() {
-    if gpu_present() {
-        eprintln!("SKIPPED: this machine has a CUDA driver; the no-GPU message cannot be seen here");
-        return;
+fn help_states_what_a_run_needs_every_default_and_where_it_writes() {
+    for c in ALL {
+        let o = run(c.example, &["--help"]);
+        assert_eq!(o.code, 0, "{}: {}", c.example, o.stderr);
+        let help = o.stdout;
+        assert!(help.contains(c.needs.help_line()), "{}: {help}", c.example);
+        assert!(help.contains("target/measured/<device>/"), "{}: {help}", c.example);
+        let reps = format!("[default: {}; --quick: {}]", c.reps.full, c.reps.quick);
+        assert!(help.contains(&reps), "{}: --reps default missing: {help}", c.example);
+        // Every option that takes a value states its default (or is a list of choices, or
+        // has no default: the output folder, the one-chain modes).
+        for line in help.lines().filter(|l| l.trim_start().starts_with("--")) {
+            let takes_value = line.contains(" <");
+            let optional = ["--out", "--dims", "--matrices <MATRICES>", "--help"]
+                .iter()
+                .any(|o| line.trim_start().starts_with(o));
+            if takes_value && !optional {
+                assert!(
+                    line.contains("[default:") || line.contains("[possible values:"),
+                    "{}: an option without a stated default: {line}",
+                    c.example
+                );
+            }
+        }
     }
+}
+
+#[test]
+fn a_readers_run_writes_under_the_build_folder_never_into_the_books_figures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for c in ALL {
+        let out = cmbook::harness::run::default_out("Some GPU");
+        assert!(!out.starts_with(root.join("figures")), "{}", out.display());
+        assert!(out.starts_with(cmbook::harness::run::target_dir()), "{}", c.example);
+    }
+    // A CPU-only example run for real, with its defaults: git sees nothing new or changed.
+    let status = || {
+        Command::new("git")
+            .args(["status", "--porcelain", "--", "figures"])
+            .current_dir(root)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    if let Ok(before) = status() {
+        let o = run("cmm_diagonal", &["--dims", "20,2,30,12,8", "--cpu-only"]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        assert_eq!(
+            status().unwrap(),
+            before,
+            "a default run changed the committed figures"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(
+    cmbook_cuda_driver,
+    ignore = "this machine has a CUDA driver: the no-GPU message cannot be seen here"
+)]
+fn without_a_gpu_every_example_says_so_in_one_line() {
     let scratch =
         std::env::temp_dir().join("cmbook-cli-test").to_string_lossy().into_owned();
-    for (name, args) in [
-        ("ceilings", vec!["--quick"]),
-        ("memory_spaces", vec!["--quick"]),
-        ("coalescing", vec!["--quick"]),
-        ("cmm_diagonal", vec![]),
-        ("cmm_diagonal", vec!["--dims", "20,2,30,12,8"]),
-        ("atax", vec!["--quick"]),
-        ("tiled_matmul", vec!["--quick"]),
-        ("cmm_beyond", vec!["--quick"]),
-        ("reproduce", vec!["--out", scratch.as_str(), "--sanitize"]),
-    ] {
+    let mut cases: Vec<(&str, Vec<&str>)> = ALL
+        .iter()
+        .filter(|c| c.needs != Needs::Cpu)
+        .map(|c| (c.example, vec!["--quick"]))
+        .collect();
+    cases.push(("cmm_diagonal", vec!["--dims", "20,2,30,12,8"]));
+    cases.push(("reproduce", vec!["--out", scratch.as_str(), "--sanitize"]));
+    for (name, args) in cases {
         let o = run(name, &args);
         assert_eq!(o.code, 2, "{name}: {}", o.stderr);
         assert_eq!(o.stderr.lines().count(), 1, "{name}: {}", o.stderr);
@@ -169,4 +226,5 @@ fn without_a_gpu_every_example_says_so_in_one_line() {
             o.stderr
         );
     }
+    assert!(chapters::by_example("cmm_diagonal").is_some());
 }

@@ -1,29 +1,16 @@
 //! Every kernel file compiles with NVRTC for compute_90 (the H100), on a machine with no GPU.
 //!
-//! NVRTC is a plain library: CI installs the pinned 13.0 wheel and sets `REQUIRE_NVRTC=1`, so a
-//! missing library fails there. Elsewhere the tests say loudly that they skipped.
+//! NVRTC is a plain library: CI installs the pinned 13.0 wheel. Where build.rs finds no
+//! libnvrtc.so.13, these tests are compiled as ignored and the test runner says why.
 
 use cmbook::harness::kernels;
 
-fn nvrtc_available() -> bool {
-    // SAFETY: only tries to dlopen libnvrtc.
-    let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
-    if !present {
-        if std::env::var("REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!(
-                "REQUIRE_NVRTC=1 but libnvrtc.so.13 was not found on the loader path"
-            );
-        }
-        eprintln!("SKIPPED: libnvrtc.so.13 not found; set LD_LIBRARY_PATH (and REQUIRE_NVRTC=1 to make this an error)");
-    }
-    present
-}
-
 #[test]
+#[cfg_attr(
+    cmbook_no_nvrtc,
+    ignore = "needs libnvrtc.so.13 on the loader path (see README)"
+)]
 fn every_kernel_compiles_for_compute_90() {
-    if !nvrtc_available() {
-        return;
-    }
     assert!(!kernels::ALL.is_empty());
     // Where the sources are at hand (not on a GPU machine that only got the binary), the
     // registry must hold every kernels/*.cu.
@@ -60,10 +47,11 @@ fn every_kernel_compiles_for_compute_90() {
 }
 
 #[test]
+#[cfg_attr(
+    cmbook_no_nvrtc,
+    ignore = "needs libnvrtc.so.13 on the loader path (see README)"
+)]
 fn a_broken_kernel_names_its_file_and_carries_the_log() {
-    if !nvrtc_available() {
-        return;
-    }
     let broken =
         "extern \"C\" __global__ void oops(float* x) { x[0] = undefined_name; }";
     let err = kernels::compile_source("broken.cu", broken, "compute_90").unwrap_err();

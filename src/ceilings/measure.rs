@@ -107,7 +107,8 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         for l2 in [L2::Warm, L2::Cold] {
             bar.set_message(format!("copy {} MiB, L2 {l2}", bytes / MIB));
             let plan = Plan::new(3, reps, l2);
-            copies.push((l2, ceiling::measure_copy(gpu, &copy, bytes, plan, run.seed)?));
+            copies
+                .push((l2, ceiling::measure_copy(gpu, &copy, bytes, plan, run.seed)?));
             bar.inc(1);
         }
     }
@@ -123,7 +124,8 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
                 );
                 bar.set_message(format!("{name} {} MiB", bytes / MIB));
                 let plan = Plan::new(2, reps.min(20), L2::Warm);
-                let s = ceiling::measure_transfer(gpu, bytes, dir, host, plan, run.seed)?;
+                let s =
+                    ceiling::measure_transfer(gpu, bytes, dir, host, plan, run.seed)?;
                 transfers.push((name, bytes, s));
                 bar.inc(1);
             }

@@ -54,7 +54,8 @@ fn device_rows(gpu: &Gpu) -> Vec<DeviceRow> {
     let kib = |b: usize| format!("{} KiB", b / 1024);
     let cc = format!("{}.{}", i.compute_capability.0, i.compute_capability.1);
     let gib = i.total_mem_bytes as f64 / (1u64 << 30) as f64;
-    let driver = format!("{} (CUDA {}.{})", i.driver_release, i.driver_cuda.0, i.driver_cuda.1);
+    let driver =
+        format!("{} (CUDA {}.{})", i.driver_release, i.driver_cuda.0, i.driver_cuda.1);
     vec![
         DeviceRow { property: "name", value: i.name.clone() },
         DeviceRow { property: "compute capability", value: cc },
@@ -66,7 +67,10 @@ fn device_rows(gpu: &Gpu) -> Vec<DeviceRow> {
             property: "shared memory per block (opt-in)",
             value: kib(i.shared_per_block_optin),
         },
-        DeviceRow { property: "32-bit registers per SM", value: i.registers_per_sm.to_string() },
+        DeviceRow {
+            property: "32-bit registers per SM",
+            value: i.registers_per_sm.to_string(),
+        },
         DeviceRow { property: "constant memory", value: kib(i.constant_bytes) },
         DeviceRow {
             property: "max threads per block",
@@ -86,26 +90,49 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     for (l2, c) in &r.copies {
         let mib = c.bytes as f64 / MIB as f64;
         let bytes = 2.0 * c.bytes as f64;
-        copy_points.push(Point::rate(&format!("copy kernel, L2 {l2}"), mib, &c.kernel, bytes, 1e9));
-        copy_points.push(Point::rate(&format!("cuMemcpyDtoD, L2 {l2}"), mib, &c.memcpy, bytes, 1e9));
+        copy_points.push(Point::rate(
+            &format!("copy kernel, L2 {l2}"),
+            mib,
+            &c.kernel,
+            bytes,
+            1e9,
+        ));
+        copy_points.push(Point::rate(
+            &format!("cuMemcpyDtoD, L2 {l2}"),
+            mib,
+            &c.memcpy,
+            bytes,
+            1e9,
+        ));
     }
     run.figure(
         "ceilings-copy",
         &[("l2", "warm and cold series, as labelled")],
-        &Spec::line("Device-to-device copy bandwidth (read + write)", "bytes copied (MiB)", "GB/s")
-            .log_x(),
+        &Spec::line(
+            "Device-to-device copy bandwidth (read + write)",
+            "bytes copied (MiB)",
+            "GB/s",
+        )
+        .log_x(),
         &copy_points,
     )?;
 
     let transfer_points: Vec<Point> = r
         .transfers
         .iter()
-        .map(|(name, bytes, s)| Point::rate(name, *bytes as f64 / MIB as f64, s, *bytes as f64, 1e9))
+        .map(|(name, bytes, s)| {
+            Point::rate(name, *bytes as f64 / MIB as f64, s, *bytes as f64, 1e9)
+        })
         .collect();
     run.figure(
         "ceilings-transfer",
         &[("l2", "not applicable (host memory on one side)")],
-        &Spec::line("Host-device transfer bandwidth", "bytes transferred (MiB)", "GB/s").log_x(),
+        &Spec::line(
+            "Host-device transfer bandwidth",
+            "bytes transferred (MiB)",
+            "GB/s",
+        )
+        .log_x(),
         &transfer_points,
     )?;
 
@@ -132,7 +159,8 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
 
     let (dram, best) = (r.dram(), r.best_l2());
     let read_write = |bytes: usize| 2.0 * bytes as f64 / 1e9;
-    let at = |bytes: usize, l2: L2| format!("{} MiB, L2 {l2}, read + write", bytes / MIB);
+    let at =
+        |bytes: usize, l2: L2| format!("{} MiB, L2 {l2}, read + write", bytes / MIB);
     let mut rows = vec![
         rate_row(
             "device copy, copy kernel",
@@ -154,7 +182,12 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         ),
     ];
     for (name, (bytes, s)) in r.largest_transfers() {
-        rows.push(rate_row(name, s, bytes as f64 / 1e9, &format!("{} MiB", bytes / MIB)));
+        rows.push(rate_row(
+            name,
+            s,
+            bytes as f64 / 1e9,
+            &format!("{} MiB", bytes / MIB),
+        ));
     }
     let batch = r.batch;
     rows.push(micros_row(

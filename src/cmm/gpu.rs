@@ -177,7 +177,8 @@ impl<'g> CmmKernels<'g> {
         let n = kernel.check(dims)?;
         let cells = kernel.layout().dp_len(n);
         let cost_bytes = if kernel.cost_width() == CostWidth::U64 { 8 } else { 4 };
-        self.gpu.ensure_fits(cells * (cost_bytes + 4) + dims.len() * 4,
+        self.gpu.ensure_fits(
+            cells * (cost_bytes + 4) + dims.len() * 4,
             &format!("the DP table of n = {n} matrices"),
         )?;
         let s = &self.gpu.stream;

@@ -120,7 +120,8 @@ impl<'g> TiledKernels<'g> {
         let n = check(dims)?;
         let tiles = tile_diagonals(n);
         let cells = (tiles * TILE) * (tiles * TILE);
-        self.gpu.ensure_fits(cells * 8 + dims.len() * 4,
+        self.gpu.ensure_fits(
+            cells * 8 + dims.len() * 4,
             &format!("the tiled DP table of n = {n} matrices"),
         )?;
         let s = &self.gpu.stream;

@@ -78,7 +78,8 @@ impl Kernels {
                 "kernels/{KERNEL_FILE}: the driver could not load the PTX ({e:?})"
             )
         })?;
-        let module = Module { file: KERNEL_FILE.to_string(), module, ptx: ptx_text.clone() };
+        let module =
+            Module { file: KERNEL_FILE.to_string(), module, ptx: ptx_text.clone() };
         let transposes = TransposeKernel::ALL
             .iter()
             .map(|&k| Ok((k, module.function(k.function())?)))
@@ -234,7 +235,8 @@ impl<T: Element> AffineSweep<T> {
     /// A source of `len` random elements and room for a unit-stride read of all of them.
     pub fn new(gpu: &Gpu, len: usize, seed: u64) -> anyhow::Result<Self> {
         let bytes = len * std::mem::size_of::<T>();
-        gpu.ensure_fits(2 * bytes,
+        gpu.ensure_fits(
+            2 * bytes,
             &format!("an affine-read sweep over {bytes} bytes"),
         )?;
         let src_host = T::random(len, seed);
@@ -352,7 +354,8 @@ pub fn measure_drifts(
     plan: Plan,
 ) -> anyhow::Result<(Measurement, Measurement)> {
     let n = particles.len();
-    gpu.ensure_fits(2 * n * PARTICLE_BYTES as usize,
+    gpu.ensure_fits(
+        2 * n * PARTICLE_BYTES as usize,
         &format!("{n} particles in both layouts"),
     )?;
     let size = format!("n={n}");
@@ -531,7 +534,8 @@ pub fn measure_readonly(
         )
         .into());
     }
-    gpu.ensure_fits(3 * n * 4 + table_len as usize * 4,
+    gpu.ensure_fits(
+        3 * n * 4 + table_len as usize * 4,
         &format!("the read-only kernels on {n} elements"),
     )?;
     let src_host = inputs::random_f32(n, seed);

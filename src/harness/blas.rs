@@ -58,7 +58,9 @@ pub fn math_mode_check(mode: u32) -> anyhow::Result<()> {
 
 /// `NVIDIA_TF32_OVERRIDE=0` forbids TF32 everywhere, which is what the book measures anyway;
 /// any other value is refused, since the libraries document only 0.
-pub fn tf32_environment_check(value: Option<&str>) -> Result<(), super::run::UsageError> {
+pub fn tf32_environment_check(
+    value: Option<&str>,
+) -> Result<(), super::run::UsageError> {
     match value {
         None | Some("0") => Ok(()),
         Some(v) => Err(super::run::UsageError(format!(
@@ -76,12 +78,17 @@ mod tests {
     fn reduced_precision_modes_and_overrides_are_refused() {
         assert!(math_mode_check(cublasMath_t::CUBLAS_DEFAULT_MATH as u32).is_ok());
         assert!(math_mode_check(cublasMath_t::CUBLAS_PEDANTIC_MATH as u32).is_ok());
-        assert!(math_mode_check(cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH as u32).is_err());
+        assert!(
+            math_mode_check(cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH as u32).is_err()
+        );
         let flagged = cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH as u32
             | cublasMath_t::CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION as u32;
         assert!(math_mode_check(flagged).is_err());
         assert!(tf32_environment_check(None).is_ok());
         assert!(tf32_environment_check(Some("0")).is_ok());
-        assert!(tf32_environment_check(Some("1")).unwrap_err().0.contains("NVIDIA_TF32"));
+        assert!(tf32_environment_check(Some("1"))
+            .unwrap_err()
+            .0
+            .contains("NVIDIA_TF32"));
     }
 }

@@ -35,11 +35,11 @@ impl CopyKernel {
         let table = KernelTable::<CeilingKernel>::load(gpu)?;
         let f = table.get(CeilingKernel::Copy);
         // Enough resident blocks to keep every SM's memory pipeline full; the kernel strides.
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(COPY_BLOCK, 0, None)?;
+        let per_sm =
+            f.occupancy_max_active_blocks_per_multiprocessor(COPY_BLOCK, 0, None)?;
         Ok(Self { table, grid: (gpu.info.sms as u32) * (per_sm.max(1) as u32) })
     }
 
-    // ANCHOR: launch_copy
     /// Enqueues `dst[..n] = src[..n]` on `stream`.
     pub fn launch(
         &self,
@@ -61,7 +61,6 @@ impl CopyKernel {
         unsafe { stream.launch_builder(f).arg(src).arg(dst).arg(&n64).launch(cfg)? };
         Ok(())
     }
-    // ANCHOR_END: launch_copy
 }
 
 /// What [`measure_copy`] found for one size.
@@ -111,7 +110,11 @@ pub fn measure_copy(
         |got| verify::check_exact("cuMemcpyDtoD", &size, got, &host_src),
         &[plan],
     )?;
-    Ok(CopyResult { bytes, kernel: kernel.times[0].clone(), memcpy: memcpy.times[0].clone() })
+    Ok(CopyResult {
+        bytes,
+        kernel: kernel.times[0].clone(),
+        memcpy: memcpy.times[0].clone(),
+    })
 }
 // ANCHOR_END: measure_copy
 
@@ -163,14 +166,20 @@ pub fn measure_transfer(
         }
         HostMemory::Pinned => {
             // SAFETY: the buffers are written below before anything reads them.
-            let mut pinned = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
+            let mut pinned =
+                unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
             pinned.as_mut_slice()?.copy_from_slice(&data);
             let mut back = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
             back.as_mut_slice()?.fill(0);
             gpu.stream.memcpy_htod(&pinned, &mut dev)?;
             gpu.stream.memcpy_dtoh(&dev, &mut back)?;
             gpu.stream.synchronize()?;
-            verify::check_exact(&what, &format!("{bytes} bytes"), back.as_slice()?, &data)?;
+            verify::check_exact(
+                &what,
+                &format!("{bytes} bytes"),
+                back.as_slice()?,
+                &data,
+            )?;
             match dir {
                 Direction::HostToDevice => {
                     gpu.time(plan, |s| Ok(s.memcpy_htod(&pinned, &mut dev)?))

@@ -42,11 +42,18 @@ pub fn includes_in(text: &str) -> Vec<Include> {
     found
 }
 
-/// The names of the `ANCHOR:` regions of a source file, in order.
+/// The names of the `ANCHOR:` regions of a source file, in order: lines that are a comment
+/// holding `ANCHOR: name` and nothing after the name.
 pub fn anchors_in(body: &str) -> Vec<String> {
+    let is_name = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
     body.lines()
         .filter_map(|l| {
-            l.split_once("ANCHOR: ").map(|(_, name)| name.trim().to_string())
+            let rest = l.trim_start().strip_prefix("//")?.trim_start();
+            let name = rest.strip_prefix("ANCHOR:")?.trim();
+            is_name(name).then(|| name.to_string())
         })
         .collect()
 }
@@ -140,6 +147,7 @@ mod tests {
         assert_eq!(select(SOURCE, None).unwrap(), "a\nb\nc\nd");
         assert!(select(SOURCE, Some("two")).unwrap_err().contains("ANCHOR: two"));
         assert_eq!(anchors_in(SOURCE), ["one"]);
+        assert!(anchors_in("let s = \"// ANCHOR: x\";\n").is_empty());
     }
 
     #[test]

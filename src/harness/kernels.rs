@@ -213,7 +213,8 @@ macro_rules! kernel_names {
 /// kept for the chapters that read it. One loader for every chapter.
 pub struct KernelTable<K: KernelName> {
     modules: Vec<Module>,
-    functions: std::collections::HashMap<K, (CudaFunction, std::sync::atomic::AtomicBool)>,
+    functions:
+        std::collections::HashMap<K, (CudaFunction, std::sync::atomic::AtomicBool)>,
 }
 
 impl<K: KernelName> KernelTable<K> {
@@ -225,9 +226,14 @@ impl<K: KernelName> KernelTable<K> {
             if !modules.iter().any(|m| m.file == k.file()) {
                 modules.push(gpu.load(k.file())?);
             }
-            let module = modules.iter().find(|m| m.file == k.file()).expect("loaded above");
+            let module =
+                modules.iter().find(|m| m.file == k.file()).expect("loaded above");
             let f = module.module.load_function(&k.function()).map_err(|e| {
-                anyhow::anyhow!("kernels/{}: no function `{}` ({e:?})", k.file(), k.function())
+                anyhow::anyhow!(
+                    "kernels/{}: no function `{}` ({e:?})",
+                    k.file(),
+                    k.function()
+                )
             })?;
             functions.insert(k, (f, std::sync::atomic::AtomicBool::new(false)));
         }
@@ -236,7 +242,8 @@ impl<K: KernelName> KernelTable<K> {
 
     /// The compiled function of `k`; the first call records it as used by this run.
     pub fn get(&self, k: K) -> &CudaFunction {
-        let (f, used) = self.functions.get(&k).expect("KernelTable::load loads every kernel");
+        let (f, used) =
+            self.functions.get(&k).expect("KernelTable::load loads every kernel");
         if !used.swap(true, std::sync::atomic::Ordering::Relaxed) {
             mark_used(k.file(), &k.function());
         }
@@ -266,13 +273,14 @@ impl Module {
     ) -> anyhow::Result<()> {
         let mut bytes = self.module.get_global(symbol, stream)?;
         // SAFETY: the symbol is an array of plain T; transmute_mut refuses a longer view.
-        let mut elements = unsafe { bytes.transmute_mut::<T>(values.len()) }.ok_or_else(|| {
-            anyhow::anyhow!(
-                "kernels/{}: `{symbol}` holds fewer than {} elements",
-                self.file,
-                values.len()
-            )
-        })?;
+        let mut elements = unsafe { bytes.transmute_mut::<T>(values.len()) }
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "kernels/{}: `{symbol}` holds fewer than {} elements",
+                    self.file,
+                    values.len()
+                )
+            })?;
         stream.memcpy_htod(values, &mut elements)?;
         Ok(())
     }

@@ -32,9 +32,9 @@ pub mod stats;
 pub mod timing;
 pub mod verify;
 
-pub use run::{CommonArgs, FullQuick, Needs, Run, UsageError};
 pub use gpu::{Gpu, GpuUnavailable};
 pub use plot::audit_figures;
+pub use run::{CommonArgs, FullQuick, Needs, Run, UsageError};
 pub use stats::Stats;
 pub use timing::L2;
 pub use verify::{Mismatch, Tolerance, Verified};

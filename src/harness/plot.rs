@@ -39,7 +39,13 @@ impl Point {
 
     /// A rate (work per second, divided by `unit`, e.g. 1e9 for GB/s): the median, with the
     /// slowest repetition as the low end and the fastest as the high end.
-    pub fn rate(series: &str, x: impl ToString, s: &super::Stats, work: f64, unit: f64) -> Self {
+    pub fn rate(
+        series: &str,
+        x: impl ToString,
+        s: &super::Stats,
+        work: f64,
+        unit: f64,
+    ) -> Self {
         let r = s.rate(work / unit);
         Self::new(series, x, r.median, r.worst, r.best)
     }

@@ -200,7 +200,6 @@ pub fn provenance_line(meta: &Meta, data_file: &str) -> String {
     )
 }
 
-// ANCHOR: markdown_table
 /// Renders a record as the Markdown table a chapter includes, with its provenance below.
 /// `data_link` is how the chapter links to the CSV.
 pub fn markdown_table(record: &Record, data_link: &str) -> String {
@@ -223,7 +222,6 @@ pub fn markdown_table(record: &Record, data_link: &str) -> String {
     ));
     md
 }
-// ANCHOR_END: markdown_table
 
 /// Writes `dir/data/<stem>.csv` and the table `dir/<stem>.md` rendered from that file.
 pub fn write_table<T: serde::Serialize>(

@@ -59,7 +59,6 @@ impl Needs {
     }
 }
 
-// ANCHOR: full_quick
 /// A setting's value for a full run and for `--quick`, in one place, so that the code and
 /// `--help` cannot disagree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +91,6 @@ impl<T: Copy + std::fmt::Display> FullQuick<T> {
         format!("{what} [default: {}; --quick: {}]", self.full, self.quick)
     }
 }
-// ANCHOR_END: full_quick
 
 /// Flags every example takes (flattened into its own clap parser).
 #[derive(Debug, Clone, clap::Args)]
@@ -125,6 +123,11 @@ pub trait Example: clap::Parser {
     /// a machine without a GPU).
     fn validate(&self) -> Result<(), UsageError> {
         Ok(())
+    }
+
+    /// What the reader can do instead when the GPU is missing (appended to the one line).
+    fn without_gpu(&self) -> Option<String> {
+        None
     }
 }
 
@@ -167,7 +170,11 @@ impl Run {
     }
 
     /// A setting's value: the reader's, else the default for this kind of run.
-    pub fn pick<T: Copy + std::fmt::Display>(&self, given: Option<T>, d: FullQuick<T>) -> T {
+    pub fn pick<T: Copy + std::fmt::Display>(
+        &self,
+        given: Option<T>,
+        d: FullQuick<T>,
+    ) -> T {
         d.or(given, self.quick)
     }
 
@@ -344,7 +351,11 @@ pub fn parse<A: Example>(chapter: &Chapter) -> A {
 }
 
 /// Opens what the run needs, and builds its provenance and output folder.
-pub fn start(chapter: &'static Chapter, needs: Needs, common: &CommonArgs) -> anyhow::Result<Run> {
+pub fn start(
+    chapter: &'static Chapter,
+    needs: Needs,
+    common: &CommonArgs,
+) -> anyhow::Result<Run> {
     let command = command_line();
     let (gpu, meta, device) = match needs {
         Needs::Cpu => {
@@ -389,7 +400,15 @@ pub fn main<A: Example>(
     let args = parse::<A>(chapter);
     finish((|| {
         args.validate()?;
-        let run = start(chapter, args.needs(chapter), args.common())?;
+        let run = match start(chapter, args.needs(chapter), args.common()) {
+            Err(e) if e.downcast_ref::<GpuUnavailable>().is_some() => {
+                return Err(match args.without_gpu() {
+                    Some(hint) => UsageError(format!("{e}; {hint}")).into(),
+                    None => e,
+                })
+            }
+            other => other?,
+        };
         let out = run.out.clone();
         body(&run, args)?;
         println!(
@@ -428,7 +447,10 @@ mod tests {
     #[test]
     fn exit_codes() {
         assert_eq!(exit_code_for(&anyhow::Error::new(GpuUnavailable::NoDriver)), 2);
-        assert_eq!(exit_code_for(&anyhow::Error::new(UsageError("n must be > 0".into()))), 2);
+        assert_eq!(
+            exit_code_for(&anyhow::Error::new(UsageError("n must be > 0".into()))),
+            2
+        );
         let m = Mismatch {
             kernel: "k".into(),
             size: "n".into(),

@@ -4,7 +4,6 @@
 //! The median ignores the occasional slow repetition (a clock change, another process); the min
 //! shows what the hardware can do; the spread says how far to trust a difference.
 
-// ANCHOR: stats
 /// The summary of repeated timings, in milliseconds.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
@@ -68,7 +67,6 @@ pub struct Rate {
     pub best: f64,
     pub worst: f64,
 }
-// ANCHOR_END: stats
 
 #[cfg(test)]
 mod tests {

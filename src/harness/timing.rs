@@ -143,7 +143,6 @@ where
 }
 // ANCHOR_END: time
 
-// ANCHOR: time_host
 /// Times `work` on the host clock: `warmup` untimed runs, then `reps` timed ones, each sample
 /// in milliseconds. For CPU programs, and for GPU work whose cost includes the host (a
 /// transfer from pageable memory, a launch call) — `work` must synchronise what it starts.
@@ -162,6 +161,6 @@ pub fn time_host<R>(
         work()?;
         samples.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    Stats::from_samples(&samples).ok_or_else(|| anyhow::anyhow!("no valid host timings"))
+    Stats::from_samples(&samples)
+        .ok_or_else(|| anyhow::anyhow!("no valid host timings"))
 }
-// ANCHOR_END: time_host

@@ -195,7 +195,12 @@ pub struct Verified<R> {
 impl<R> Verified<R> {
     /// The one timing, when exactly one plan was given.
     pub fn time(&self) -> &Stats {
-        assert_eq!(self.times.len(), 1, "verified work timed under {} plans", self.times.len());
+        assert_eq!(
+            self.times.len(),
+            1,
+            "verified work timed under {} plans",
+            self.times.len()
+        );
         &self.times[0]
     }
 }

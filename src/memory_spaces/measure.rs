@@ -596,7 +596,8 @@ pub fn measure_histograms(
         )?);
     }
     let threads = (blocks * BLOCK) as usize;
-    gpu.ensure_fits(n * 4 + HIST_BINS * threads * 4,
+    gpu.ensure_fits(
+        n * 4 + HIST_BINS * threads * 4,
         &format!("histograms of {n} values"),
     )?;
     let values_host = reference::random_u32(n, seed);
@@ -731,7 +732,8 @@ pub fn measure_chase(
         );
         return Err(UsageError(format!("{why} and at least one step, not {footprint_bytes} bytes and {steps} steps")).into());
     }
-    gpu.ensure_fits(slots * stride * 4,
+    gpu.ensure_fits(
+        slots * stride * 4,
         &format!("a chase over {footprint_bytes} bytes"),
     )?;
     let next_host = reference::chain(slots, stride, seed);

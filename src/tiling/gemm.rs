@@ -12,9 +12,9 @@ use rayon::prelude::*;
 
 use super::model::{self, Step};
 use super::KERNEL_FILE;
-use crate::harness::UsageError;
 use crate::harness::timing::Plan;
 use crate::harness::verify::{self, Mismatch, Report};
+use crate::harness::UsageError;
 use crate::harness::{inputs, Gpu, Stats};
 
 /// The chapter's kernels, loaded, and a cuBLAS handle on the timing stream.

@@ -1,45 +1,67 @@
-//! Helpers shared by the book's tests: finding the mdBook binary and building the book.
+//! Helpers shared by the book's tests: building the book in-process with mdBook's own
+//! library (nothing to install), and reading its table of contents.
+#![allow(dead_code)] // each test file uses a different part of this module
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The `mdbook` binary, or `None` (a loud skip) unless `REQUIRE_MDBOOK=1`.
-pub fn mdbook() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var("MDBOOK").ok().map(PathBuf::from),
-        Some(PathBuf::from("mdbook")),
-        std::env::var("HOME").ok().map(|h| Path::new(&h).join(".cargo/bin/mdbook")),
-    ];
-    for c in candidates.into_iter().flatten() {
-        if Command::new(&c).arg("--version").output().is_ok_and(|o| o.status.success())
-        {
-            return Some(c);
+/// A tracing subscriber that keeps every mdBook message at WARN or above: mdBook logs a
+/// mistyped key, a missing file or a broken include as an ERROR and still builds.
+struct Collect(Arc<Mutex<Vec<String>>>);
+
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_debug(
+        &mut self,
+        field: &tracing::field::Field,
+        value: &dyn std::fmt::Debug,
+    ) {
+        if !self.0.is_empty() {
+            self.0.push(' ');
         }
+        self.0.push_str(&format!("{}={value:?}", field.name()));
     }
-    if std::env::var("REQUIRE_MDBOOK").as_deref() == Ok("1") {
-        panic!("REQUIRE_MDBOOK=1 but no mdbook binary was found (cargo install mdbook --version 0.5.4 --locked)");
-    }
-    eprintln!("SKIPPED: mdbook not found; install it (and set REQUIRE_MDBOOK=1 to make this an error)");
-    None
 }
 
-/// Builds the book into `dest`; returns mdBook's log.
-pub fn build_book(mdbook: &Path, dest: &Path) -> String {
-    let result = Command::new(mdbook)
-        .arg("build")
-        .arg("--dest-dir")
-        .arg(dest)
-        .arg(ROOT)
-        .output()
-        .unwrap();
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&result.stdout),
-        String::from_utf8_lossy(&result.stderr)
-    );
-    assert!(result.status.success(), "mdbook build failed:\n{log}");
+impl tracing::Subscriber for Collect {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() <= tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut m = Message(String::new());
+        event.record(&mut m);
+        let level = event.metadata().level();
+        self.0.lock().unwrap().push(format!(
+            "{level} {}: {}",
+            event.metadata().target(),
+            m.0
+        ));
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// Builds the book into `dest` with mdBook's library; returns every WARN and ERROR it
+/// logged. A failed build panics with mdBook's error.
+pub fn build_book(dest: &Path) -> Vec<String> {
+    let messages = Arc::new(Mutex::new(Vec::new()));
+    let collect = Collect(messages.clone());
+    tracing::subscriber::with_default(collect, || {
+        let mut book = mdbook_driver::MDBook::load(ROOT)
+            .unwrap_or_else(|e| panic!("mdBook could not load the book: {e:#}"));
+        book.config.build.build_dir = dest.to_path_buf();
+        book.build()
+            .unwrap_or_else(|e| panic!("mdBook could not build the book: {e:#}"));
+    });
+    let log = messages.lock().unwrap().clone();
     log
 }
 
