@@ -39,6 +39,13 @@ struct Args {
     /// Print the appendix's table of commands, rendered from the chapter registry, and exit.
     #[arg(long, exclusive = true)]
     appendix_table: bool,
+    /// Compare the results in --out (a reader's run) with the book's: writes compare.md and
+    /// compare.html into --out. Measures nothing, needs no GPU.
+    #[arg(long, conflicts_with_all = ["redraw_only", "sanitize"])]
+    compare: bool,
+    /// The book's figures folder the comparison reads [default: the checkout's figures/].
+    #[arg(long, value_name = "DIR", requires = "compare")]
+    book: Option<PathBuf>,
     /// Redraw every SVG and table in --out from its CSV; measures nothing, needs no GPU.
     #[arg(long)]
     redraw_only: bool,
@@ -68,6 +75,9 @@ fn measure_all(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let out = args.out.clone().expect("clap requires --out");
+    if args.compare {
+        return write_comparison(&out, args.book.clone());
+    }
     if args.redraw_only {
         let count = plot::redraw_all(&out).map_err(|e| {
             UsageError(format!("cannot redraw {}: {e:#}", out.display()))
@@ -152,7 +162,53 @@ fn measure_all(args: Args) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64(),
         out.display()
     );
-    audit(&out)
+    audit(&out)?;
+    write_comparison(&out, None)
+}
+
+/// Writes `dir/compare.md` and `dir/compare.html`: every chapter's headline numbers and
+/// claims in `dir` beside the book's.
+fn write_comparison(dir: &Path, book: Option<PathBuf>) -> anyhow::Result<()> {
+    use cmbook::harness::compare;
+    let book = match book.or_else(compare::book_figures) {
+        Some(b) if b.join("data").is_dir() => b,
+        Some(b) => {
+            return Err(
+                UsageError(format!("{} has no data/ folder", b.display())).into()
+            )
+        }
+        None => {
+            return Err(UsageError(
+                "the book's figures/ was not found: give --book".into(),
+            )
+            .into())
+        }
+    };
+    if !dir.join("data").is_dir() {
+        return Err(UsageError(format!(
+            "{} has no data/ folder to compare",
+            dir.display()
+        ))
+        .into());
+    }
+    let (headlines, claims) = compare::compare(chapters::ALL, dir, &book);
+    let name = dir.display().to_string();
+    std::fs::write(
+        dir.join("compare.md"),
+        compare::markdown(&headlines, &claims, &name),
+    )?;
+    std::fs::write(
+        dir.join("compare.html"),
+        compare::html(&headlines, &claims, &name),
+    )?;
+    for line in compare::console(&headlines, &claims) {
+        println!("{line}");
+    }
+    println!(
+        "comparison written to {} and compare.html",
+        dir.join("compare.md").display()
+    );
+    Ok(())
 }
 
 fn progress(steps: usize) -> ProgressBar {

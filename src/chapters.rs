@@ -2,10 +2,11 @@
 //! writes, how it runs under the sanitizers. `reproduce`, the command-line tests, the figure
 //! audit and the appendix's table of commands all read it; nothing else lists the chapters.
 
+use crate::harness::compare::{Claim, Headline, Pick};
 use crate::harness::run::{FullQuick, Needs};
 
 /// One example program and the chapter it measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Chapter {
     /// The example's name: `cargo run --release --example <example>`.
     pub example: &'static str,
@@ -23,6 +24,10 @@ pub struct Chapter {
     pub sanitizer_args: &'static [&'static str],
     /// A note for the appendix's table (how long a full run takes, what it needs).
     pub note: &'static str,
+    /// The numbers a reader's run is compared with the book's on.
+    pub headlines: &'static [Headline],
+    /// What the chapter claims, checked on the reader's data and the book's.
+    pub claims: &'static [Claim],
 }
 
 impl Chapter {
@@ -35,6 +40,80 @@ impl Chapter {
     pub fn writes(&self, stem: &str) -> bool {
         self.writes.contains(&stem)
     }
+}
+
+/// Picks of the chapters' records, used by the headlines and claims below.
+macro_rules! pick {
+    ($stem:literal, [$(($c:literal, $v:literal)),*], $column:literal, [$($k:literal),*]) => {
+        Pick { stem: $stem, filter: &[$(($c, $v)),*], column: $column, key: &[$($k),*] }
+    };
+}
+
+macro_rules! summary {
+    // A row of the summary table by name; `measured_as` says at which size.
+    ($ceiling:literal) => {
+        pick!("ceilings-summary", [("ceiling", $ceiling)], "median", ["measured_as"])
+    };
+    // The same without its size, for a ratio of two rows measured differently.
+    ($ceiling:literal, any size) => {
+        pick!("ceilings-summary", [("ceiling", $ceiling)], "median", [])
+    };
+}
+
+const HISTOGRAM_REGISTERS: Pick = pick!(
+    "memory_spaces-registers",
+    [("kernel", "`histogram_registers`")],
+    "G values per s",
+    ["threads"]
+);
+
+macro_rules! transpose {
+    ($kernel:literal) => {
+        pick!(
+            "coalescing-transpose",
+            [("series", "GB/s, read + write"), ("x", $kernel)],
+            "y",
+            ["#matrix"]
+        )
+    };
+}
+
+macro_rules! traversal {
+    // The last row of a series: its largest array.
+    ($order:literal) => {
+        pick!("tiling-traversal", [("series", $order)], "y", ["x"])
+    };
+}
+
+macro_rules! matmul {
+    ($step:literal, $column:literal) => {
+        pick!("tiling-kernels", [("step", $step)], $column, ["#size"])
+    };
+}
+
+macro_rules! table1 {
+    // The last row of Table 1: its largest n.
+    ($column:literal) => {
+        pick!("cmm-table1-compare", [], $column, ["n"])
+    };
+}
+
+macro_rules! streams {
+    ($series:literal) => {
+        pick!("cmm-streams", [("series", $series), ("x", "4")], "y", ["x"])
+    };
+}
+
+macro_rules! atax_kernel {
+    // The last float dataset: the largest matrix of the run.
+    ($variant:literal) => {
+        pick!(
+            "atax-kernels",
+            [("type", "float"), ("variant", $variant)],
+            "cold_median_us",
+            ["dataset"]
+        )
+    };
 }
 
 pub const CEILINGS: Chapter = Chapter {
@@ -60,6 +139,47 @@ pub const CEILINGS: Chapter = Chapter {
         "2",
     ],
     note: "",
+    headlines: &[
+        Headline {
+            what: "device copy, copy kernel",
+            pick: summary!("device copy, copy kernel"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "device copy, cuMemcpyDtoD",
+            pick: summary!("device copy, cuMemcpyDtoD"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "host to device, pinned",
+            pick: summary!("H2D pinned"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "empty kernel, back to back",
+            pick: summary!("empty kernel, back to back"),
+            unit: "µs",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[
+        Claim {
+            text:
+                "pinned host memory moves data to the GPU faster than pageable memory",
+            a: summary!("H2D pinned"),
+            b: Some(summary!("H2D pageable")),
+            at_least: 1.0,
+        },
+        Claim {
+            text: "a CUDA graph node costs less than a launch queued back to back",
+            a: summary!("empty kernel, back to back", any size),
+            b: Some(summary!("CUDA graph node", any size)),
+            at_least: 1.0,
+        },
+    ],
 };
 
 pub const MEMORY_SPACES: Chapter = Chapter {
@@ -79,6 +199,36 @@ pub const MEMORY_SPACES: Chapter = Chapter {
     ],
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",
+    headlines: &[
+        Headline {
+            what: "dependent global load, largest footprint",
+            pick: Pick {
+                stem: "memory_spaces-latency",
+                filter: &[("series", "global (one element per 128-byte line)")],
+                column: "y",
+                key: &["x"],
+            },
+            unit: "ns",
+            higher_is_better: false,
+        },
+        Headline {
+            what: "histogram in registers",
+            pick: HISTOGRAM_REGISTERS,
+            unit: "G values/s",
+            higher_is_better: true,
+        },
+    ],
+    claims: &[Claim {
+        text: "a per-thread histogram in registers is faster than one in local memory",
+        a: HISTOGRAM_REGISTERS,
+        b: Some(Pick {
+            stem: "memory_spaces-registers",
+            filter: &[("kernel", "`histogram_local`")],
+            column: "G values per s",
+            key: &["threads"],
+        }),
+        at_least: 1.0,
+    }],
 };
 
 pub const COALESCING: Chapter = Chapter {
@@ -100,6 +250,34 @@ pub const COALESCING: Chapter = Chapter {
     ],
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",
+    headlines: &[
+        Headline {
+            what: "transpose, padded 32x8 tile",
+            pick: transpose!("padded 32x8"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "copy kernel, same bytes",
+            pick: transpose!("copy kernel"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+    ],
+    claims: &[
+        Claim {
+            text: "the padded 32x8 transpose reaches at least 90% of the copy kernel",
+            a: transpose!("padded 32x8"),
+            b: Some(transpose!("copy kernel")),
+            at_least: 0.9,
+        },
+        Claim {
+            text: "padding the shared tile makes the 32x8 transpose faster",
+            a: transpose!("padded 32x8"),
+            b: Some(transpose!("tile 32x8")),
+            at_least: 1.0,
+        },
+    ],
 };
 
 pub const LOOP_PERMUTATION: Chapter = Chapter {
@@ -111,6 +289,18 @@ pub const LOOP_PERMUTATION: Chapter = Chapter {
     writes: &["tiling-traversal", "tiling-strip", "tiling-predictions"],
     sanitizer_args: &[],
     note: "CPU only",
+    headlines: &[Headline {
+        what: "row order, largest array",
+        pick: traversal!("row order (i outer)"),
+        unit: "ns/element",
+        higher_is_better: false,
+    }],
+    claims: &[Claim {
+        text: "column order is slower than row order on the largest array",
+        a: traversal!("column order (j outer)"),
+        b: Some(traversal!("row order (i outer)")),
+        at_least: 1.0,
+    }],
 };
 
 pub const TILED_MATMUL: Chapter = Chapter {
@@ -122,6 +312,26 @@ pub const TILED_MATMUL: Chapter = Chapter {
     writes: &["tiling-kernels", "tiling-verification", "tiling-matmul"],
     sanitizer_args: &["--quick", "--reps", "1", "--side", "64"],
     note: "",
+    headlines: &[
+        Headline {
+            what: "best tiled step",
+            pick: matmul!("6 + quadrants, double buffer", "gflops_median"),
+            unit: "GFLOP/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "cuBLAS SGEMM",
+            pick: matmul!("cuBLAS SGEMM", "gflops_median"),
+            unit: "GFLOP/s",
+            higher_is_better: true,
+        },
+    ],
+    claims: &[Claim {
+        text: "the best tiled step reaches at least 80% of cuBLAS SGEMM",
+        a: matmul!("6 + quadrants, double buffer", "percent_of_cublas"),
+        b: None,
+        at_least: 80.0,
+    }],
 };
 
 pub const CMM_DIAGONAL: Chapter = Chapter {
@@ -148,6 +358,34 @@ pub const CMM_DIAGONAL: Chapter = Chapter {
     ],
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",
+    headlines: &[
+        Headline {
+            what: "one block, row-major (the paper's kernel)",
+            pick: table1!("our_rowmajor_ms"),
+            unit: "ms",
+            higher_is_better: false,
+        },
+        Headline {
+            what: "one block, diagonal-major",
+            pick: table1!("our_diagonal_ms"),
+            unit: "ms",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[
+        Claim {
+            text: "the diagonal layout is faster than row-major (largest n of Table 1)",
+            a: table1!("our_layout_speedup"),
+            b: None,
+            at_least: 1.0,
+        },
+        Claim {
+            text: "4 chains on 4 streams finish sooner than one after another",
+            a: streams!("one stream, chains one after another"),
+            b: Some(streams!("one stream per chain")),
+            at_least: 1.0,
+        },
+    ],
 };
 
 pub const CMM_BEYOND: Chapter = Chapter {
@@ -167,6 +405,42 @@ pub const CMM_BEYOND: Chapter = Chapter {
     note:
         "about 5 minutes on an H100 with 16 CPU cores, most of it the CPU reference at \
            n = 16384",
+    headlines: &[
+        Headline {
+            what: "tiled DP, whole table, n = 1024",
+            pick: Pick {
+                stem: "cmm-beyond-targets",
+                filter: &[("n", "1024")],
+                column: "tiled_ms",
+                key: &["n"],
+            },
+            unit: "ms",
+            higher_is_better: false,
+        },
+        Headline {
+            what: "tiled DP, whole table, largest n",
+            pick: Pick {
+                stem: "cmm-beyond-targets",
+                filter: &[],
+                column: "tiled_ms",
+                key: &["n"],
+            },
+            unit: "ms",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[Claim {
+        text: "the DP's order multiplies the tall-skinny-then-wide chain faster than left to \
+               right",
+        a: Pick {
+            stem: "cmm-beyond-chain-table",
+            filter: &[("chain", "tall-skinny then wide")],
+            column: "measured_ratio",
+            key: &[],
+        },
+        b: None,
+        at_least: 1.0,
+    }],
 };
 
 pub const ATAX: Chapter = Chapter {
@@ -189,6 +463,42 @@ pub const ATAX: Chapter = Chapter {
     ],
     sanitizer_args: &["--quick", "--reps", "1", "--side", "257", "--ceiling-mib", "4"],
     note: "",
+    headlines: &[
+        Headline {
+            what: "fused single pass, largest float matrix, L2 cold",
+            pick: atax_kernel!("fused"),
+            unit: "µs",
+            higher_is_better: false,
+        },
+        Headline {
+            what: "cuBLAS gemv x2, largest float matrix, L2 cold",
+            pick: atax_kernel!("cuBLAS gemv ×2"),
+            unit: "µs",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[
+        Claim {
+            text:
+                "the fused pass is at least 1.85x faster than cuBLAS's two gemv calls \
+                   (largest float matrix, L2 cold)",
+            a: atax_kernel!("cuBLAS gemv ×2"),
+            b: Some(atax_kernel!("fused")),
+            at_least: 1.85,
+        },
+        Claim {
+            text:
+                "pinned host memory speeds the whole program up (largest float matrix)",
+            a: Pick {
+                stem: "atax-end-to-end",
+                filter: &[("type", "float"), ("strategy", "pinned, baseline")],
+                column: "speedup_median",
+                key: &["dataset"],
+            },
+            b: None,
+            at_least: 1.0,
+        },
+    ],
 };
 
 /// Every chapter's example, in the book's order.

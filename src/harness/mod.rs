@@ -10,6 +10,7 @@
 //! | [`timing`]    | CUDA-event and host-clock timing with warm-up and an explicit L2 state |
 //! | [`stats`]     | median, min, max of repeated measurements                             |
 //! | [`ceiling`]   | the copy and transfer ceilings every chapter divides by               |
+//! | [`compare`]   | a reader's run beside the book's: headline numbers and claims          |
 //! | [`blas`]      | cuBLAS handles, each checked to compute FP32 in FP32                  |
 //! | [`record`]    | CSV files with provenance, and the Markdown tables the chapters include |
 //! | [`plot`]      | SVG figures drawn from those CSV files alone                          |
@@ -19,6 +20,7 @@
 
 pub mod blas;
 pub mod ceiling;
+pub mod compare;
 pub mod format;
 pub mod gpu;
 pub mod includes;

@@ -391,6 +391,30 @@ pub fn start(
     })
 }
 
+/// Prints the chapter's headline numbers and claims beside the book's, when the book's data
+/// is at hand and this run did not write over it.
+fn compare_with_book(chapter: &'static Chapter, out: &Path) {
+    let Some(book) = super::compare::book_figures() else {
+        println!(
+            "(the book's figures/data was not found here: nothing to compare with)"
+        );
+        return;
+    };
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same(out, &book) {
+        println!("(this run rewrote the book's own data: nothing to compare with)");
+        return;
+    }
+    let (headlines, claims) =
+        super::compare::compare(std::slice::from_ref(chapter), out, &book);
+    for line in super::compare::console(&headlines, &claims) {
+        println!("{line}");
+    }
+}
+
 /// The whole life of an example: parse, check, open, run `body`, report where it wrote,
 /// exit with the right code.
 pub fn main<A: Example>(
@@ -416,6 +440,7 @@ pub fn main<A: Example>(
              figures/; --out figures updates them)",
             out.display()
         );
+        compare_with_book(chapter, &out);
         Ok(())
     })())
 }

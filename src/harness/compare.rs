@@ -1,0 +1,418 @@
+//! A reader's GPU beside the book's: every chapter's headline numbers and claims, read from two
+//! folders of records (the reader's run and the book's `figures/`), compared, and written as a
+//! console table, a Markdown page and an HTML page.
+//!
+//! What a headline or a claim is lives in the chapter registry ([`crate::chapters`]) as data: a
+//! [`Pick`] names a CSV, the row (the last one matching a filter, so that a sweep gives its
+//! largest size) and the column. Nothing here knows a chapter.
+
+use std::path::{Path, PathBuf};
+
+use super::record::{self, Record};
+use crate::chapters::Chapter;
+
+/// One number in a record: the last row of `figures/data/<stem>.csv` whose columns equal
+/// `filter`, column `column`. `key` names the columns (or, written `#name`, the metadata keys)
+/// that say what was measured (a size, a dataset), shown beside the value so that numbers of
+/// different sizes are never compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pick {
+    pub stem: &'static str,
+    pub filter: &'static [(&'static str, &'static str)],
+    pub column: &'static str,
+    pub key: &'static [&'static str],
+}
+
+/// A chapter's headline number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Headline {
+    pub what: &'static str,
+    pub pick: Pick,
+    pub unit: &'static str,
+    /// Whether a larger value is better (bandwidth) or worse (time).
+    pub higher_is_better: bool,
+}
+
+/// A claim the chapter makes: `value(a) / value(b) >= at_least` (or `value(a) >= at_least`
+/// without `b`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Claim {
+    pub text: &'static str,
+    pub a: Pick,
+    pub b: Option<Pick>,
+    pub at_least: f64,
+}
+
+/// A value found in a folder, with what it was measured at and on which device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub value: f64,
+    pub key: String,
+    pub device: String,
+}
+
+/// The leading number of a table cell: `39.7x` → 39.7, `1.94× (1.02 of copy)` → 1.94,
+/// `2,827` → 2827; `–`, `yes` or an empty cell → `None`.
+pub fn leading_number(cell: &str) -> Option<f64> {
+    let cell = cell.trim().replace(',', "");
+    let end = cell
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || c == '.'
+                || (i == 0 && c == '-')
+                || c == 'e' && i > 0)
+        })
+        .map_or(cell.len(), |(i, _)| i);
+    cell[..end].parse().ok().filter(|v: &f64| v.is_finite())
+}
+
+fn device_of(rec: &Record) -> String {
+    match (rec.meta.get("gpu"), rec.meta.get("cpu")) {
+        (Some(g), Some(c)) if g.starts_with("none") => c.to_string(),
+        (Some(g), _) => g.to_string(),
+        (None, Some(c)) => c.to_string(),
+        (None, None) => "unknown device".into(),
+    }
+}
+
+/// Reads `pick` from the records in `dir` (a folder with `data/*.csv`).
+pub fn find(dir: &Path, pick: &Pick) -> Option<Found> {
+    let rec =
+        record::read_csv(&dir.join("data").join(format!("{}.csv", pick.stem))).ok()?;
+    let col = |name: &str| rec.column(name).ok();
+    let filters: Vec<(usize, &str)> =
+        pick.filter.iter().map(|(c, v)| Some((col(c)?, *v))).collect::<Option<_>>()?;
+    let row =
+        rec.rows.iter().rev().find(|r| filters.iter().all(|(i, v)| r[*i] == *v))?;
+    let value = leading_number(&row[col(pick.column)?])?;
+    let key = pick
+        .key
+        .iter()
+        .map(|k| match k.strip_prefix('#') {
+            Some(meta) => rec.meta.get(meta).map(str::to_string),
+            // A bare number needs its column's name ("n 1024"); a phrase speaks for itself.
+            None => {
+                let v = &row[col(k)?];
+                Some(if v.contains(' ') { v.clone() } else { format!("{k} {v}") })
+            }
+        })
+        .collect::<Option<Vec<_>>>()?
+        .join(", ");
+    Some(Found { value, key, device: device_of(&rec) })
+}
+
+/// One headline, here and in the book.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadlineRow {
+    pub chapter: &'static str,
+    pub what: &'static str,
+    pub unit: &'static str,
+    pub theirs: Option<Found>,
+    pub book: Option<Found>,
+    pub higher_is_better: bool,
+}
+
+impl HeadlineRow {
+    /// theirs / book, when both measured the same thing.
+    pub fn ratio(&self) -> Option<f64> {
+        match (&self.theirs, &self.book) {
+            (Some(t), Some(b)) if t.key == b.key && b.value != 0.0 => {
+                Some(t.value / b.value)
+            }
+            _ => None,
+        }
+    }
+
+    /// A few words on how the two stand.
+    pub fn verdict(&self) -> String {
+        match (&self.theirs, &self.book, self.ratio()) {
+            (None, _, _) => "not measured in this run".into(),
+            (_, None, _) => "not in the book's data".into(),
+            (Some(t), Some(b), None) => {
+                format!("not comparable ({} here, {} in the book)", t.key, b.key)
+            }
+            (_, _, Some(r)) => {
+                let better = (r >= 1.0) == self.higher_is_better;
+                let factor = if r >= 1.0 { r } else { 1.0 / r };
+                if (factor - 1.0).abs() < 0.02 {
+                    "the same (within 2%)".into()
+                } else {
+                    format!("{factor:.2}× {}", if better { "better" } else { "worse" })
+                }
+            }
+        }
+    }
+}
+
+/// Whether a claim holds in one folder: `None` when its numbers are not there (or the two
+/// numbers of a ratio were measured at different sizes).
+pub fn claim_holds(dir: &Path, claim: &Claim) -> Option<(bool, f64)> {
+    let a = find(dir, &claim.a)?;
+    let v = match &claim.b {
+        Some(b) => {
+            let b = find(dir, b)?;
+            if a.key != b.key || b.value == 0.0 {
+                return None;
+            }
+            a.value / b.value
+        }
+        None => a.value,
+    };
+    Some((v >= claim.at_least, v))
+}
+
+/// One claim, here and in the book.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimRow {
+    pub chapter: &'static str,
+    pub text: &'static str,
+    pub theirs: Option<(bool, f64)>,
+    pub book: Option<(bool, f64)>,
+}
+
+fn holds(v: &Option<(bool, f64)>) -> String {
+    match v {
+        None => "not measured".into(),
+        Some((true, x)) => format!("holds ({x:.3})"),
+        Some((false, x)) => format!("does not hold ({x:.3})"),
+    }
+}
+
+/// Every headline and claim of `chapters`, read from `theirs` and `book`.
+pub fn compare(
+    chapters: &[Chapter],
+    theirs: &Path,
+    book: &Path,
+) -> (Vec<HeadlineRow>, Vec<ClaimRow>) {
+    let mut headlines = Vec::new();
+    let mut claims = Vec::new();
+    for c in chapters {
+        for h in c.headlines {
+            headlines.push(HeadlineRow {
+                chapter: c.example,
+                what: h.what,
+                unit: h.unit,
+                theirs: find(theirs, &h.pick),
+                book: find(book, &h.pick),
+                higher_is_better: h.higher_is_better,
+            });
+        }
+        for claim in c.claims {
+            claims.push(ClaimRow {
+                chapter: c.example,
+                text: claim.text,
+                theirs: claim_holds(theirs, claim),
+                book: claim_holds(book, claim),
+            });
+        }
+    }
+    (headlines, claims)
+}
+
+fn value(f: &Option<Found>) -> String {
+    match f {
+        None => "–".into(),
+        Some(f) if f.key.is_empty() => super::format::sig3(f.value),
+        Some(f) => format!("{} ({})", super::format::sig3(f.value), f.key),
+    }
+}
+
+fn devices(rows: &[HeadlineRow], theirs: bool) -> String {
+    let mut names: Vec<String> = rows
+        .iter()
+        .filter_map(|r| if theirs { &r.theirs } else { &r.book }.as_ref())
+        .map(|f| f.device.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        "–".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The lines an example prints at the end of its run.
+pub fn console(headlines: &[HeadlineRow], claims: &[ClaimRow]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "compared with the book (this run: {}; the book: {}):",
+        devices(headlines, true),
+        devices(headlines, false)
+    )];
+    let number = |f: &Option<Found>| {
+        f.as_ref().map_or("–".into(), |f| super::format::sig3(f.value))
+    };
+    for h in headlines {
+        let at = match (&h.theirs, &h.book) {
+            (Some(t), Some(b)) if t.key == b.key && !t.key.is_empty() => {
+                format!(" ({})", t.key)
+            }
+            _ => String::new(),
+        };
+        lines.push(format!(
+            "  {}{at}: here {} {unit}, book {} {unit}: {}",
+            h.what,
+            number(&h.theirs),
+            number(&h.book),
+            h.verdict(),
+            unit = h.unit
+        ));
+    }
+    for c in claims {
+        lines.push(format!(
+            "  claim: {}: here {}; book {}",
+            c.text,
+            holds(&c.theirs),
+            holds(&c.book)
+        ));
+    }
+    lines
+}
+
+/// The comparison page, in Markdown.
+pub fn markdown(
+    headlines: &[HeadlineRow],
+    claims: &[ClaimRow],
+    theirs: &str,
+) -> String {
+    let mut md = format!(
+        "# Your GPU beside the book's\n\nYour run: `{theirs}` on {}. The book: {}.\n\n\
+         ## Headline numbers\n\n\
+         | chapter | what | unit | yours | the book's | yours vs the book's |\n\
+         |---|---|---|---|---|---|\n",
+        devices(headlines, true),
+        devices(headlines, false)
+    );
+    for h in headlines {
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            h.chapter,
+            h.what,
+            h.unit,
+            value(&h.theirs),
+            value(&h.book),
+            h.verdict()
+        ));
+    }
+    md.push_str(
+        "\n## The book's claims\n\nEach claim is a ratio (or a value) and the bound it must \
+         reach; the number in parentheses is what it came to.\n\n\
+         | chapter | claim | on your GPU | in the book |\n|---|---|---|---|\n",
+    );
+    for c in claims {
+        md.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            c.chapter,
+            c.text,
+            holds(&c.theirs),
+            holds(&c.book)
+        ));
+    }
+    md
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// The same page as a self-contained HTML file a reader can open.
+pub fn html(headlines: &[HeadlineRow], claims: &[ClaimRow], theirs: &str) -> String {
+    let row = |cells: &[String]| {
+        format!(
+            "<tr>{}</tr>\n",
+            cells.iter().map(|c| format!("<td>{}</td>", escape(c))).collect::<String>()
+        )
+    };
+    let mut h = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Your GPU beside the book's</title><style>\
+         body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}\
+         table{border-collapse:collapse;width:100%}td,th{border:1px solid #bbb;\
+         padding:4px 8px;text-align:left;font-size:15px}th{background:#eee}\
+         </style></head><body>\n<h1>Your GPU beside the book's</h1>\n",
+    );
+    h.push_str(&format!(
+        "<p>Your run: <code>{}</code> on {}. The book: {}.</p>\n<h2>Headline numbers</h2>\n\
+         <table><tr><th>chapter</th><th>what</th><th>unit</th><th>yours</th>\
+         <th>the book's</th><th>yours vs the book's</th></tr>\n",
+        escape(theirs),
+        escape(&devices(headlines, true)),
+        escape(&devices(headlines, false))
+    ));
+    for r in headlines {
+        h.push_str(&row(&[
+            r.chapter.into(),
+            r.what.into(),
+            r.unit.into(),
+            value(&r.theirs),
+            value(&r.book),
+            r.verdict(),
+        ]));
+    }
+    h.push_str(
+        "</table>\n<h2>The book's claims</h2>\n<table><tr><th>chapter</th><th>claim</th>\
+         <th>on your GPU</th><th>in the book</th></tr>\n",
+    );
+    for c in claims {
+        h.push_str(&row(&[
+            c.chapter.into(),
+            c.text.into(),
+            holds(&c.theirs),
+            holds(&c.book),
+        ]));
+    }
+    h.push_str("</table>\n</body></html>\n");
+    h
+}
+
+/// The book's own `figures/` folder, where a reader's checkout has it.
+pub fn book_figures() -> Option<PathBuf> {
+    [
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("figures"),
+        PathBuf::from("figures"),
+    ]
+    .into_iter()
+    .find(|d| d.join("data").is_dir())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_read_from_table_cells() {
+        assert_eq!(leading_number("39.7x"), Some(39.7));
+        assert_eq!(leading_number("1.94× (1.02 of copy bandwidth)"), Some(1.94));
+        assert_eq!(leading_number("2,827"), Some(2827.0));
+        assert_eq!(leading_number("-3.5"), Some(-3.5));
+        assert_eq!(leading_number("1.2e5"), Some(1.2e5));
+        assert_eq!(leading_number("–"), None);
+        assert_eq!(leading_number("yes"), None);
+        assert_eq!(leading_number(""), None);
+    }
+
+    #[test]
+    fn only_the_same_measurement_is_compared() {
+        let found = |value: f64, key: &str| {
+            Some(Found { value, key: key.into(), device: "GPU".into() })
+        };
+        let mut row = HeadlineRow {
+            chapter: "c",
+            what: "w",
+            unit: "GB/s",
+            theirs: found(2000.0, "n 1024"),
+            book: found(1000.0, "n 1024"),
+            higher_is_better: true,
+        };
+        assert_eq!(row.ratio(), Some(2.0));
+        assert_eq!(row.verdict(), "2.00× better");
+        row.higher_is_better = false;
+        assert_eq!(row.verdict(), "2.00× worse");
+        row.theirs = found(2000.0, "n 128");
+        assert_eq!(row.ratio(), None);
+        assert!(row.verdict().starts_with("not comparable"));
+        row.theirs = None;
+        assert_eq!(row.verdict(), "not measured in this run");
+    }
+}
