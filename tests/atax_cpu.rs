@@ -4,12 +4,14 @@
 use cmbook::atax::datasets::{
     bytes_moved, floor_ms, Dataset, LARGE_SQUARE, ODD_SIZES, POLYBENCH,
 };
-use cmbook::atax::device::{fused_shape, Element};
+use cmbook::atax::device::{fused_shape, AtaxFunction, AtaxKernel};
+use cmbook::atax::element::Element;
 use cmbook::atax::exercises;
 use cmbook::atax::measure::KernelVariant;
 use cmbook::atax::reference::{self, SLIDES_CLAIMS};
 use cmbook::atax::report::SLIDES_TO_OURS;
 use cmbook::harness::inputs;
+use cmbook::harness::kernels::{self, KernelName};
 
 /// y = Aᵀ(A x) the plain way, in f64.
 fn naive(a: &[f64], x: &[f64], m: usize, n: usize) -> Vec<f64> {
@@ -144,4 +146,54 @@ fn exercise_answers() {
     // A kernel slower than the copy is the one that sets the time.
     let slow = exercises::pipelined_ms(1 << 30, 50.0, 100.0, 4);
     assert!((slow - (copy / 4.0 + 100.0)).abs() < 1e-9, "{slow}");
+}
+
+/// Every typed kernel name is an entry point `kernels/atax.cu` defines for its element type
+/// (through the file's macros), and every fused instance the file defines is named.
+fn kernel_names_match_the_file<T: Element>() {
+    let source = kernels::source(cmbook::atax::KERNEL_FILE).unwrap().source;
+    let names = AtaxKernel::<T>::all();
+    let instances = format!("ATAX_ENTRY_POINTS({}, {})", T::C_NAME, T::SUFFIX);
+    assert!(source.contains(&instances), "{instances}");
+    for k in &names {
+        assert_eq!(k.file(), "atax.cu");
+        let function = k.function();
+        assert!(
+            function.starts_with("atax_") && function.ends_with(T::SUFFIX),
+            "{function}"
+        );
+        match k.function {
+            AtaxFunction::FusedRows(e) => {
+                let fused = format!(
+                    "ATAX_FUSED_ENTRY_POINT({}, {}, {e})",
+                    T::C_NAME,
+                    T::SUFFIX
+                );
+                assert!(source.contains(&fused), "{fused}");
+            }
+            f => {
+                let entry = format!("void atax_{}_##S(", f.stem());
+                assert!(source.contains(&entry), "{entry}");
+            }
+        }
+    }
+    let fused_in_file = source
+        .matches(&format!("ATAX_FUSED_ENTRY_POINT({}, {},", T::C_NAME, T::SUFFIX))
+        .count();
+    assert_eq!(fused_in_file, T::FUSED_COLUMNS_PER_THREAD.len());
+    assert_eq!(names.len(), 9 + T::FUSED_COLUMNS_PER_THREAD.len());
+}
+
+#[test]
+fn typed_kernel_names_are_the_files_entry_points() {
+    kernel_names_match_the_file::<f32>();
+    kernel_names_match_the_file::<f64>();
+    assert_eq!(
+        AtaxKernel::<f64>::new(AtaxFunction::FusedRows(8)).function(),
+        "atax_fused_rows_e8_f64"
+    );
+    assert_eq!(
+        AtaxKernel::<f32>::new(AtaxFunction::TmpThreadPerRowXConst).function(),
+        "atax_tmp_thread_per_row_x_const_f32"
+    );
 }

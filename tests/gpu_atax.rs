@@ -3,10 +3,10 @@
 //! `cargo test --release --test gpu_atax -- --ignored --test-threads=1`.
 
 use cmbook::atax::datasets::{Dataset, ODD_SIZES};
-use cmbook::atax::device::{Element, Kernels};
-use cmbook::atax::measure::{
-    self, DeviceProblem, HostProblem, KernelVariant, Plans, Strategy,
-};
+use cmbook::atax::device::{Kernels, TmpKernel};
+use cmbook::atax::element::{address, Element};
+use cmbook::atax::measure::kernels::DeviceProblem;
+use cmbook::atax::measure::{self, HostProblem, KernelVariant, Plans, Strategy};
 use cmbook::harness::Gpu;
 
 fn open() -> Gpu {
@@ -90,12 +90,11 @@ fn an_unwritten_y_is_caught() {
     gpu.poison(&mut dev.y).unwrap();
     // Kernel 1 only: y keeps its poison and must be reported.
     let s = gpu.stream.clone();
-    let addr =
-        |b: &cudarc::driver::CudaSlice<f32>| cmbook::atax::device::address(b, &s);
+    let addr = |b: &cudarc::driver::CudaSlice<f32>| address(b, &s);
     unsafe {
         k.launch_tmp(
             &s,
-            cmbook::atax::device::TmpKernel::WarpPerRow,
+            TmpKernel::WarpPerRow,
             addr(&dev.a),
             addr(&dev.x),
             addr(&dev.tmp),

@@ -4,8 +4,9 @@
 
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{Gpu, L2};
-use cmbook::tiling::gemm::{self, Kernels, Operands, Reference};
+use cmbook::tiling::device::{self, Kernels, Operands};
 use cmbook::tiling::model::Step;
+use cmbook::tiling::reference::Reference;
 
 fn open() -> (Gpu, Kernels) {
     let gpu = Gpu::open(true).unwrap_or_else(|e| panic!("{e}"));
@@ -35,7 +36,7 @@ fn every_step_matches_the_cpu_at_odd_sizes() {
             "small sizes are checked on every row"
         );
         for step in Step::ALL {
-            gemm::verify(&gpu, &kernels, step, &mut ops, &reference)
+            device::verify_then_time(&gpu, &kernels, step, &mut ops, &reference, &[])
                 .unwrap_or_else(|e| panic!("{e:#}"));
         }
     }
@@ -52,19 +53,30 @@ fn a_result_never_written_is_caught() {
     let full_n = ops.n;
     ops.n = 1;
     ops.m = 1;
-    gemm::launch(&kernels, Step::Naive, &gpu.stream, &mut ops).unwrap();
+    device::launch(&kernels, Step::Naive, &gpu.stream, &mut ops).unwrap();
     ops.n = full_n;
     ops.m = 33;
     let got = gpu.stream.clone_dtoh(&ops.c).unwrap();
     assert!(got[1..].iter().all(|x| x.is_nan()), "poison is NaN");
-    // And verify() itself poisons before it launches: a correct kernel passes right after.
-    gemm::verify(&gpu, &kernels, Step::Tiled16, &mut ops, &reference).unwrap();
+    // And verify_then_time() itself poisons before it launches: a correct kernel passes
+    // right after.
+    device::verify_then_time(&gpu, &kernels, Step::Tiled16, &mut ops, &reference, &[])
+        .unwrap();
     let wrong = Reference {
         rows: reference.rows.clone(),
         values: reference.values.iter().map(|v| v + 1.0).collect(),
     };
-    let err =
-        gemm::verify(&gpu, &kernels, Step::Tiled16, &mut ops, &wrong).unwrap_err();
+    // A failed check is an error, and nothing is timed after it.
+    let plan = Plan::new(1, 2, L2::Warm);
+    let err = device::verify_then_time(
+        &gpu,
+        &kernels,
+        Step::Tiled16,
+        &mut ops,
+        &wrong,
+        &[plan],
+    )
+    .unwrap_err();
     assert!(format!("{err}").contains("verification FAILED"), "{err}");
 }
 
@@ -75,12 +87,18 @@ fn occupancy_and_timing_are_sane() {
     let mut ops = Operands::new(&gpu, (512, 512, 512), 5).unwrap();
     let reference = Reference::for_operands(&ops, 1);
     for step in Step::ALL {
-        gemm::verify(&gpu, &kernels, step, &mut ops, &reference).unwrap();
-        let stats =
-            gemm::measure(&gpu, &kernels, step, &mut ops, Plan::new(1, 2, L2::Cold))
-                .unwrap();
-        assert!(stats.min_ms > 0.0);
-        match gemm::occupancy(&kernels, step).unwrap() {
+        let plan = Plan::new(1, 2, L2::Cold);
+        let verified = device::verify_then_time(
+            &gpu,
+            &kernels,
+            step,
+            &mut ops,
+            &reference,
+            &[plan],
+        )
+        .unwrap();
+        assert!(verified.time().min_ms > 0.0);
+        match device::occupancy(&kernels, step).unwrap() {
             None => assert_eq!(step, Step::Cublas),
             Some(o) => {
                 assert!(o.blocks_per_sm >= 1, "{step:?}: {o:?}");
@@ -94,5 +112,13 @@ fn occupancy_and_timing_are_sane() {
     let mut big = Operands::new(&gpu, (2048, 2048, 1024), 9).unwrap();
     let sampled = Reference::for_operands(&big, 2);
     assert!(sampled.rows.len() < 2048);
-    gemm::verify(&gpu, &kernels, Step::QuadDoubleBuffer, &mut big, &sampled).unwrap();
+    device::verify_then_time(
+        &gpu,
+        &kernels,
+        Step::QuadDoubleBuffer,
+        &mut big,
+        &sampled,
+        &[],
+    )
+    .unwrap();
 }

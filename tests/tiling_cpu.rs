@@ -2,16 +2,20 @@
 //! brute-force execution, the three forms of `D[i] += B[j][i]`, the matrix-multiply model,
 //! the CPU reference, the exercises, and the report writers. No GPU needed.
 
-use cmbook::harness::record::{self, Meta};
+use cmbook::chapters;
+use cmbook::harness::blas::sample_rows;
+use cmbook::harness::record;
+use cmbook::harness::run::{self, CommonArgs, Needs};
 use cmbook::harness::{inputs, Stats};
 use cmbook::tiling::exercises::{legal_orders, smallest_square_tile};
-use cmbook::tiling::gemm::{reference_rows, sample_rows};
 use cmbook::tiling::legality::{
     all_orders, check_order, fully_permutable, lecture_nest_1, lecture_nest_2,
     lex_sign, run_nest, BadNest, Verdict,
 };
+use cmbook::tiling::loop_permutation::{self, Settings};
 use cmbook::tiling::model::{self, Step};
-use cmbook::tiling::report::{self, MatmulResults, StepResult};
+use cmbook::tiling::reference::reference_rows;
+use cmbook::tiling::tiled_matmul::{self, measure::StepResult};
 use cmbook::tiling::{strip, traversal};
 use std::cmp::Ordering;
 
@@ -175,7 +179,7 @@ fn model_predictions() {
     assert_eq!(Step::Tiled32.grid(1000, 1003), (32, 32));
     assert_eq!(Step::Regs8x8.grid(127, 129), (2, 1));
     for s in Step::ALL {
-        assert_eq!(s.function().is_none(), s == Step::Cublas);
+        assert_eq!(s.kernel().is_none(), s == Step::Cublas);
     }
     assert_eq!(model::flops(2, 3, 4), 48.0);
     assert!(model::tolerance(4096).abs > model::tolerance(131).abs);
@@ -225,18 +229,30 @@ fn stats(ms: f64) -> Stats {
     Stats { median_ms: ms, min_ms: ms * 0.9, max_ms: ms * 1.1, mean_ms: ms, reps: 3 }
 }
 
+/// A run of `chapter` on the CPU alone, writing into `dir`: what the reports need.
+fn cpu_run(chapter: &'static chapters::Chapter, dir: &std::path::Path) -> run::Run {
+    let common = CommonArgs {
+        out: Some(dir.to_path_buf()),
+        quick: true,
+        reps: Some(1),
+        seed: 1,
+    };
+    run::start(chapter, Needs::Cpu, &common).unwrap()
+}
+
 #[test]
 fn reports_are_written_with_provenance() {
     let dir =
         std::env::temp_dir().join(format!("tiling-report-{}", std::process::id()));
-    let meta = Meta::for_cpu("test");
-    let t = traversal::measure(16, 1, 256).unwrap();
-    report::write_traversal(&dir, &meta, &[t]).unwrap();
-    let sweep =
-        strip::measure(strip::Problem { m: 2, n: 256, strips: vec![16, 256] }, 1, 1)
-            .unwrap();
-    report::write_strip(&dir, &meta, &sweep).unwrap();
-    report::write_predictions(&dir, &meta).unwrap();
+    let cpu = cpu_run(&chapters::LOOP_PERMUTATION, &dir);
+    let settings = Settings {
+        sides: vec![16],
+        min_elements: 256,
+        strip: strip::Problem { m: 2, n: 256, strips: vec![16, 256] },
+    };
+    let measured = loop_permutation::measure(&cpu, &settings).unwrap();
+    assert_eq!((measured.traversal.len(), measured.strip.points.len()), (1, 2));
+    loop_permutation::report(&cpu, &measured).unwrap();
     let steps = Step::ALL
         .iter()
         .enumerate()
@@ -246,8 +262,10 @@ fn reports_are_written_with_provenance() {
             stats: stats(10.0 - i as f64),
         })
         .collect();
-    let results = MatmulResults { size: (64, 64, 64), steps, verified: vec![] };
-    let lines = report::write_matmul(&dir, &meta, &results).unwrap();
+    let results =
+        tiled_matmul::measure::Results { size: (64, 64, 64), steps, verified: vec![] };
+    tiled_matmul::report(&cpu_run(&chapters::TILED_MATMUL, &dir), &results).unwrap();
+    let lines = tiled_matmul::report::summary_lines(&results).unwrap();
     assert!(lines.last().unwrap().contains("target"), "{lines:?}");
     for stem in ["tiling-traversal", "tiling-strip", "tiling-matmul"] {
         let rec =

@@ -1,153 +1,131 @@
-//! The element types, the kernels of `kernels/atax.cu` and cuBLAS, and how each is launched.
+//! The kernels of `kernels/atax.cu` and cuBLAS, named by type, and how each is launched.
 //!
 //! Launches take device addresses (`CUdeviceptr`) rather than slices, because the same kernels
 //! run on device buffers, on row chunks of them (the streamed versions) and on managed memory;
 //! every launch function states the lengths its addresses must hold.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemv, GemvConfig};
+use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, GemvConfig};
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{
-    CudaFunction, CudaModule, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
-    PushKernelArg, ValidAsZeroBits,
-};
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
-use crate::harness::kernels::Module;
-use crate::harness::{inputs, Gpu};
-
+use super::element::{Element, RawView};
 use super::KERNEL_FILE;
+use crate::harness::blas::open_blas;
+use crate::harness::kernels::{KernelName, KernelTable};
+use crate::harness::Gpu;
 
-/// `float` or `double`.
-pub trait Element:
-    DeviceRepr
-    + ValidAsZeroBits
-    + Copy
-    + Default
-    + Into<f64>
-    + Send
-    + Sync
-    + std::fmt::Debug
-    + 'static
-{
-    /// The suffix of the kernels' names, `f32` or `f64`.
-    const SUFFIX: &'static str;
-    /// The C name, for tables.
-    const C_NAME: &'static str;
-    const BYTES: usize;
-    /// Machine epsilon.
-    const EPS: f64;
-    /// The columns-per-thread instances of the fused kernel (see `kernels/atax.cu`).
-    const FUSED_COLUMNS_PER_THREAD: &'static [u32];
-    /// Bytes of `__constant__` x the kernel file declares room for, in elements.
-    const X_CONST_CAPACITY: usize;
-    fn random(n: usize, seed: u64) -> Vec<Self>;
-    fn one() -> Self;
-    /// `y = op(A) x` with cuBLAS.
-    ///
-    /// # Safety
-    /// The addresses must hold what `cfg` describes.
-    unsafe fn gemv(
-        blas: &CudaBlas,
-        cfg: GemvConfig<Self>,
-        a: &RawView<Self>,
-        x: &RawView<Self>,
-        y: &mut RawView<Self>,
-    ) -> anyhow::Result<()>;
+/// The functions of `kernels/atax.cu`, each defined once per element type as
+/// `atax_<stem>_<f32|f64>` (see [`AtaxKernel`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AtaxFunction {
+    /// The slides' kernel 1: one thread per row of A.
+    TmpThreadPerRow,
+    /// The slides' kernel 2: one thread per column of A.
+    YThreadPerCol,
+    /// Kernel 1 reading x from `__constant__` memory.
+    TmpThreadPerRowXConst,
+    /// Aᵀ through a padded shared tile.
+    TransposeTileShared,
+    /// Kernel 1 on Aᵀ: one thread per row of A, coalesced.
+    TmpFromTransposed,
+    /// Kernel 1 with a warp per row.
+    TmpWarpPerRow,
+    /// Kernel 1 with 32 × 32 tiles of A in shared memory.
+    TmpTileShared,
+    /// Kernel 2 with 32-row slices of tmp in shared memory.
+    YTileShared,
+    /// The sum of the fused kernel's partial y, in block order.
+    ReducePartials,
+    /// The fused pass with this many columns per thread (`fused_rows_e<E>`).
+    FusedRows(u32),
 }
 
-impl Element for f32 {
-    const SUFFIX: &'static str = "f32";
-    const C_NAME: &'static str = "float";
-    const BYTES: usize = 4;
-    const EPS: f64 = f32::EPSILON as f64;
-    const FUSED_COLUMNS_PER_THREAD: &'static [u32] = &[1, 2, 4, 8, 16];
-    const X_CONST_CAPACITY: usize = 16384;
-    fn random(n: usize, seed: u64) -> Vec<Self> {
-        inputs::random_f32(n, seed)
+impl AtaxFunction {
+    /// Every function defined for `T`: the fused pass once per instance `T` declares.
+    pub fn all<T: Element>() -> Vec<Self> {
+        let mut all = vec![
+            Self::TmpThreadPerRow,
+            Self::YThreadPerCol,
+            Self::TmpThreadPerRowXConst,
+            Self::TransposeTileShared,
+            Self::TmpFromTransposed,
+            Self::TmpWarpPerRow,
+            Self::TmpTileShared,
+            Self::YTileShared,
+            Self::ReducePartials,
+        ];
+        all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedRows(e)));
+        all
     }
-    fn one() -> Self {
-        1.0
-    }
-    unsafe fn gemv(
-        blas: &CudaBlas,
-        cfg: GemvConfig<Self>,
-        a: &RawView<Self>,
-        x: &RawView<Self>,
-        y: &mut RawView<Self>,
-    ) -> anyhow::Result<()> {
-        Ok(blas.gemv(cfg, a, x, y)?)
-    }
-}
 
-impl Element for f64 {
-    const SUFFIX: &'static str = "f64";
-    const C_NAME: &'static str = "double";
-    const BYTES: usize = 8;
-    const EPS: f64 = f64::EPSILON;
-    const FUSED_COLUMNS_PER_THREAD: &'static [u32] = &[1, 2, 4, 8];
-    const X_CONST_CAPACITY: usize = 8192;
-    fn random(n: usize, seed: u64) -> Vec<Self> {
-        inputs::random_f64(n, seed)
-    }
-    fn one() -> Self {
-        1.0
-    }
-    unsafe fn gemv(
-        blas: &CudaBlas,
-        cfg: GemvConfig<Self>,
-        a: &RawView<Self>,
-        x: &RawView<Self>,
-        y: &mut RawView<Self>,
-    ) -> anyhow::Result<()> {
-        Ok(blas.gemv(cfg, a, x, y)?)
+    /// The name between `atax_` and the element suffix.
+    pub fn stem(self) -> String {
+        match self {
+            Self::TmpThreadPerRow => "tmp_thread_per_row".into(),
+            Self::YThreadPerCol => "y_thread_per_col".into(),
+            Self::TmpThreadPerRowXConst => "tmp_thread_per_row_x_const".into(),
+            Self::TransposeTileShared => "transpose_tile_shared".into(),
+            Self::TmpFromTransposed => "tmp_from_transposed".into(),
+            Self::TmpWarpPerRow => "tmp_warp_per_row".into(),
+            Self::TmpTileShared => "tmp_tile_shared".into(),
+            Self::YTileShared => "y_tile_shared".into(),
+            Self::ReducePartials => "reduce_partials".into(),
+            Self::FusedRows(e) => format!("fused_rows_e{e}"),
+        }
     }
 }
 
-/// A device address and a length, for cuBLAS (which wants something that is `DevicePtr`).
-pub struct RawView<T> {
-    pub ptr: CUdeviceptr,
-    pub len: usize,
-    pub stream: Arc<CudaStream>,
-    marker: std::marker::PhantomData<T>,
+/// A function of `kernels/atax.cu` in the element type `T`: `atax_<stem>_<T::SUFFIX>`. A
+/// table of `AtaxKernel<f32>` holds the float kernels only, so a float launch cannot pick a
+/// double kernel.
+pub struct AtaxKernel<T> {
+    pub function: AtaxFunction,
+    element: PhantomData<fn() -> T>,
 }
 
-impl<T> RawView<T> {
-    pub fn new(ptr: CUdeviceptr, len: usize, stream: &Arc<CudaStream>) -> Self {
-        Self { ptr, len, stream: stream.clone(), marker: std::marker::PhantomData }
+impl<T> AtaxKernel<T> {
+    pub const fn new(function: AtaxFunction) -> Self {
+        Self { function, element: PhantomData }
     }
 }
 
-impl<T> cudarc::driver::DeviceSlice<T> for RawView<T> {
-    fn len(&self) -> usize {
-        self.len
+// By hand, not derived: a derive would ask the same of T (and f32 is neither Eq nor Hash).
+impl<T> Clone for AtaxKernel<T> {
+    fn clone(&self) -> Self {
+        *self
     }
-    fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
+}
+impl<T> Copy for AtaxKernel<T> {}
+impl<T> PartialEq for AtaxKernel<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.function == other.function
+    }
+}
+impl<T> Eq for AtaxKernel<T> {}
+impl<T> std::hash::Hash for AtaxKernel<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.function.hash(state)
+    }
+}
+impl<T> std::fmt::Debug for AtaxKernel<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AtaxKernel({:?})", self.function)
     }
 }
 
-impl<T> DevicePtr<T> for RawView<T> {
-    fn device_ptr<'a>(
-        &'a self,
-        _stream: &'a CudaStream,
-    ) -> (CUdeviceptr, cudarc::driver::SyncOnDrop<'a>) {
-        (self.ptr, cudarc::driver::SyncOnDrop::Sync(None))
+impl<T: Element> KernelName for AtaxKernel<T> {
+    fn all() -> Vec<Self> {
+        AtaxFunction::all::<T>().into_iter().map(Self::new).collect()
     }
-}
-
-impl<T> cudarc::driver::DevicePtrMut<T> for RawView<T> {
-    fn device_ptr_mut<'a>(
-        &'a mut self,
-        _stream: &'a CudaStream,
-    ) -> (CUdeviceptr, cudarc::driver::SyncOnDrop<'a>) {
-        (self.ptr, cudarc::driver::SyncOnDrop::Sync(None))
+    fn file(self) -> &'static str {
+        KERNEL_FILE
     }
-}
-
-/// The device address of `buf` (a `CudaSlice`, a view or managed memory).
-pub fn address<T, B: DevicePtr<T>>(buf: &B, stream: &CudaStream) -> CUdeviceptr {
-    buf.device_ptr(stream).0
+    fn function(self) -> String {
+        format!("atax_{}_{}", self.function.stem(), T::SUFFIX)
+    }
 }
 
 /// Threads per block of the one-thread-per-row/column kernels and of the warp-per-row kernel.
@@ -172,47 +150,24 @@ pub fn fused_shape(n: usize, instances: &[u32]) -> Option<FusedShape> {
 
 /// The kernels of `kernels/atax.cu` for one element type, and cuBLAS.
 pub struct Kernels<T: Element> {
-    pub module: Arc<CudaModule>,
-    tmp_thread_per_row: CudaFunction,
-    y_thread_per_col: CudaFunction,
-    tmp_x_const: CudaFunction,
-    transpose: CudaFunction,
-    tmp_from_transposed: CudaFunction,
-    tmp_warp_per_row: CudaFunction,
-    tmp_tile: CudaFunction,
-    y_tile: CudaFunction,
-    reduce_partials: CudaFunction,
-    fused: Vec<(u32, CudaFunction)>,
+    pub table: KernelTable<AtaxKernel<T>>,
     pub blas: CudaBlas,
     pub sms: u32,
-    marker: std::marker::PhantomData<T>,
 }
 
 impl<T: Element> Kernels<T> {
-    /// Compiles (once per call) and loads the file, and makes a cuBLAS handle on the timing stream.
+    /// Compiles and loads the file's `T` kernels, and opens cuBLAS on the timing stream.
     pub fn load(gpu: &Gpu) -> anyhow::Result<Self> {
-        let module: Module = gpu.load(KERNEL_FILE)?;
-        let f = |name: &str| module.function(&format!("atax_{name}_{}", T::SUFFIX));
-        let fused = T::FUSED_COLUMNS_PER_THREAD
-            .iter()
-            .map(|&e| Ok((e, f(&format!("fused_rows_e{e}"))?)))
-            .collect::<anyhow::Result<_>>()?;
         Ok(Self {
-            tmp_thread_per_row: f("tmp_thread_per_row")?,
-            y_thread_per_col: f("y_thread_per_col")?,
-            tmp_x_const: f("tmp_thread_per_row_x_const")?,
-            transpose: f("transpose_tile_shared")?,
-            tmp_from_transposed: f("tmp_from_transposed")?,
-            tmp_warp_per_row: f("tmp_warp_per_row")?,
-            tmp_tile: f("tmp_tile_shared")?,
-            y_tile: f("y_tile_shared")?,
-            reduce_partials: f("reduce_partials")?,
-            fused,
-            blas: CudaBlas::new(gpu.stream.clone())?,
+            table: KernelTable::load(gpu)?,
+            blas: open_blas(gpu)?,
             sms: gpu.info.sms as u32,
-            module: module.module,
-            marker: std::marker::PhantomData,
         })
+    }
+
+    /// The compiled `T` instance of `function`.
+    pub fn function(&self, function: AtaxFunction) -> &CudaFunction {
+        self.table.get(AtaxKernel::new(function))
     }
 
     /// The fused kernel's shape for `n` columns, if an instance covers it.
@@ -239,12 +194,7 @@ impl<T: Element> Kernels<T> {
     }
 
     fn fused_function(&self, shape: FusedShape) -> &CudaFunction {
-        &self
-            .fused
-            .iter()
-            .find(|(e, _)| *e == shape.columns_per_thread)
-            .expect("every instance is loaded")
-            .1
+        self.function(AtaxFunction::FusedRows(shape.columns_per_thread))
     }
 
     /// Copies `x` (at most [`Element::X_CONST_CAPACITY`] elements) into `__constant__` memory.
@@ -259,12 +209,7 @@ impl<T: Element> Kernels<T> {
             x.len(),
             T::X_CONST_CAPACITY
         );
-        let mut symbol = self.module.get_global("x_const", stream)?;
-        // SAFETY: the symbol is 64 KB, X_CONST_CAPACITY elements of T; x is no longer.
-        let mut view = unsafe { symbol.transmute_mut::<T>(x.len()) }
-            .ok_or_else(|| anyhow::anyhow!("x_const is too small"))?;
-        stream.memcpy_htod(x, &mut view)?;
-        Ok(())
+        self.table.module(KERNEL_FILE).set_constant(stream, "x_const", x)
     }
 }
 
@@ -325,7 +270,7 @@ impl<T: Element> Kernels<T> {
         let (m32, n32) = dims(m, n)?;
         match kernel {
             TmpKernel::ThreadPerRow => s
-                .launch_builder(&self.tmp_thread_per_row)
+                .launch_builder(self.function(AtaxFunction::TmpThreadPerRow))
                 .arg(&a)
                 .arg(&x)
                 .arg(&tmp)
@@ -333,14 +278,14 @@ impl<T: Element> Kernels<T> {
                 .arg(&n32)
                 .launch(grid_1d(m, BLOCK)?)?,
             TmpKernel::ThreadPerRowXConst => s
-                .launch_builder(&self.tmp_x_const)
+                .launch_builder(self.function(AtaxFunction::TmpThreadPerRowXConst))
                 .arg(&a)
                 .arg(&tmp)
                 .arg(&m32)
                 .arg(&n32)
                 .launch(grid_1d(m, BLOCK)?)?,
             TmpKernel::FromTransposed => s
-                .launch_builder(&self.tmp_from_transposed)
+                .launch_builder(self.function(AtaxFunction::TmpFromTransposed))
                 .arg(&a)
                 .arg(&x)
                 .arg(&tmp)
@@ -348,7 +293,7 @@ impl<T: Element> Kernels<T> {
                 .arg(&n32)
                 .launch(grid_1d(m, BLOCK)?)?,
             TmpKernel::WarpPerRow => s
-                .launch_builder(&self.tmp_warp_per_row)
+                .launch_builder(self.function(AtaxFunction::TmpWarpPerRow))
                 .arg(&a)
                 .arg(&x)
                 .arg(&tmp)
@@ -361,7 +306,7 @@ impl<T: Element> Kernels<T> {
                     block_dim: (32, 8, 1),
                     shared_mem_bytes: 0,
                 };
-                s.launch_builder(&self.tmp_tile)
+                s.launch_builder(self.function(AtaxFunction::TmpTileShared))
                     .arg(&a)
                     .arg(&x)
                     .arg(&tmp)
@@ -389,7 +334,7 @@ impl<T: Element> Kernels<T> {
         let (m32, n32) = dims(m, n)?;
         match kernel {
             YKernel::ThreadPerCol => s
-                .launch_builder(&self.y_thread_per_col)
+                .launch_builder(self.function(AtaxFunction::YThreadPerCol))
                 .arg(&a)
                 .arg(&tmp)
                 .arg(&y)
@@ -402,7 +347,7 @@ impl<T: Element> Kernels<T> {
                     block_dim: (32, 8, 1),
                     shared_mem_bytes: 0,
                 };
-                s.launch_builder(&self.y_tile)
+                s.launch_builder(self.function(AtaxFunction::YTileShared))
                     .arg(&a)
                     .arg(&tmp)
                     .arg(&y)
@@ -435,7 +380,7 @@ impl<T: Element> Kernels<T> {
             block_dim: (32, 8, 1),
             shared_mem_bytes: 0,
         };
-        s.launch_builder(&self.transpose)
+        s.launch_builder(self.function(AtaxFunction::TransposeTileShared))
             .arg(&a)
             .arg(&at)
             .arg(&m32)
@@ -444,7 +389,6 @@ impl<T: Element> Kernels<T> {
         Ok(())
     }
 
-    // ANCHOR: launch_fused
     /// Enqueues the fused pass over the `m` × `n` rows at `a` with `blocks` blocks; block b
     /// writes row b of `partials` (n elements each).
     ///
@@ -496,7 +440,7 @@ impl<T: Element> Kernels<T> {
             block_dim: (32, 32, 1),
             shared_mem_bytes: 0,
         };
-        s.launch_builder(&self.reduce_partials)
+        s.launch_builder(self.function(AtaxFunction::ReducePartials))
             .arg(&partials)
             .arg(&y)
             .arg(&blocks)
@@ -504,7 +448,6 @@ impl<T: Element> Kernels<T> {
             .launch(cfg)?;
         Ok(())
     }
-    // ANCHOR_END: launch_fused
 
     /// Enqueues cuBLAS's two gemv calls on the timing stream. Row-major A (m × n) is, read
     /// column-major, Aᵀ with leading dimension n: A·x is `CUBLAS_OP_T` on it, Aᵀ·tmp is `CUBLAS_OP_N`.

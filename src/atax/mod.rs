@@ -5,7 +5,8 @@
 //!   the bytes each variant must move (the floor times the chapter predicts);
 //! * [`reference`]: the CPU reference (double accumulation), the tolerance, and the slides'
 //!   claims (Testoni & Chiarabini);
-//! * [`device`]: the element types, the kernels of `kernels/atax.cu` and cuBLAS, and how each is
+//! * [`element`]: the element types (`float`, `double`) and device addresses for cuBLAS;
+//! * [`device`]: the kernels of `kernels/atax.cu`, named by type, and cuBLAS, and how each is
 //!   launched;
 //! * [`measure`]: every kernel variant and every host strategy, verified then timed;
 //! * [`report`]: the chapter's figures and tables, computed from the results;
@@ -13,10 +14,14 @@
 
 pub mod datasets;
 pub mod device;
+pub mod element;
 pub mod exercises;
 pub mod measure;
 pub mod reference;
 pub mod report;
+
+pub use measure::{measure, Settings, CEILING_MIB, SIDE};
+pub use report::report;
 
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "atax.cu";

@@ -1,46 +1,19 @@
-//! The chapter's figures and tables, computed from the measurements alone.
+//! The chapter's figures and tables, computed from the measurements alone, and the console
+//! summary.
 
-use std::path::Path;
-
-use crate::harness::plot::{self, Point, Spec};
-use crate::harness::record::{self, Meta};
-use crate::harness::Stats;
+use crate::harness::format::{ratio, us};
+use crate::harness::plot::{Point, Spec};
+use crate::harness::{Run, Stats};
 
 use super::datasets::{floor_ms, Dataset, LARGE_SQUARE};
-use super::measure::{EndToEndResult, KernelResult, KernelVariant, Skipped, Strategy};
+use super::measure::{
+    EndToEndResult, KernelResult, KernelVariant, Results, Strategy, Transfer,
+};
 use super::reference::SLIDES_CLAIMS;
 
-/// Pinned and pageable host-to-device copies of A alone.
-#[derive(Debug, Clone)]
-pub struct Transfer {
-    pub d: Dataset,
-    pub elem: &'static str,
-    pub bytes: u64,
-    pub pinned: Stats,
-    pub pageable: Stats,
-}
-
-/// Everything one run measured.
-#[derive(Debug, Clone)]
-pub struct Results {
-    /// Copy kernel bandwidth (read + write, GB/s, median), L2 cold, and the bytes it copied.
-    pub copy_gbps: f64,
-    pub copy_bytes: usize,
-    pub transfers: Vec<Transfer>,
-    pub kernels: Vec<KernelResult>,
-    pub end_to_end: Vec<EndToEndResult>,
-    pub skipped: Vec<Skipped>,
-    /// Verifications at the odd sizes (kernels and strategies).
-    pub odd_checks: usize,
-}
-
-fn us(ms: f64) -> String {
-    format!("{:.1}", ms * 1e3)
-}
-
-fn ratio(x: f64) -> String {
-    format!("{x:.2}")
-}
+/// The `l2` key of what ran after the copies of A.
+const AFTER_COPY: &str =
+    "warm (the copies of A just wrote it; the part that fits stays in L2)";
 
 fn key(d: &Dataset, elem: &str) -> String {
     format!("{} {}", d.name, elem)
@@ -155,16 +128,36 @@ pub const SLIDES_TO_OURS: [(&str, Strategy); 5] = [
     ("CUDA Streams (no OPT)", Strategy::StreamsThreadPerRow),
 ];
 
-/// Writes every figure and table; returns one summary line per target.
-pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<String>> {
-    let cold = meta.clone().with("l2", "cold");
-    let warm = meta.clone().with("l2", "warm");
-    let after_copy = meta.clone().with(
-        "l2",
-        "warm (the copies of A just wrote it; the part that fits stays in L2)",
+/// Writes every figure and table of the chapter and prints the summary: one line per target
+/// and the number of checks behind them.
+pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
+    ceilings_table(run, r)?;
+    kernels_table(run, r)?;
+    end_to_end_table(run, r)?;
+    slides_table(run, r)?;
+    let targets = targets_table(run, r)?;
+    playbook_table(run, r)?;
+    skipped_table(run, r)?;
+    speedup_figure(run, r)?;
+    breakdown_figure(run, r)?;
+    bandwidth_figure(run, r)?;
+    for t in &targets {
+        println!(
+            "target: {} — required {}, measured {}, met: {}",
+            t.target, t.required, t.measured, t.met
+        );
+    }
+    println!(
+        "{} checks at odd sizes, {} kernel and {} end-to-end measurements",
+        r.odd_checks,
+        r.kernels.len(),
+        r.end_to_end.len()
     );
+    Ok(())
+}
 
-    // Ceilings.
+/// `atax-ceilings`: the copy kernel and the copies of A, measured in the same run.
+fn ceilings_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let mut ceilings = vec![CeilingRow {
         quantity: format!(
             "device copy kernel, {} MiB, L2 cold (read + write)",
@@ -183,17 +176,12 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             value: format!("{:.1} / {:.1} GB/s", gbps(&t.pinned), gbps(&t.pageable)),
         });
     }
-    record::write_table(
-        dir,
-        "atax-ceilings",
-        &meta
-            .clone()
-            .with("title", "Ceilings measured in the same run")
-            .with("l2", "cold for the copy kernel"),
-        &ceilings,
-    )?;
+    let title = "Ceilings measured in the same run";
+    run.table("atax-ceilings", title, &[("l2", "cold for the copy kernel")], &ceilings)
+}
 
-    // Kernels.
+/// `atax-kernels`: every kernel variant, A on the device, L2 warm and cold.
+fn kernels_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let kernel_rows: Vec<KernelRow> = r
         .kernels
         .iter()
@@ -211,22 +199,18 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
                 warm_max_us: us(w.max_ms),
                 cold_median_us: us(c.median_ms),
                 slides_mean_us: us(s.mean_ms),
-                cold_fraction_of_copy: ratio(floor / c.median_ms),
+                cold_fraction_of_copy: ratio(floor, c.median_ms),
                 worst_rel_err: format!("{:.1e}", k.check.max_rel_err),
             })
         })
         .collect();
-    record::write_table(
-        dir,
-        "atax-kernels",
-        &meta
-            .clone()
-            .with("title", "Kernel times, A already on the device (L2 warm and cold)")
-            .with("l2", "warm and cold (both columns)"),
-        &kernel_rows,
-    )?;
+    let title = "Kernel times, A already on the device (L2 warm and cold)";
+    let l2 = [("l2", "warm and cold (both columns)")];
+    run.table("atax-kernels", title, &l2, &kernel_rows)
+}
 
-    // End to end.
+/// `atax-end-to-end`: every host strategy with its transfers.
+fn end_to_end_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let e2e_rows: Vec<EndToEndRow> = r
         .end_to_end
         .iter()
@@ -235,7 +219,7 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             let (sp, sp_slides) = r.e2e_speedup(e.d.name, e.elem, e.strategy)?;
             let copy = r
                 .transfer(e.d.name, e.elem)
-                .map(|t| ratio(m.median_ms / t.pinned.median_ms))
+                .map(|t| ratio(m.median_ms, t.pinned.median_ms))
                 .unwrap_or_else(|| "—".into());
             Some(EndToEndRow {
                 dataset: e.d.label(),
@@ -245,23 +229,19 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
                 min_ms: format!("{:.3}", m.min_ms),
                 max_ms: format!("{:.3}", m.max_ms),
                 slides_mean_ms: format!("{:.3}", s.mean_ms),
-                speedup_median: ratio(sp),
-                speedup_slides_method: ratio(sp_slides),
+                speedup_median: ratio(sp, 1.0),
+                speedup_slides_method: ratio(sp_slides, 1.0),
                 over_pinned_copy_of_a: copy,
             })
         })
         .collect();
-    record::write_table(
-        dir,
-        "atax-end-to-end",
-        &after_copy.clone().with(
-            "title",
-            "End to end: copies in, kernels, y back; speedup over pageable + baseline",
-        ),
-        &e2e_rows,
-    )?;
+    let title =
+        "End to end: copies in, kernels, y back; speedup over pageable + baseline";
+    run.table("atax-end-to-end", title, &[("l2", AFTER_COPY)], &e2e_rows)
+}
 
-    // The slides' claims next to ours.
+/// `atax-slides`: the slides' claims next to our speedups.
+fn slides_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let mut slides_rows = Vec::new();
     for (technique, ours) in SLIDES_TO_OURS {
         let claim = SLIDES_CLAIMS
@@ -278,8 +258,8 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
                     .zip(r.kernel(d.name, elem, KernelVariant::Tiled))
                     .map(|(b, t)| {
                         ratio(
-                            b.times.as_ref().unwrap().0.median_ms
-                                / t.times.as_ref().unwrap().0.median_ms,
+                            b.times.as_ref().unwrap().0.median_ms,
+                            t.times.as_ref().unwrap().0.median_ms,
                         )
                     })
                     .unwrap_or_else(|| "—".into()),
@@ -290,20 +270,25 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
                 our_strategy: ours.name(),
                 dataset: key(&d, elem),
                 slides_claim: if d.name == "EXTRALARGE" && elem == "double" {
-                    claim.map(ratio).unwrap_or_default()
+                    claim.map(|c| ratio(c, 1.0)).unwrap_or_default()
                 } else {
                     "—".into()
                 },
-                ours_median: ratio(sp),
-                ours_slides_method: ratio(sp_slides),
+                ours_median: ratio(sp, 1.0),
+                ours_slides_method: ratio(sp_slides, 1.0),
                 ours_kernels_only: kernels_only,
             });
         }
     }
-    record::write_table(dir, "atax-slides", &after_copy.clone().with("title", "The slides' speedups (EXTRALARGE, double) next to ours, end to end over pageable + baseline"), &slides_rows)?;
+    let title =
+        "The slides' speedups (EXTRALARGE, double) next to ours, end to end over \
+                 pageable + baseline";
+    run.table("atax-slides", title, &[("l2", AFTER_COPY)], &slides_rows)
+}
 
-    // Targets.
-    let mut lines = Vec::new();
+/// `atax-targets`: the chapter's three targets, each computed from the results; returns them
+/// for the console.
+fn targets_table(run: &Run, r: &Results) -> anyhow::Result<Vec<TargetRow>> {
     let mut targets = Vec::new();
     let big = LARGE_SQUARE.name;
     if let (Some(f), Some(c)) = (
@@ -374,26 +359,17 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             });
         }
     }
-    for t in &targets {
-        lines.push(format!(
-            "target: {} — required {}, measured {}, met: {}",
-            t.target, t.required, t.measured, t.met
-        ));
-    }
-    record::write_table(
-        dir,
-        "atax-targets",
-        &meta
-            .clone()
-            .with("title", "The chapter's targets")
-            .with("l2", "as stated per row"),
-        &targets,
-    )?;
+    let l2 = [("l2", "as stated per row")];
+    run.table("atax-targets", "The chapter's targets", &l2, &targets)?;
+    Ok(targets)
+}
 
-    // The playbook, as measured rules.
+/// `atax-playbook`: rules for memory-bound kernels, each with its evidence from this run.
+fn playbook_table(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let big = LARGE_SQUARE.name;
     let xl = |s| {
         r.e2e_speedup("EXTRALARGE", "double", s)
-            .map(|(m, _)| ratio(m))
+            .map(|(m, _)| ratio(m, 1.0))
             .unwrap_or_else(|| "—".into())
     };
     let big_e2e = |s| {
@@ -414,13 +390,11 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         RuleRow { rule: "5. Streams hide kernels behind copies only when the kernels are short next to the copies.", evidence: format!("16384² float end to end: pinned + fused {}, streams + fused {}, streams + thread per row {}", big_e2e(Strategy::PinnedFused), big_e2e(Strategy::StreamsFused), big_e2e(Strategy::StreamsThreadPerRow)) },
         RuleRow { rule: "6. Unified memory without prefetch pays for page faults; a prefetch turns them into one bulk copy.", evidence: format!("EXTRALARGE double, speedup over pageable: unified {}, unified + prefetch {}", xl(Strategy::Unified), xl(Strategy::UnifiedPrefetch)) },
     ];
-    record::write_table(
-        dir,
-        "atax-playbook",
-        &after_copy.clone().with("title", "The playbook, measured"),
-        &rules,
-    )?;
+    run.table("atax-playbook", "The playbook, measured", &[("l2", AFTER_COPY)], &rules)
+}
 
+/// `atax-skipped`: what could not run at a size, and why.
+fn skipped_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let skipped: Vec<SkippedRow> = r
         .skipped
         .iter()
@@ -431,14 +405,12 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             why: s.why.clone(),
         })
         .collect();
-    record::write_table(
-        dir,
-        "atax-skipped",
-        &meta.clone().with("title", "What could not run, and why").with("l2", "n/a"),
-        &skipped,
-    )?;
+    let title = "What could not run, and why";
+    run.table("atax-skipped", title, &[("l2", "n/a")], &skipped)
+}
 
-    // Figure: end-to-end speedup per strategy and dataset.
+/// `atax-speedup`: end-to-end speedup per strategy and dataset.
+fn speedup_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
     let mut speedups = Vec::new();
     for (d, elem) in r.datasets() {
         for s in Strategy::ALL.into_iter().filter(|&s| s != Strategy::PageableBaseline)
@@ -465,22 +437,20 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             }
         }
     }
-    if !speedups.is_empty() {
-        plot::write_figure(
-            dir,
-            "atax-speedup",
-            &after_copy,
-            &Spec::bar(
-                "End-to-end speedup over pageable + baseline",
-                "dataset",
-                "speedup (×)",
-            )
-            .log_y(),
-            &speedups,
-        )?;
+    if speedups.is_empty() {
+        return Ok(());
     }
+    let spec = Spec::bar(
+        "End-to-end speedup over pageable + baseline",
+        "dataset",
+        "speedup (×)",
+    )
+    .log_y();
+    run.figure("atax-speedup", &[("l2", AFTER_COPY)], &spec, &speedups)
+}
 
-    // Figure: where the time goes.
+/// `atax-breakdown`: where the time goes, the copy of A next to the kernels.
+fn breakdown_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
     let mut breakdown = Vec::new();
     for (d, elem) in r.datasets() {
         let x = key(&d, elem);
@@ -513,18 +483,16 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             }
         }
     }
-    if !breakdown.is_empty() {
-        plot::write_figure(
-            dir,
-            "atax-breakdown",
-            &warm,
-            &Spec::bar("Copy of A versus kernels (kernels L2 warm)", "dataset", "ms")
-                .log_y(),
-            &breakdown,
-        )?;
+    if breakdown.is_empty() {
+        return Ok(());
     }
+    let spec = Spec::bar("Copy of A versus kernels (kernels L2 warm)", "dataset", "ms")
+        .log_y();
+    run.figure("atax-breakdown", &[("l2", "warm")], &spec, &breakdown)
+}
 
-    // Figure: fraction of copy bandwidth, L2 cold.
+/// `atax-bandwidth`: the fraction of the copy bandwidth each variant reaches, L2 cold.
+fn bandwidth_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
     let mut fractions = Vec::new();
     for k in &r.kernels {
         let Some((_, c, _)) = &k.times else { continue };
@@ -540,8 +508,13 @@ pub fn write_all(dir: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             floor / c.min_ms,
         ));
     }
-    if !fractions.is_empty() {
-        plot::write_figure(dir, "atax-bandwidth", &cold, &Spec::bar("Bytes the variant must move / copy bandwidth, per kernel time (L2 cold)", "dataset", "fraction of copy bandwidth"), &fractions)?;
+    if fractions.is_empty() {
+        return Ok(());
     }
-    Ok(lines)
+    let spec = Spec::bar(
+        "Bytes the variant must move / copy bandwidth, per kernel time (L2 cold)",
+        "dataset",
+        "fraction of copy bandwidth",
+    );
+    run.figure("atax-bandwidth", &[("l2", "cold")], &spec, &fractions)
 }

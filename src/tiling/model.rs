@@ -5,6 +5,8 @@
 //! nothing is served by a cache between the kernel and the memory the count names: they are
 //! what the code asks for, the number a cache has to make up for.
 
+use super::device::TilingKernel;
+
 /// One step of the chapter's sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Step {
@@ -48,14 +50,14 @@ impl Step {
         }
     }
 
-    /// The `extern "C"` function in `kernels/tiling.cu`, `None` for cuBLAS.
-    pub fn function(self) -> Option<&'static str> {
+    /// The kernel of `kernels/tiling.cu` that runs this step, `None` for cuBLAS.
+    pub fn kernel(self) -> Option<TilingKernel> {
         match self {
-            Step::Naive => Some("matmul_naive"),
-            Step::Tiled16 => Some("matmul_tiled16"),
-            Step::Tiled32 => Some("matmul_tiled32"),
-            Step::Regs8x8 | Step::Float4 => Some("matmul_regs8x8"),
-            Step::QuadDoubleBuffer => Some("matmul_quad_db"),
+            Step::Naive => Some(TilingKernel::Naive),
+            Step::Tiled16 => Some(TilingKernel::Tiled16),
+            Step::Tiled32 => Some(TilingKernel::Tiled32),
+            Step::Regs8x8 | Step::Float4 => Some(TilingKernel::Regs8x8),
+            Step::QuadDoubleBuffer => Some(TilingKernel::QuadDoubleBuffer),
             Step::Cublas => None,
         }
     }
@@ -86,7 +88,6 @@ impl Step {
         (n.div_ceil(tn.max(1)) as u32, m.div_ceil(tm.max(1)) as u32)
     }
 
-    // ANCHOR: predictions
     /// Bytes of global memory the kernel's loads ask for, per FLOP.
     /// - naive: every multiply-add loads one float of A and one of B: 8 bytes per 2 FLOP;
     /// - a square T x T shared tile: per step of T in k, a thread loads 2 floats and does
@@ -150,7 +151,6 @@ impl Step {
         }
         Some(worst)
     }
-    // ANCHOR_END: predictions
 }
 
 /// Floating-point operations of an M x N x K multiply.

@@ -5,7 +5,7 @@
 //! What changes is the reuse distance of `D[i]`: in the original nest a whole row of `B` and
 //! all of `D` pass between two uses of `D[i]`; in the tiled nest only one strip of `s` floats.
 
-use super::cpu_median_ms;
+use crate::harness::timing::time_host;
 use crate::harness::Stats;
 
 // ANCHOR: forms
@@ -106,15 +106,20 @@ pub fn measure(problem: Problem, reps: usize, seed: u64) -> anyhow::Result<Strip
         }
     }
     let mut d = d0;
-    let original_stats =
-        cpu_median_ms(reps, || original(std::hint::black_box(&mut d), &b, m, n));
+    let original_stats = time_host(0, reps, || {
+        original(std::hint::black_box(&mut d), &b, m, n);
+        Ok(())
+    })?;
     let mut points = Vec::new();
     for &s in &problem.strips {
-        let mined = cpu_median_ms(reps, || {
-            strip_mined(std::hint::black_box(&mut d), &b, m, n, s)
-        });
-        let tiled_stats =
-            cpu_median_ms(reps, || tiled(std::hint::black_box(&mut d), &b, m, n, s));
+        let mined = time_host(0, reps, || {
+            strip_mined(std::hint::black_box(&mut d), &b, m, n, s);
+            Ok(())
+        })?;
+        let tiled_stats = time_host(0, reps, || {
+            tiled(std::hint::black_box(&mut d), &b, m, n, s);
+            Ok(())
+        })?;
         points.push((s, mined, tiled_stats));
     }
     Ok(StripSweep { problem, original: original_stats, points })

@@ -5,7 +5,7 @@
 //! differs. In row order consecutive iterations touch consecutive floats (one cache line
 //! serves 16 of them); in column order they are `n` floats apart.
 
-use super::cpu_median_ms;
+use crate::harness::timing::time_host;
 use crate::harness::Stats;
 
 // ANCHOR: orders
@@ -74,19 +74,17 @@ pub fn measure(
         anyhow::bail!("row and column order gave different arrays at n = {n}");
     }
     let sweeps = min_elements.div_ceil(n * n).max(1);
-    let scale = |s: Stats| Stats {
-        median_ms: s.median_ms / sweeps as f64,
-        min_ms: s.min_ms / sweeps as f64,
-        max_ms: s.max_ms / sweeps as f64,
-        mean_ms: s.mean_ms / sweeps as f64,
-        reps: s.reps,
-    };
-    let row = scale(cpu_median_ms(reps, || {
-        (0..sweeps).for_each(|_| update_row_order(std::hint::black_box(&mut by_row), n))
-    }));
-    let column = scale(cpu_median_ms(reps, || {
+    let row = time_host(0, reps, || {
         (0..sweeps)
-            .for_each(|_| update_column_order(std::hint::black_box(&mut by_column), n))
-    }));
+            .for_each(|_| update_row_order(std::hint::black_box(&mut by_row), n));
+        Ok(())
+    })?
+    .per(sweeps);
+    let column = time_host(0, reps, || {
+        (0..sweeps)
+            .for_each(|_| update_column_order(std::hint::black_box(&mut by_column), n));
+        Ok(())
+    })?
+    .per(sweeps);
     Ok(TraversalPoint { n, row, column })
 }

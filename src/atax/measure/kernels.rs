@@ -1,0 +1,266 @@
+//! The kernel variants: every way of computing y with A already in device memory, verified
+//! against the CPU reference, then timed with L2 warm and cold and by the slides' method.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream};
+
+use super::{Plans, Skipped, STREAMS};
+use crate::atax::datasets::{bytes_moved, Dataset};
+use crate::atax::device::{fused_shape, Kernels, TmpKernel, YKernel};
+use crate::atax::element::{address, Element};
+use crate::atax::reference::{self, Reference};
+use crate::harness::verify::{self, Report};
+use crate::harness::{Gpu, Stats};
+
+/// One way of computing y on data already in device memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelVariant {
+    /// The slides' two kernels: thread per row (uncoalesced), thread per column.
+    Baseline,
+    /// The baseline with x in `__constant__` memory.
+    XConst,
+    /// Transpose A, then a coalesced kernel 1 on Aᵀ and the baseline kernel 2.
+    TransposeThenTwoKernels,
+    /// The same with Aᵀ already made: the two kernels alone.
+    PreTransposed,
+    /// Warp per row for kernel 1, thread per column for kernel 2.
+    WarpPerRow,
+    /// Both kernels with shared-memory tiles.
+    Tiled,
+    /// One pass over A, then the reduction of the blocks' partial y.
+    Fused,
+    /// cuBLAS, two gemv calls.
+    Cublas,
+}
+
+impl KernelVariant {
+    pub const ALL: [KernelVariant; 8] = [
+        Self::Baseline,
+        Self::XConst,
+        Self::TransposeThenTwoKernels,
+        Self::PreTransposed,
+        Self::WarpPerRow,
+        Self::Tiled,
+        Self::Fused,
+        Self::Cublas,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Baseline => "baseline",
+            Self::XConst => "x in constant",
+            Self::TransposeThenTwoKernels => "transpose + kernels",
+            Self::PreTransposed => "pre-transposed",
+            Self::WarpPerRow => "warp per row",
+            Self::Tiled => "tiled",
+            Self::Fused => "fused",
+            Self::Cublas => "cuBLAS gemv ×2",
+        }
+    }
+
+    /// Times the variant must move A between device memory and the SMs: the transpose reads
+    /// and writes it once more.
+    pub fn passes_over_a(self) -> u64 {
+        match self {
+            Self::Fused => 1,
+            Self::TransposeThenTwoKernels => 4,
+            _ => 2,
+        }
+    }
+
+    /// Why this variant cannot run at `n` columns of `T`, if it cannot.
+    pub fn unsupported<T: Element>(self, n: usize) -> Option<String> {
+        match self {
+            Self::XConst if n > T::X_CONST_CAPACITY => Some(format!(
+                "x needs {} bytes; __constant__ memory holds 64 KB ({} {}s)",
+                n * T::BYTES,
+                T::X_CONST_CAPACITY,
+                T::C_NAME
+            )),
+            Self::Fused if fused_shape(n, T::FUSED_COLUMNS_PER_THREAD).is_none() => {
+                let most = 1024
+                    * T::FUSED_COLUMNS_PER_THREAD.last().copied().unwrap_or(1) as usize;
+                Some(format!(
+                    "the fused kernel keeps a row in registers: at most {most} {} columns",
+                    T::C_NAME
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A problem on the host: inputs and the reference result.
+pub struct HostProblem<T: Element> {
+    pub d: Dataset,
+    pub a: Vec<T>,
+    pub x: Vec<T>,
+    pub reference: Reference,
+}
+
+impl<T: Element> HostProblem<T> {
+    pub fn new(d: Dataset, seed: u64) -> Self {
+        let a = T::random(d.m * d.n, seed);
+        let x = T::random(d.n, seed ^ 0x5EED);
+        let reference = reference::atax(&a, &x, d.m, d.n);
+        Self { d, a, x, reference }
+    }
+
+    /// Compares a downloaded y with the reference.
+    pub fn check(&self, what: &str, y: &[T]) -> anyhow::Result<Report> {
+        let tol = self.reference.tolerance(T::EPS, self.d.m, self.d.n);
+        let name = format!("{what} ({})", T::C_NAME);
+        Ok(verify::check_close(&name, &self.d.label(), y, &self.reference.y, tol)?)
+    }
+}
+
+/// The device buffers of one problem.
+pub struct DeviceProblem<T: Element> {
+    pub a: CudaSlice<T>,
+    pub at: CudaSlice<T>,
+    pub x: CudaSlice<T>,
+    pub tmp: CudaSlice<T>,
+    pub y: CudaSlice<T>,
+    pub partials: CudaSlice<T>,
+    /// Blocks of the fused kernel (rows of `partials`); 0 when no instance covers n.
+    pub fused_blocks: u32,
+}
+
+impl<T: Element> DeviceProblem<T> {
+    pub fn upload(
+        gpu: &Gpu,
+        k: &Kernels<T>,
+        p: &HostProblem<T>,
+    ) -> anyhow::Result<Self> {
+        let (m, n) = (p.d.m, p.d.n);
+        let fused_blocks =
+            if k.fused_shape(n).is_some() { k.fused_blocks(m, n)? } else { 0 };
+        // The streamed fused pipeline gives each of its STREAMS chunks at least one row.
+        let partial_rows = (fused_blocks as usize).max(STREAMS);
+        let bytes = (2 * m * n + 2 * n + m + partial_rows * n) * T::BYTES;
+        gpu.ensure_fits(bytes, &format!("ATAX at {} ({})", p.d.label(), T::C_NAME))?;
+        Ok(Self {
+            a: gpu.stream.clone_htod(&p.a)?,
+            at: gpu.stream.alloc_zeros(m * n)?,
+            x: gpu.stream.clone_htod(&p.x)?,
+            tmp: gpu.stream.alloc_zeros(m.max(1))?,
+            y: gpu.stream.alloc_zeros(n)?,
+            partials: gpu.stream.alloc_zeros((partial_rows * n).max(1))?,
+            fused_blocks,
+        })
+    }
+}
+
+// ANCHOR: enqueue_variant
+/// Enqueues one kernel variant on `s`: y = Aᵀ(A·x) from the buffers of `dev`.
+pub fn enqueue_variant<T: Element>(
+    k: &Kernels<T>,
+    s: &Arc<CudaStream>,
+    v: KernelVariant,
+    dev: &DeviceProblem<T>,
+    (m, n): (usize, usize),
+) -> anyhow::Result<()> {
+    let [a, at, x, tmp, y, partials] =
+        [&dev.a, &dev.at, &dev.x, &dev.tmp, &dev.y, &dev.partials]
+            .map(|b| address(b, s));
+    // SAFETY: DeviceProblem::upload sized every buffer for (m, n) and fused_blocks.
+    unsafe {
+        match v {
+            KernelVariant::Baseline => {
+                k.launch_tmp(s, TmpKernel::ThreadPerRow, a, x, tmp, (m, n))?;
+                k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))
+            }
+            KernelVariant::XConst => {
+                k.launch_tmp(s, TmpKernel::ThreadPerRowXConst, a, x, tmp, (m, n))?;
+                k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))
+            }
+            KernelVariant::TransposeThenTwoKernels | KernelVariant::PreTransposed => {
+                if v == KernelVariant::TransposeThenTwoKernels {
+                    k.launch_transpose(s, a, at, (m, n))?;
+                }
+                k.launch_tmp(s, TmpKernel::FromTransposed, at, x, tmp, (m, n))?;
+                k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))
+            }
+            KernelVariant::WarpPerRow => {
+                k.launch_tmp(s, TmpKernel::WarpPerRow, a, x, tmp, (m, n))?;
+                k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))
+            }
+            KernelVariant::Tiled => {
+                k.launch_tmp(s, TmpKernel::TileShared, a, x, tmp, (m, n))?;
+                k.launch_y(s, YKernel::TileShared, a, tmp, y, (m, n))
+            }
+            KernelVariant::Fused => {
+                k.launch_fused(s, a, x, partials, (m, n), dev.fused_blocks)?;
+                k.launch_reduce_partials(s, partials, y, dev.fused_blocks, n)
+            }
+            KernelVariant::Cublas => k.launch_cublas(s, a, x, tmp, y, (m, n)),
+        }
+    }
+}
+// ANCHOR_END: enqueue_variant
+
+/// One kernel variant, verified and (when plans were given) timed.
+#[derive(Debug, Clone)]
+pub struct KernelResult {
+    pub d: Dataset,
+    pub elem: &'static str,
+    pub variant: KernelVariant,
+    pub check: Report,
+    /// `(warm, cold, slides' method)`.
+    pub times: Option<(Stats, Stats, Stats)>,
+    /// Least bytes moved (see [`bytes_moved`]).
+    pub bytes: u64,
+}
+
+/// Verifies every kernel variant on `p` and times it under `plans` if given.
+pub fn measure_kernels<T: Element>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    p: &HostProblem<T>,
+    plans: Option<Plans>,
+) -> anyhow::Result<(Vec<KernelResult>, Vec<Skipped>)> {
+    let mut dev = DeviceProblem::upload(gpu, k, p)?;
+    let mn = (p.d.m, p.d.n);
+    let plans: Vec<_> =
+        plans.map(|p| vec![p.warm, p.cold, p.slides]).unwrap_or_default();
+    let (mut results, mut skipped) = (Vec::new(), Vec::new());
+    for v in KernelVariant::ALL {
+        if let Some(why) = v.unsupported::<T>(p.d.n) {
+            skipped.push(Skipped { d: p.d, elem: T::C_NAME, what: v.name(), why });
+            continue;
+        }
+        if v == KernelVariant::XConst {
+            k.upload_x_const(&gpu.stream, &p.x)?;
+        }
+        let verified = gpu.verify_then_time(
+            &mut dev,
+            // Correct before fast: poison every output (Aᵀ too, for the variant that makes it).
+            |gpu, dev| {
+                gpu.poison(&mut dev.y)?;
+                gpu.poison(&mut dev.tmp)?;
+                gpu.poison(&mut dev.partials)?;
+                if v == KernelVariant::TransposeThenTwoKernels {
+                    gpu.poison(&mut dev.at)?;
+                }
+                Ok(())
+            },
+            |s, dev| enqueue_variant(k, s, v, dev, mn),
+            |gpu, dev| p.check(v.name(), &gpu.stream.clone_dtoh(&dev.y)?),
+            &plans,
+        )?;
+        let times = match verified.times.as_slice() {
+            [warm, cold, slides] => Some((warm.clone(), cold.clone(), slides.clone())),
+            _ => None,
+        };
+        results.push(KernelResult {
+            d: p.d,
+            elem: T::C_NAME,
+            variant: v,
+            check: verified.check,
+            times,
+            bytes: bytes_moved(p.d, T::BYTES, v.passes_over_a()),
+        });
+    }
+    Ok((results, skipped))
+}

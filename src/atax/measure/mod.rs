@@ -1,0 +1,207 @@
+//! Verify, then time: every kernel variant and every host strategy computes y for fresh random
+//! inputs (outputs poisoned first), is compared with the CPU reference, and only then timed;
+//! first at sizes that are multiples of nothing, then at the PolyBench datasets and one large
+//! square float matrix, next to the copy and transfer ceilings measured in the same run.
+//!
+//! * [`kernels`]: the kernel variants, A already on the device;
+//! * [`end_to_end`]: the host strategies, with the transfers.
+
+pub mod end_to_end;
+pub mod kernels;
+
+use crate::harness::ceiling::{self, CopyKernel, Direction, HostMemory};
+use crate::harness::timing::Plan;
+use crate::harness::{FullQuick, Gpu, Run, Stats, L2};
+
+use super::datasets::{Dataset, LARGE_SQUARE, ODD_SIZES, POLYBENCH};
+use super::device::Kernels;
+use super::element::Element;
+pub use end_to_end::{measure_end_to_end, EndToEndResult, Strategy};
+pub use kernels::{measure_kernels, HostProblem, KernelResult, KernelVariant};
+
+/// Side of the square float matrix beyond L2, in elements.
+pub const SIDE: FullQuick<u64> = FullQuick::new(16384, 1024);
+/// MiB copied by the copy kernel that sets the device ceiling.
+pub const CEILING_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
+
+/// Row chunks (and streams) of the streamed strategies, as in the slides.
+pub const STREAMS: usize = 4;
+
+/// The sizes of one run.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Side of the large square float matrix.
+    pub side: usize,
+    /// MiB the copy kernel copies to set the device ceiling.
+    pub ceiling_mib: u64,
+}
+
+/// The plans every measurement runs under.
+#[derive(Debug, Clone, Copy)]
+pub struct Plans {
+    /// The chapter's number: median of many, L2 warm.
+    pub warm: Plan,
+    /// The same, L2 flushed before each repetition.
+    pub cold: Plan,
+    /// The slides' method: one warm-up, five runs, their mean.
+    pub slides: Plan,
+}
+
+impl Plans {
+    pub fn new(reps: usize) -> Self {
+        Self {
+            warm: Plan::new(3, reps, L2::Warm),
+            cold: Plan::new(3, reps, L2::Cold),
+            slides: Plan::new(1, 5, L2::Warm),
+        }
+    }
+}
+
+/// A variant or strategy that could not run at a size, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub d: Dataset,
+    pub elem: &'static str,
+    pub what: &'static str,
+    pub why: String,
+}
+
+/// Pinned and pageable host-to-device copies of A alone.
+#[derive(Debug, Clone)]
+pub struct Transfer {
+    pub d: Dataset,
+    pub elem: &'static str,
+    pub bytes: u64,
+    pub pinned: Stats,
+    pub pageable: Stats,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// Copy kernel bandwidth (read + write, GB/s, median), L2 cold, and the bytes it copied.
+    pub copy_gbps: f64,
+    pub copy_bytes: usize,
+    pub transfers: Vec<Transfer>,
+    pub kernels: Vec<KernelResult>,
+    pub end_to_end: Vec<EndToEndResult>,
+    pub skipped: Vec<Skipped>,
+    /// Verifications at the odd sizes (kernels and strategies).
+    pub odd_checks: usize,
+}
+
+/// The large square dataset of side `side`: the book's `16384²`, or another square.
+pub fn large_square(side: usize) -> Dataset {
+    let name = if side == LARGE_SQUARE.m { LARGE_SQUARE.name } else { "square" };
+    Dataset { m: side, n: side, name }
+}
+
+/// Measures the copy ceiling, verifies everything at the odd sizes, then verifies and times
+/// everything at the PolyBench datasets (double and float; the first two with `--quick`) and
+/// at the large square float matrix.
+pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
+    let gpu = run.gpu();
+    let (reps, seed) = (run.reps(), run.seed);
+    let plans = Plans::new(reps);
+    // End to end at 1 GiB a repetition takes tens to hundreds of milliseconds: fewer of them.
+    let large_plans = Plans::new(reps.min(8));
+    let polybench = if run.quick { &POLYBENCH[..2] } else { &POLYBENCH[..] };
+    let large = large_square(settings.side);
+    let ceiling_bytes = (settings.ceiling_mib as usize) << 20;
+    let k32 = Kernels::<f32>::load(gpu)?;
+    let k64 = Kernels::<f64>::load(gpu)?;
+    let bar = run.progress(1 + 2 * ODD_SIZES.len() + 2 * polybench.len() + 1);
+
+    bar.set_message(format!("copy ceiling, {} MiB", settings.ceiling_mib));
+    let copy = CopyKernel::load(gpu)?;
+    let cold = Plan::new(3, reps, L2::Cold);
+    let copy_gbps = ceiling::measure_copy(gpu, &copy, ceiling_bytes, cold, seed)?
+        .kernel_gbps()
+        .median;
+    bar.inc(1);
+
+    let mut results = Results {
+        copy_gbps,
+        copy_bytes: ceiling_bytes,
+        transfers: Vec::new(),
+        kernels: Vec::new(),
+        end_to_end: Vec::new(),
+        skipped: Vec::new(),
+        odd_checks: 0,
+    };
+
+    // Correctness at sizes that are multiples of nothing, before any timing.
+    for (i, d) in ODD_SIZES.iter().enumerate() {
+        bar.set_message(format!("verifying at {}", d.label()));
+        results.odd_checks += verify_only::<f32>(gpu, &k32, *d, seed + i as u64)?;
+        bar.inc(1);
+        results.odd_checks += verify_only::<f64>(gpu, &k64, *d, seed + 100 + i as u64)?;
+        bar.inc(1);
+    }
+
+    for (i, d) in polybench.iter().enumerate() {
+        bar.set_message(format!("{} double", d.label()));
+        let at = seed + 200 + i as u64;
+        measure_dataset::<f64>(gpu, &k64, *d, plans, at, &mut results)?;
+        bar.inc(1);
+        bar.set_message(format!("{} float", d.label()));
+        let at = seed + 300 + i as u64;
+        measure_dataset::<f32>(gpu, &k32, *d, plans, at, &mut results)?;
+        bar.inc(1);
+    }
+    bar.set_message(format!("{} float", large.label()));
+    measure_dataset::<f32>(gpu, &k32, large, large_plans, seed + 400, &mut results)?;
+    bar.inc(1);
+    bar.finish_and_clear();
+    Ok(results)
+}
+
+/// Verifies every kernel variant and host strategy at `d`; returns how many checks passed.
+pub fn verify_only<T: Element>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    d: Dataset,
+    seed: u64,
+) -> anyhow::Result<usize> {
+    let p = HostProblem::<T>::new(d, seed);
+    let (kernels, _) = measure_kernels(gpu, k, &p, None)?;
+    let (e2e, _) = measure_end_to_end(gpu, k, &p, None)?;
+    Ok(kernels.len() + e2e.len())
+}
+
+/// Verifies and times everything at `d`, and the copies of A alone.
+pub fn measure_dataset<T: Element>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    d: Dataset,
+    plans: Plans,
+    seed: u64,
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    let p = HostProblem::<T>::new(d, seed);
+    let (kernels, skipped) = measure_kernels(gpu, k, &p, Some(plans))?;
+    results.kernels.extend(kernels);
+    results.skipped.extend(skipped);
+    let (e2e, skipped) = measure_end_to_end(gpu, k, &p, Some(plans))?;
+    results.end_to_end.extend(e2e);
+    results.skipped.extend(skipped);
+    let bytes = d.matrix_bytes(T::BYTES);
+    let (pinned, pageable) = a_transfer_ms(gpu, bytes as usize, plans.warm, seed + 7)?;
+    results.transfers.push(Transfer { d, elem: T::C_NAME, bytes, pinned, pageable });
+    Ok(())
+}
+
+/// Host-to-device copies of A's size from pinned and from pageable memory, measured with the
+/// harness's transfer ceiling.
+pub fn a_transfer_ms(
+    gpu: &Gpu,
+    bytes: usize,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<(Stats, Stats)> {
+    let h2d = |host, seed| {
+        let bytes = bytes.max(1);
+        ceiling::measure_transfer(gpu, bytes, Direction::HostToDevice, host, plan, seed)
+    };
+    Ok((h2d(HostMemory::Pinned, seed)?, h2d(HostMemory::Pageable, seed + 1)?))
+}

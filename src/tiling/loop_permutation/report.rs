@@ -1,0 +1,138 @@
+//! Every figure and table of `loop_permutation`, drawn from [`Results`]: `tiling-traversal`,
+//! `tiling-strip` and the model's `tiling-predictions`.
+
+use super::measure::Results;
+use crate::harness::plot::{Point, Spec};
+use crate::harness::Run;
+use crate::tiling::model::Step;
+use crate::tiling::strip::{self, StripSweep};
+use crate::tiling::traversal::TraversalPoint;
+
+/// The `l2` key of the CPU figures: these measure CPU caches, not a GPU's L2.
+pub const CPU_L2: &str =
+    "n/a (CPU measurement; array sizes span the CPU's L1, L2, L3 and memory)";
+
+/// Writes the figures and the table, and prints the summary.
+pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
+    traversal_figure(run, &r.traversal)?;
+    strip_figure(run, &r.strip)?;
+    predictions_table(run)?;
+
+    println!(
+        "CPU: {} (timed with std::time::Instant, median of {})",
+        run.meta.get("cpu").unwrap_or("unknown"),
+        r.reps
+    );
+    for p in &r.traversal {
+        let (row, column) = p.ns_per_element();
+        println!(
+            "traversal n = {:>5} ({:>9} KiB): row order {row:7.3} ns/element, column \
+             order {column:7.3} ns/element",
+            p.n,
+            p.bytes() / 1024
+        );
+    }
+    let sweep = &r.strip;
+    println!(
+        "D[i] += B[j][i], {} x {}: original {:.2} ms",
+        sweep.problem.m, sweep.problem.n, sweep.original.median_ms
+    );
+    for (s, mined, tiled) in &sweep.points {
+        println!(
+            "  strip {s:>8}: strip-mined {:8.2} ms, tiled {:8.2} ms",
+            mined.median_ms, tiled.median_ms
+        );
+    }
+    Ok(())
+}
+
+/// `tiling-traversal`: nanoseconds per element against array size, both orders.
+fn traversal_figure(run: &Run, points: &[TraversalPoint]) -> anyhow::Result<()> {
+    let mut out = Vec::new();
+    for p in points {
+        let kib = p.bytes() as f64 / 1024.0;
+        let per = |ms: f64| ms * 1e6 / (p.n * p.n) as f64;
+        for (series, s) in
+            [("row order (i outer)", &p.row), ("column order (j outer)", &p.column)]
+        {
+            out.push(Point::new(
+                series,
+                kib,
+                per(s.median_ms),
+                per(s.min_ms),
+                per(s.max_ms),
+            ));
+        }
+    }
+    let spec = Spec::line(
+        "a[i][j] = 0.5 a[i][j] + 1 on an n x n float array",
+        "array size (KiB)",
+        "ns per element (median)",
+    )
+    .log_x()
+    .log_y();
+    run.figure("tiling-traversal", &[("l2", CPU_L2)], &spec, &out)
+}
+
+/// `tiling-strip`: milliseconds of `D[i] += B[j][i]` against strip size, three forms.
+fn strip_figure(run: &Run, sweep: &StripSweep) -> anyhow::Result<()> {
+    let mut out = Vec::new();
+    for (s, mined, tiled) in &sweep.points {
+        out.push(Point::ms("original (no strips)", s, &sweep.original));
+        out.push(Point::ms("strip-mined", s, mined));
+        out.push(Point::ms("strip-mined + permuted (tiled)", s, tiled));
+    }
+    let (m, n) = (sweep.problem.m, sweep.problem.n);
+    let (untiled, tiled) = strip::predicted_bytes(m, n);
+    let problem = format!("m = {m} rows, n = {n} floats (D is {} MiB)", (n * 4) >> 20);
+    let predicted = format!("no reuse of D: {untiled}; full reuse of D: {tiled}");
+    let spec = Spec::line(
+        &format!("D[i] += B[j][i], {m} x {n}: time against strip size"),
+        "strip size s (floats)",
+        "ms (median)",
+    )
+    .log_x();
+    let extra =
+        [("l2", CPU_L2), ("problem", &problem), ("predicted_bytes", &predicted)];
+    run.figure("tiling-strip", &extra, &spec, &out)
+}
+
+/// One row of `tiling-predictions`: what the model says about each step (no GPU needed).
+#[derive(Debug, serde::Serialize)]
+struct PredictionRow {
+    step: &'static str,
+    block_tile: String,
+    threads_per_block: String,
+    global_bytes_per_flop: String,
+    shared_bytes_per_flop: String,
+    b_tile_wavefronts_per_float4_read: String,
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.4}"))
+}
+
+/// `tiling-predictions`: the model's numbers for every step, computed by
+/// [`crate::tiling::model`].
+fn predictions_table(run: &Run) -> anyhow::Result<()> {
+    let rows: Vec<PredictionRow> = Step::ALL
+        .iter()
+        .filter(|s| **s != Step::Cublas)
+        .map(|&s| {
+            let (bm, bn) = s.block_tile();
+            let (bx, by) = s.block();
+            PredictionRow {
+                step: s.label(),
+                block_tile: format!("{bm} x {bn}"),
+                threads_per_block: (bx * by).to_string(),
+                global_bytes_per_flop: opt(s.global_bytes_per_flop()),
+                shared_bytes_per_flop: opt(s.shared_bytes_per_flop()),
+                b_tile_wavefronts_per_float4_read: s
+                    .b_tile_wavefronts()
+                    .map_or("-".into(), |w| format!("{w} (ideal 4)")),
+            }
+        })
+        .collect();
+    let title = "What each step asks of memory, per FLOP (model, before measuring)";
+    run.table("tiling-predictions", title, &[], &rows)
+}

@@ -1,0 +1,124 @@
+//! What `tiled_matmul` measures: every step verified at sizes that leave a partial tile in
+//! every dimension, then verified and timed at `side` x `side` x `side`, L2 cold.
+
+use crate::harness::timing::Plan;
+use crate::harness::{FullQuick, Run, Stats, L2};
+use crate::tiling::device::{self, Kernels, Occupancy, Operands};
+use crate::tiling::model::{self, Step};
+use crate::tiling::reference::Reference;
+
+/// Side of the square multiply that is timed.
+pub const SIDE: FullQuick<u64> = FullQuick::new(4096, 256);
+
+/// Sizes (M, N, K) that are not multiples of any tile, on which every step is verified (not
+/// timed); `--quick` leaves out the last.
+pub const ODD_SIZES: [(usize, usize, usize); 4] =
+    [(1, 1, 1), (7, 5, 3), (127, 129, 131), (1000, 1003, 517)];
+
+/// The sizes of one run.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Side of the timed multiply.
+    pub side: usize,
+}
+
+/// One step's measurement at the timed size.
+#[derive(Debug, Clone)]
+pub struct StepResult {
+    pub step: Step,
+    pub occupancy: Option<Occupancy>,
+    pub stats: Stats,
+}
+
+/// One verification: which step, at which size, how close.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VerifiedRow {
+    pub step: &'static str,
+    pub size: String,
+    pub elements_compared: usize,
+    pub worst_abs_err: String,
+    pub tolerance_abs: String,
+}
+
+impl VerifiedRow {
+    fn new(step: Step, ops: &Operands, compared: usize, worst: f64) -> Self {
+        Self {
+            step: step.label(),
+            size: ops.size(),
+            elements_compared: compared,
+            worst_abs_err: format!("{worst:.2e}"),
+            tolerance_abs: format!("{:.2e}", model::tolerance(ops.k).abs),
+        }
+    }
+}
+
+/// Everything `tiled_matmul` measured.
+pub struct Results {
+    pub size: (usize, usize, usize),
+    pub steps: Vec<StepResult>,
+    /// Every check of the run, the odd sizes first.
+    pub verified: Vec<VerifiedRow>,
+}
+
+/// Verifies every step at the odd sizes, then verifies and times each at the timed size.
+pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
+    let gpu = run.gpu();
+    let (side, seed) = (settings.side, run.seed);
+    let plan = Plan::new(if run.quick { 1 } else { 2 }, run.reps(), L2::Cold);
+    let kernels = Kernels::load(gpu)?;
+    let odd = if run.quick { &ODD_SIZES[..3] } else { &ODD_SIZES[..] };
+    let bar = run.progress(odd.len() + Step::ALL.len());
+
+    let mut verified = Vec::new();
+    for (i, &dims) in odd.iter().enumerate() {
+        let mut ops = Operands::new(gpu, dims, seed + 10 * i as u64)?;
+        bar.set_message(format!("verifying every step at {}", ops.size()));
+        let reference = Reference::for_operands(&ops, seed);
+        for step in Step::ALL {
+            let r = device::verify_then_time(
+                gpu,
+                &kernels,
+                step,
+                &mut ops,
+                &reference,
+                &[],
+            )?;
+            verified.push(VerifiedRow::new(
+                step,
+                &ops,
+                r.check.checked,
+                r.check.max_abs_err,
+            ));
+        }
+        bar.inc(1);
+    }
+
+    let mut ops = Operands::new(gpu, (side, side, side), seed + 100)?;
+    let reference = Reference::for_operands(&ops, seed + 101);
+    let mut steps = Vec::new();
+    for step in Step::ALL {
+        bar.set_message(format!("{} at {}", step.label(), ops.size()));
+        let r = device::verify_then_time(
+            gpu,
+            &kernels,
+            step,
+            &mut ops,
+            &reference,
+            &[plan],
+        )?;
+        verified.push(VerifiedRow::new(
+            step,
+            &ops,
+            r.check.checked,
+            r.check.max_abs_err,
+        ));
+        steps.push(StepResult {
+            step,
+            occupancy: device::occupancy(&kernels, step)?,
+            stats: r.time().clone(),
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(Results { size: (side, side, side), steps, verified })
+}
