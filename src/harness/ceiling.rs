@@ -37,7 +37,7 @@ impl CopyKernel {
         // Enough resident blocks to keep every SM's memory pipeline full; the kernel strides.
         let per_sm =
             f.occupancy_max_active_blocks_per_multiprocessor(COPY_BLOCK, 0, None)?;
-        Ok(Self { table, grid: (gpu.info.sms as u32) * (per_sm.max(1) as u32) })
+        Ok(Self { table, grid: (gpu.info.sms as u32) * per_sm.max(1) })
     }
 
     /// Enqueues `dst[..n] = src[..n]` on `stream`.

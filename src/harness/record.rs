@@ -168,7 +168,7 @@ pub fn parse_csv(text: &str) -> anyhow::Result<Record> {
     }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
-        .from_reader(text[body_start.min(text.len())..].as_bytes());
+        .from_reader(&text.as_bytes()[body_start.min(text.len())..]);
     let header = reader.headers()?.iter().map(str::to_string).collect();
     let mut rows = Vec::new();
     for row in reader.records() {

@@ -120,8 +120,8 @@ pub fn launch(
     // Steps 5 and 6 load float4 where every group of 4 is aligned: K and N multiples of 4.
     let vec = i32::from(
         matches!(step, Step::Float4 | Step::QuadDoubleBuffer)
-            && ops.k % 4 == 0
-            && ops.n % 4 == 0,
+            && ops.k.is_multiple_of(4)
+            && ops.n.is_multiple_of(4),
     );
     if matches!(step, Step::Regs8x8 | Step::Float4 | Step::QuadDoubleBuffer) {
         builder.arg(&vec);
