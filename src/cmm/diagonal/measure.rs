@@ -148,6 +148,8 @@ pub struct StreamsPoint {
 /// Everything the chapter's figures and tables are drawn from.
 pub struct Results {
     pub settings: Settings,
+    /// The GPU's name, as the driver reports it.
+    pub device: String,
     /// Every order of the worked example, costed by brute force.
     pub worked_orders: Vec<Order>,
     /// The worked example's CPU table, which both one-block kernels reproduced.
@@ -428,6 +430,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
 
     Ok(Results {
         settings: settings.clone(),
+        device: gpu.info.name.clone(),
         worked_orders,
         worked,
         traffic,

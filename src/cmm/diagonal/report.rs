@@ -258,7 +258,7 @@ fn table1(run: &Run, r: &Results) -> anyhow::Result<Vec<Table1Row>> {
     let mut rows = Vec::new();
     let mut t1_points = Vec::new();
     let mut speedup_points = Vec::new();
-    let ours = format!("ours, {}", run.gpu().info.name);
+    let ours = format!("ours, {}", r.device);
     for (idx, t) in r.table1.iter().enumerate() {
         let (n, row, diag) = (t.kernels.n, &t.kernels.row_major, &t.kernels.diagonal);
         let paper_row = paper::TABLE_1.get(idx).filter(|r| r.n as usize == n);
