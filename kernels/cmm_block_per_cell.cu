@@ -56,7 +56,6 @@ struct DiagonalMajor {
     }
 };
 
-// ANCHOR: better_pair
 // (cost_a, k_a) comes before (cost_b, k_b): a smaller cost, or the same cost at a smaller k.
 __device__ __forceinline__ bool better_pair(u64 cost_a, u32 k_a, u64 cost_b, u32 k_b)
 {
@@ -75,7 +74,6 @@ __device__ __forceinline__ void warp_best_pair(u64& cost, u32& k)
         }
     }
 }
-// ANCHOR_END: better_pair
 
 // ANCHOR: block_per_cell
 template <typename Layout>

@@ -40,7 +40,6 @@ __device__ __forceinline__ int diag_index(int n, int i, int j)
     return e * (2 * n + 1 - e) / 2 + (i - 1);
 }
 
-// ANCHOR: cell_per_thread
 // Row-major, the paper's indexing; the compiler turns `row * i + k` and `row * (k + 1) + j`
 // into address steps by itself.
 extern "C" __global__ void cmm_rowmajor_cell_per_thread_u64(const u32* __restrict__ dims_global,
@@ -103,4 +102,3 @@ extern "C" __global__ void cmm_diagonal_cell_per_thread_u64(const u32* __restric
     cost_global[diag_index(n, i, j)] = best_cost;
     split_global[diag_index(n, i, j)] = best_k;
 }
-// ANCHOR_END: cell_per_thread

@@ -31,7 +31,6 @@
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
-// ANCHOR: diag_index
 // First element of diagonal d: diagonals 0 .. d-1 hold n + (n - 1) + ... + (n - d + 1) cells.
 __device__ __forceinline__ int diagonal_offset(int n, int d)
 {
@@ -43,7 +42,6 @@ __device__ __forceinline__ int diag_index(int n, int i, int j)
 {
     return diagonal_offset(n, j - i) + (i - 1);
 }
-// ANCHOR_END: diag_index
 
 // ANCHOR: diagonal_oneblock
 template <typename Cost>
@@ -108,7 +106,6 @@ extern "C" __global__ void cmm_diagonal_oneblock_u32(const u32* __restrict__ dim
     diagonal_oneblock<u32>(dims_global, cost_global, split_global, n);
 }
 
-// ANCHOR: diagonal_oneblock_indexed
 // The same program with every load's index computed from scratch, as one would first write
 // it: the memory accesses are identical to cmm_diagonal_oneblock_u64, the integer work is not.
 extern "C" __global__ void cmm_diagonal_oneblock_indexed_u64(const u32* __restrict__ dims_global,
@@ -143,4 +140,3 @@ extern "C" __global__ void cmm_diagonal_oneblock_indexed_u64(const u32* __restri
         __syncthreads();  // diagonal d is written before diagonal d + 1 reads it
     }
 }
-// ANCHOR_END: diagonal_oneblock_indexed

@@ -99,6 +99,11 @@ fn the_worked_example_is_1232_on_the_gpu() {
         let t = kernels.solve_verified(&mut p, &cpu).unwrap();
         assert_eq!(t.optimal_cost(), 1232);
         assert_eq!(cmbook::cmm::paren::parenthesization(&t), "(A1((A2A3)A4))");
+        // Verified, then timed once per plan.
+        let plans = [Plan::new(0, 2, L2::Warm), Plan::new(1, 3, L2::Cold)];
+        let v = kernels.verify_then_time(&mut p, &cpu, &plans).unwrap();
+        assert_eq!(v.check, t);
+        assert_eq!(v.times.iter().map(|s| s.reps).collect::<Vec<_>>(), [2, 3]);
     }
 }
 

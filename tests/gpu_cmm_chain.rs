@@ -5,13 +5,14 @@
 
 use cmbook::cmm::chain::{self, ChainEvaluation, ChainInputs, ChainReference};
 use cmbook::cmm::paren;
+use cmbook::harness::blas::open_blas;
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{Gpu, L2};
 use cudarc::cublas::CudaBlas;
 
 fn open() -> (Gpu, CudaBlas) {
     let gpu = Gpu::open(true).unwrap_or_else(|e| panic!("{e}"));
-    let blas = chain::open_blas(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
+    let blas = open_blas(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
     (gpu, blas)
 }
 

@@ -353,7 +353,6 @@ fn best_split_checked(
     Ok((best_cost, best_k as u32))
 }
 
-// ANCHOR: parallel_dp
 /// The same program with the cells of each diagonal spread over rayon's threads: the CPU
 /// counterpart of one GPU thread per cell. Each diagonal is computed from the finished lower
 /// diagonals into a fresh vector, then written back, so no cell is read while it is written.
@@ -382,7 +381,6 @@ pub fn solve_parallel(dims: &[u32]) -> Result<DpTable, CmmError> {
     }
     Ok(table)
 }
-// ANCHOR_END: parallel_dp
 
 // ANCHOR: contiguous_dp
 /// The program as a fair CPU runs it: cells of a diagonal spread over rayon's threads (run it

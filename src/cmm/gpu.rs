@@ -1,7 +1,6 @@
 //! Running the CMM kernels: choose a kernel, check its preconditions, launch it, verify the
 //! whole table against the CPU, time it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -12,14 +11,75 @@ use cudarc::driver::{
 
 use super::dp::{gpu_safe_bound, gpu_safe_bound_u32, validate_dims, DpTable};
 use super::layout::{Layout, MAX_N_FOR_I32_INDEX};
+use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::timing::Plan;
-use crate::harness::{Gpu, Mismatch, Stats, UsageError};
+use crate::harness::{Gpu, Mismatch, Stats, UsageError, Verified};
 
 /// Width of the costs a kernel stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CostWidth {
     U64,
     U32,
+}
+
+/// The `extern "C"` functions of `kernels/cmm_rowmajor.cu`, `cmm_diagonal.cu`,
+/// `cmm_cell_per_thread.cu` and `cmm_block_per_cell.cu`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmmKernel {
+    RowMajorOneBlockU64,
+    RowMajorOneBlockU32,
+    DiagonalOneBlockU64,
+    DiagonalOneBlockU32,
+    DiagonalOneBlockIndexedU64,
+    RowMajorCellPerThread,
+    DiagonalCellPerThread,
+    RowMajorBlockPerCell,
+    DiagonalBlockPerCell,
+}
+
+impl KernelName for CmmKernel {
+    fn all() -> Vec<Self> {
+        use CmmKernel::*;
+        vec![
+            RowMajorOneBlockU64,
+            RowMajorOneBlockU32,
+            DiagonalOneBlockU64,
+            DiagonalOneBlockU32,
+            DiagonalOneBlockIndexedU64,
+            RowMajorCellPerThread,
+            DiagonalCellPerThread,
+            RowMajorBlockPerCell,
+            DiagonalBlockPerCell,
+        ]
+    }
+
+    fn file(self) -> &'static str {
+        use CmmKernel::*;
+        match self {
+            RowMajorOneBlockU64 | RowMajorOneBlockU32 => "cmm_rowmajor.cu",
+            DiagonalOneBlockU64 | DiagonalOneBlockU32 | DiagonalOneBlockIndexedU64 => {
+                "cmm_diagonal.cu"
+            }
+            RowMajorCellPerThread | DiagonalCellPerThread => "cmm_cell_per_thread.cu",
+            RowMajorBlockPerCell | DiagonalBlockPerCell => "cmm_block_per_cell.cu",
+        }
+    }
+
+    fn function(self) -> String {
+        use CmmKernel::*;
+        match self {
+            RowMajorOneBlockU64 => "cmm_rowmajor_oneblock_u64",
+            RowMajorOneBlockU32 => "cmm_rowmajor_oneblock_u32",
+            DiagonalOneBlockU64 => "cmm_diagonal_oneblock_u64",
+            DiagonalOneBlockU32 => "cmm_diagonal_oneblock_u32",
+            DiagonalOneBlockIndexedU64 => "cmm_diagonal_oneblock_indexed_u64",
+            RowMajorCellPerThread => "cmm_rowmajor_cell_per_thread_u64",
+            DiagonalCellPerThread => "cmm_diagonal_cell_per_thread_u64",
+            RowMajorBlockPerCell => "cmm_rowmajor_block_per_cell_u64",
+            DiagonalBlockPerCell => "cmm_diagonal_block_per_cell_u64",
+        }
+        .to_string()
+    }
 }
 
 /// Every CMM kernel the book runs.
@@ -55,37 +115,38 @@ impl Kernel {
         }
     }
 
-    /// The `extern "C"` function and its file.
-    pub fn function(&self) -> (&'static str, &'static str) {
+    /// The `extern "C"` function this kernel launches (its file is
+    /// [`KernelName::file`]). A row-major kernel has no indexed form.
+    pub fn function(&self) -> CmmKernel {
         use CostWidth::*;
         use Layout::*;
         match *self {
             Kernel::OneBlock { layout: RowMajor, cost: U64, .. } => {
-                ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u64")
+                CmmKernel::RowMajorOneBlockU64
             }
             Kernel::OneBlock { layout: RowMajor, cost: U32, .. } => {
-                ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u32")
+                CmmKernel::RowMajorOneBlockU32
             }
             Kernel::OneBlock { layout: DiagonalMajor, cost: U64, indexed: false } => {
-                ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u64")
+                CmmKernel::DiagonalOneBlockU64
             }
             Kernel::OneBlock { layout: DiagonalMajor, cost: U64, indexed: true } => {
-                ("cmm_diagonal.cu", "cmm_diagonal_oneblock_indexed_u64")
+                CmmKernel::DiagonalOneBlockIndexedU64
             }
             Kernel::OneBlock { layout: DiagonalMajor, cost: U32, .. } => {
-                ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u32")
+                CmmKernel::DiagonalOneBlockU32
             }
             Kernel::CellPerThread { layout: RowMajor, .. } => {
-                ("cmm_cell_per_thread.cu", "cmm_rowmajor_cell_per_thread_u64")
+                CmmKernel::RowMajorCellPerThread
             }
             Kernel::CellPerThread { layout: DiagonalMajor, .. } => {
-                ("cmm_cell_per_thread.cu", "cmm_diagonal_cell_per_thread_u64")
+                CmmKernel::DiagonalCellPerThread
             }
             Kernel::BlockPerCell { layout: RowMajor, .. } => {
-                ("cmm_block_per_cell.cu", "cmm_rowmajor_block_per_cell_u64")
+                CmmKernel::RowMajorBlockPerCell
             }
             Kernel::BlockPerCell { layout: DiagonalMajor, .. } => {
-                ("cmm_block_per_cell.cu", "cmm_diagonal_block_per_cell_u64")
+                CmmKernel::DiagonalBlockPerCell
             }
         }
     }
@@ -118,7 +179,10 @@ impl Kernel {
     pub fn check(&self, dims: &[u32]) -> Result<usize, UsageError> {
         let n = validate_dims(dims).map_err(|e| UsageError(e.to_string()))?;
         if n > MAX_N_FOR_I32_INDEX {
-            return Err(UsageError(format!("n = {n} matrices is too many: the kernels index the table with 32-bit ints, so n <= {MAX_N_FOR_I32_INDEX}")));
+            return Err(UsageError(format!(
+                "n = {n} matrices is too many: the kernels index the table with 32-bit \
+                 ints, so n <= {MAX_N_FOR_I32_INDEX}"
+            )));
         }
         let bound = match self.cost_width() {
             CostWidth::U64 => gpu_safe_bound(dims),
@@ -149,27 +213,12 @@ pub struct Problem {
 /// The CMM kernels, compiled and loaded once.
 pub struct CmmKernels<'g> {
     gpu: &'g Gpu,
-    functions: HashMap<&'static str, CudaFunction>,
+    table: KernelTable<CmmKernel>,
 }
 
 impl<'g> CmmKernels<'g> {
     pub fn load(gpu: &'g Gpu) -> anyhow::Result<Self> {
-        let mut functions = HashMap::new();
-        for file in [
-            "cmm_rowmajor.cu",
-            "cmm_diagonal.cu",
-            "cmm_cell_per_thread.cu",
-            "cmm_block_per_cell.cu",
-        ] {
-            let module = gpu.load(file)?;
-            for (f, name) in ALL_FUNCTIONS.iter().filter(|(f, _)| *f == file) {
-                functions.insert(
-                    *name,
-                    module.function(name).map_err(|e| anyhow::anyhow!("{f}: {e}"))?,
-                );
-            }
-        }
-        Ok(Self { gpu, functions })
+        Ok(Self { gpu, table: KernelTable::load(gpu)? })
     }
 
     /// Uploads `dims` and allocates the tables for `kernel` (after checking it can solve them).
@@ -195,7 +244,6 @@ impl<'g> CmmKernels<'g> {
         })
     }
 
-    // ANCHOR: enqueue
     /// Enqueues one complete solve of `p` on `stream`: one launch for the one-block kernels,
     /// `n - 1` launches (one per diagonal, in order) for the others.
     pub fn enqueue(
@@ -203,7 +251,7 @@ impl<'g> CmmKernels<'g> {
         stream: &Arc<CudaStream>,
         p: &mut Problem,
     ) -> anyhow::Result<()> {
-        let f = &self.functions[p.kernel.function().1];
+        let f = self.table.get(p.kernel.function());
         let n = p.n as i32;
         match p.kernel {
             Kernel::OneBlock { .. } => {
@@ -240,7 +288,6 @@ impl<'g> CmmKernels<'g> {
         }
         Ok(())
     }
-    // ANCHOR_END: enqueue
 
     /// Fills the tables with poison, except the main diagonal (cost 0, split 0) that the
     /// per-diagonal kernels do not write; the one-block kernels get poison everywhere.
@@ -279,25 +326,48 @@ impl<'g> CmmKernels<'g> {
         Ok(DpTable::from_layout(p.kernel.layout(), p.n, &cost, &split)?)
     }
 
-    // ANCHOR: verify
-    /// Poisons the tables, solves once, and compares every cell (cost and split) with the CPU's
-    /// table. A difference is a [`Mismatch`] naming the kernel, n and the cell.
+    /// Compares the tables of `p` with the CPU's, cell by cell; `what` names the kernel.
+    fn check(&self, what: &str, p: &Problem, cpu: &DpTable) -> anyhow::Result<DpTable> {
+        let gpu_table = self.read_back(p)?;
+        check_table(what, p.n, cpu, &gpu_table, |i, j| {
+            p.kernel.layout().dp_index(p.n, i, j)
+        })?;
+        Ok(gpu_table)
+    }
+
+    /// Correct before fast, through [`Gpu::verify_then_time`]: poisons the tables, solves once,
+    /// compares every cell (cost and split) with the CPU's table — a difference is a
+    /// [`Mismatch`] naming the kernel, n and the cell — and only then times complete solves
+    /// under each of `plans` (table resident on the GPU; no transfers).
+    pub fn verify_then_time(
+        &self,
+        p: &mut Problem,
+        cpu: &DpTable,
+        plans: &[Plan],
+    ) -> anyhow::Result<Verified<DpTable>> {
+        let what = p.kernel.function().function();
+        self.gpu.verify_then_time(
+            p,
+            |_, p| self.poison(p),
+            |s, p| self.enqueue(s, p),
+            |_, p| self.check(&what, p, cpu),
+            plans,
+        )
+    }
+
+    /// [`CmmKernels::verify_then_time`] without timing: the table the kernel computed, every
+    /// cell equal to the CPU's.
     pub fn solve_verified(
         &self,
         p: &mut Problem,
         cpu: &DpTable,
     ) -> anyhow::Result<DpTable> {
-        self.poison(p)?;
-        self.enqueue(&self.gpu.stream.clone(), p)?;
-        let gpu_table = self.read_back(p)?;
-        check_table(p.kernel.function().1, p.n, cpu, &gpu_table, |i, j| {
-            p.kernel.layout().dp_index(p.n, i, j)
-        })?;
-        Ok(gpu_table)
+        Ok(self.verify_then_time(p, cpu, &[])?.check)
     }
-    // ANCHOR_END: verify
 
-    /// Times complete solves of `p` (table resident on the GPU; no transfers).
+    /// Times complete solves of `p` (table resident on the GPU; no transfers). Only for a
+    /// problem [`CmmKernels::solve_verified`] has checked, when the plan depends on that check
+    /// (how long it took).
     pub fn time(&self, p: &mut Problem, plan: Plan) -> anyhow::Result<Stats> {
         self.gpu.time(plan, |s| self.enqueue(s, p))
     }
@@ -308,33 +378,48 @@ impl<'g> CmmKernels<'g> {
         let s = self.gpu.stream.clone();
         s.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
         let enqueued = self.enqueue(&s, p);
-        let graph = s.end_capture(CUgraphInstantiate_flags(0))?; // end the capture even after an error
+        // End the capture even after an error.
+        let graph = s.end_capture(CUgraphInstantiate_flags(0))?;
         enqueued?;
         graph.ok_or_else(|| anyhow::anyhow!("stream capture produced no graph"))
     }
 
-    /// Like [`CmmKernels::solve_verified`], through a graph from [`CmmKernels::capture`].
+    /// Like [`CmmKernels::verify_then_time`], through a graph from [`CmmKernels::capture`]:
+    /// each solve is one launch of the graph.
+    pub fn verify_then_time_graph(
+        &self,
+        p: &mut Problem,
+        graph: &CudaGraph,
+        cpu: &DpTable,
+        plans: &[Plan],
+    ) -> anyhow::Result<Verified<DpTable>> {
+        let what = format!("{} (CUDA graph)", p.kernel.function().function());
+        self.gpu.verify_then_time(
+            p,
+            |_, p| self.poison(p),
+            |_, _| Ok(graph.launch()?),
+            |_, p| self.check(&what, p, cpu),
+            plans,
+        )
+    }
+
+    /// [`CmmKernels::verify_then_time_graph`] without timing.
     pub fn solve_verified_graph(
         &self,
         p: &mut Problem,
         graph: &CudaGraph,
         cpu: &DpTable,
     ) -> anyhow::Result<DpTable> {
-        self.poison(p)?;
-        graph.launch()?;
-        let gpu_table = self.read_back(p)?;
-        check_table(
-            &format!("{} (CUDA graph)", p.kernel.function().1),
-            p.n,
-            cpu,
-            &gpu_table,
-            |i, j| p.kernel.layout().dp_index(p.n, i, j),
-        )?;
-        Ok(gpu_table)
+        Ok(self.verify_then_time_graph(p, graph, cpu, &[])?.check)
     }
 
     /// The paper's end-to-end view, on the host clock: allocate the tables, copy the
     /// dimensions in, solve, copy the cost and split tables out. Returns milliseconds.
+    ///
+    /// Timed here rather than with [`crate::harness::timing::time_host`]: the clock stops when
+    /// the tables are on the host, before the device buffers are freed, as in the paper, where
+    /// a value returned to `time_host` would be dropped (and the buffers freed) inside the
+    /// timed region.
     pub fn end_to_end_ms(&self, kernel: Kernel, dims: &[u32]) -> anyhow::Result<f64> {
         let t = Instant::now();
         let mut p = self.prepare(kernel, dims)?;
@@ -377,19 +462,6 @@ impl<'g> CmmKernels<'g> {
         })
     }
 }
-
-/// Every kernel function, with its file.
-const ALL_FUNCTIONS: [(&str, &str); 9] = [
-    ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u64"),
-    ("cmm_rowmajor.cu", "cmm_rowmajor_oneblock_u32"),
-    ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u64"),
-    ("cmm_diagonal.cu", "cmm_diagonal_oneblock_u32"),
-    ("cmm_diagonal.cu", "cmm_diagonal_oneblock_indexed_u64"),
-    ("cmm_cell_per_thread.cu", "cmm_rowmajor_cell_per_thread_u64"),
-    ("cmm_cell_per_thread.cu", "cmm_diagonal_cell_per_thread_u64"),
-    ("cmm_block_per_cell.cu", "cmm_rowmajor_block_per_cell_u64"),
-    ("cmm_block_per_cell.cu", "cmm_diagonal_block_per_cell_u64"),
-];
 
 fn launch(
     stream: &Arc<CudaStream>,
@@ -448,4 +520,41 @@ fn count_differences(a: &DpTable, b: &DpTable) -> usize {
             a.cost(i, j) != b.cost(i, j) || a.split(i, j) != b.split(i, j)
         })
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_variant_names_a_function_of_the_table() {
+        let mut named = Vec::new();
+        for layout in Layout::ALL {
+            for cost in [CostWidth::U64, CostWidth::U32] {
+                for indexed in [false, true] {
+                    named.push(Kernel::OneBlock { layout, cost, indexed }.function());
+                }
+            }
+            named.push(Kernel::CellPerThread { layout, block: 128 }.function());
+            named.push(Kernel::BlockPerCell { layout, block: 32 }.function());
+        }
+        named.sort_by_key(|k| k.function());
+        named.dedup();
+        let mut all = CmmKernel::all();
+        all.sort_by_key(|k| k.function());
+        assert_eq!(
+            named, all,
+            "every function is reachable from a Kernel, and only those"
+        );
+        for k in CmmKernel::all() {
+            let file = crate::harness::kernels::source(k.file())
+                .unwrap_or_else(|| panic!("{} is not a kernel file", k.file()));
+            assert!(
+                file.source.contains(&format!("void {}(", k.function())),
+                "{} does not define {}",
+                k.file(),
+                k.function()
+            );
+        }
+    }
 }

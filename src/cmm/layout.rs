@@ -26,7 +26,6 @@ pub fn triangle_len(n: usize) -> usize {
     n * (n + 1) / 2
 }
 
-// ANCHOR: row_major_index
 /// Index of `(row, col)` in an `n x n` matrix stored by rows, 0-based (the paper's Figure 3).
 pub fn row_major_index(n: usize, row: usize, col: usize) -> usize {
     debug_assert!(row < n && col < n);
@@ -40,7 +39,6 @@ pub fn paper_row_major_index(n: usize, i: usize, j: usize) -> usize {
     debug_assert!(i <= n && j <= n);
     (n + 1) * i + j
 }
-// ANCHOR_END: row_major_index
 
 /// Index of `(row, col)`, `row <= col < n`, in the upper triangle packed by rows with no gaps:
 /// row 0 holds `n` cells, row 1 holds `n - 1`, and so on. This is also the order in which the
@@ -121,7 +119,6 @@ impl Layout {
         }
     }
 
-    // ANCHOR: dp_index
     /// Index of the DP cell `M[i][j]` (1-based, `1 <= i <= j <= n`) in this layout. The kernels
     /// compute exactly this.
     pub fn dp_index(self, n: usize, i: usize, j: usize) -> usize {
@@ -131,9 +128,7 @@ impl Layout {
             Layout::DiagonalMajor => diag_index(n, i - 1, j - 1),
         }
     }
-    // ANCHOR_END: dp_index
 
-    // ANCHOR: dp_steps
     /// How far, in elements, the left operand moves when the split advances from `k` to
     /// `k + 1` in cell `(i, j)`: from `M[i][k]` to `M[i][k+1]`. Kernels that walk the `k` loop
     /// add this instead of recomputing [`Layout::dp_index`], which for the diagonal-major
@@ -159,7 +154,6 @@ impl Layout {
             Layout::DiagonalMajor => (j - k - 1) as isize - n as isize,
         }
     }
-    // ANCHOR_END: dp_steps
 }
 
 /// Spreadsheet-style label for the `rank`-th cell: `A`..`Z`, then `AA`, `AB`, ...

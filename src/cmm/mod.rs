@@ -8,12 +8,17 @@
 //! * [`chain`]: real matrix chains multiplied with cuBLAS in the left-to-right and optimal orders;
 //! * [`tiled`]: the tiled program for large chains (block diagonals, min-plus tiles, wavefronts);
 //! * [`exercises`]: the chapter's exercises, solved;
-//! * [`paper`]: the numbers Seifi & Al-Mamun 2024 report.
+//! * [`paper`]: the numbers Seifi & Al-Mamun 2024 report;
+//! * [`diagonal`]: the chapter "Chained matrix multiplication and the diagonal layout"
+//!   (measure, report, and one chain answered);
+//! * [`beyond`]: the chapter "CMM beyond the paper" (measure, report).
 //!
 //! The kernels live in `kernels/cmm_*.cu`; each file's header gives its launch configuration
 //! and parameter order.
 
+pub mod beyond;
 pub mod chain;
+pub mod diagonal;
 pub mod dp;
 pub mod error;
 pub mod exercises;

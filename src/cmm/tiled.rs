@@ -5,14 +5,25 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute_enum;
-use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::dp::{gpu_safe_bound_key48, validate_dims, DpTable};
 use super::layout::Layout;
+use crate::harness::kernels::KernelTable;
 use crate::harness::timing::Plan;
-use crate::harness::{Gpu, Stats, UsageError};
+use crate::harness::{Gpu, Stats, UsageError, Verified};
+
+crate::kernel_names! {
+    /// The functions of `kernels/cmm_tiled.cu`.
+    pub enum TiledKernel in "cmm_tiled.cu" {
+        /// Block diagonal 0: every 64 x 64 tile on the main diagonal, swept alone.
+        DiagonalBlocks => "cmm_tiled_diagonal_blocks_u64",
+        /// The big k ranges of block diagonal D as split min-plus tile products.
+        MinPlus => "cmm_tiled_minplus_u64",
+        /// The rest of block diagonal D: the shared-memory wavefront sweep.
+        Wavefront => "cmm_tiled_wavefront_u64",
+    }
+}
 
 /// Points per tile side (`TILE` in the kernel).
 pub const TILE: usize = 64;
@@ -30,9 +41,7 @@ pub const MAX_N: usize = (1 << SPLIT_BITS) - 2;
 /// The tiled kernels, loaded once.
 pub struct TiledKernels<'g> {
     gpu: &'g Gpu,
-    diagonal_blocks: CudaFunction,
-    minplus: CudaFunction,
-    wavefront: CudaFunction,
+    table: KernelTable<TiledKernel>,
     /// Blocks of the min-plus kernel one wave of the GPU holds.
     minplus_wave: u32,
 }
@@ -95,24 +104,20 @@ pub fn minplus_split(tiles: usize, d: usize, wave: u32) -> (usize, usize) {
 
 impl<'g> TiledKernels<'g> {
     pub fn load(gpu: &'g Gpu) -> anyhow::Result<Self> {
-        let module = gpu.load("cmm_tiled.cu")?;
-        let f = |name: &str| {
-            module.function(name).map_err(|e| anyhow::anyhow!("cmm_tiled.cu: {e}"))
-        };
-        let (diagonal_blocks, minplus, wavefront) = (
-            f("cmm_tiled_diagonal_blocks_u64")?,
-            f("cmm_tiled_minplus_u64")?,
-            f("cmm_tiled_wavefront_u64")?,
-        );
+        let table = KernelTable::<TiledKernel>::load(gpu)?;
         // 96 KiB of dynamic shared memory is past the 48 KiB a launch gets without asking.
-        for sweep in [&diagonal_blocks, &wavefront] {
-            sweep.set_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, SWEEP_SHARED_BYTES as i32)?;
+        for sweep in [TiledKernel::DiagonalBlocks, TiledKernel::Wavefront] {
+            table.get(sweep).set_attribute(
+                CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                SWEEP_SHARED_BYTES as i32,
+            )?;
         }
-        let per_sm = minplus
+        let per_sm = table
+            .get(TiledKernel::MinPlus)
             .occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?
-            .max(1) as u32;
+            .max(1);
         let minplus_wave = per_sm * gpu.info.sms as u32;
-        Ok(Self { gpu, diagonal_blocks, minplus, wavefront, minplus_wave })
+        Ok(Self { gpu, table, minplus_wave })
     }
 
     /// Checks the chain, uploads `dims` and allocates the key table.
@@ -161,7 +166,7 @@ impl<'g> TiledKernels<'g> {
             block_dim: (SWEEP_THREADS, 1, 1),
             shared_mem_bytes: SWEEP_SHARED_BYTES,
         };
-        let mut b = stream.launch_builder(&self.diagonal_blocks);
+        let mut b = stream.launch_builder(self.table.get(TiledKernel::DiagonalBlocks));
         b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride);
         // SAFETY: (dims, keys, n, stride) as in the kernel's header; grid = tiles.
         unsafe { b.launch(sweep(p.tiles))? };
@@ -176,7 +181,7 @@ impl<'g> TiledKernels<'g> {
                     block_dim: (THREADS, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                let mut b = stream.launch_builder(&self.minplus);
+                let mut b = stream.launch_builder(self.table.get(TiledKernel::MinPlus));
                 b.arg(&p.dims)
                     .arg(&mut p.keys)
                     .arg(&n)
@@ -186,7 +191,7 @@ impl<'g> TiledKernels<'g> {
                 // SAFETY: (dims, keys, n, stride, D, chunk) as in the header; splits * chunk covers the D - 1 tiles.
                 unsafe { b.launch(cfg)? };
             }
-            let mut b = stream.launch_builder(&self.wavefront);
+            let mut b = stream.launch_builder(self.table.get(TiledKernel::Wavefront));
             b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride).arg(&d_arg);
             // SAFETY: (dims, keys, n, stride, D) as in the header; one block per block of diagonal D.
             unsafe { b.launch(sweep(on_diagonal))? };
@@ -206,24 +211,48 @@ impl<'g> TiledKernels<'g> {
         Ok(table_from_keys(p.n, p.stride(), &keys)?)
     }
 
-    /// Solves once (the keys start as poison: the solve itself resets them) and compares every
-    /// cell with the CPU's table.
+    /// Correct before fast, through [`Gpu::verify_then_time`]: poisons the keys (the solve
+    /// itself resets them, so this proves the reset), solves once, compares every cell with the
+    /// CPU's table, and only then times complete solves under each of `plans` (table resident
+    /// on the GPU, no transfers).
+    pub fn verify_then_time(
+        &self,
+        p: &mut TiledProblem,
+        cpu: &DpTable,
+        plans: &[Plan],
+    ) -> anyhow::Result<Verified<DpTable>> {
+        self.gpu.verify_then_time(
+            p,
+            |gpu, p| gpu.poison(&mut p.keys),
+            |s, p| self.enqueue(s, p),
+            |_, p| {
+                let gpu_table = self.read_back(p)?;
+                let stride = p.stride();
+                super::gpu::check_table(
+                    "cmm_tiled_*_u64",
+                    p.n,
+                    cpu,
+                    &gpu_table,
+                    |i, j| (i - 1) * stride + j,
+                )?;
+                Ok(gpu_table)
+            },
+            plans,
+        )
+    }
+
+    /// [`TiledKernels::verify_then_time`] without timing: the table, every cell equal to the
+    /// CPU's.
     pub fn solve_verified(
         &self,
         p: &mut TiledProblem,
         cpu: &DpTable,
     ) -> anyhow::Result<DpTable> {
-        self.gpu.poison(&mut p.keys)?;
-        self.enqueue(&self.gpu.stream.clone(), p)?;
-        let gpu_table = self.read_back(p)?;
-        let stride = p.stride();
-        super::gpu::check_table("cmm_tiled_*_u64", p.n, cpu, &gpu_table, |i, j| {
-            (i - 1) * stride + j
-        })?;
-        Ok(gpu_table)
+        Ok(self.verify_then_time(p, cpu, &[])?.check)
     }
 
-    /// Times complete solves (table resident on the GPU, no transfers).
+    /// Times complete solves (table resident on the GPU, no transfers). Only for a problem
+    /// [`TiledKernels::solve_verified`] has checked, when the plan depends on that check.
     pub fn time(&self, p: &mut TiledProblem, plan: Plan) -> anyhow::Result<Stats> {
         self.gpu.time(plan, |s| self.enqueue(s, p))
     }

@@ -129,7 +129,6 @@ pub fn lanes_split_k(i: usize, j: usize, chunk: usize) -> Vec<LaneWork> {
     lanes[..active].to_vec()
 }
 
-// ANCHOR: operand_offset
 /// Byte offset from the table's base of the element `lane` loads as `operand`.
 pub fn operand_offset(
     layout: Layout,
@@ -144,7 +143,6 @@ pub fn operand_offset(
     };
     index as u64 * u64::from(elem_bytes)
 }
-// ANCHOR_END: operand_offset
 
 /// What one warp-wide load asks of the memory system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

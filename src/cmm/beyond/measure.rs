@@ -1,0 +1,321 @@
+//! What the chapter "CMM beyond the paper" measures: the whole table from n = 128 to 16384 by
+//! every program (the paper's one-block kernel, a warp per cell launched per diagonal and as a
+//! CUDA graph, the tiled kernels, the CPU on one thread and on all), each GPU table checked cell
+//! by cell against the CPU's before it is timed; then chains of real matrices multiplied with
+//! cuBLAS in both orders, both products verified before either is timed.
+
+use std::time::Instant;
+
+use crate::cmm::chain::{self, ChainRow, NamedChain};
+use crate::cmm::diagonal::DIM_MAX;
+use crate::cmm::dp::{self, DpTable};
+use crate::cmm::gpu::{CmmKernels, Kernel};
+use crate::cmm::layout::Layout;
+use crate::cmm::tiled::{self, TiledKernels};
+use crate::harness::blas::open_blas;
+use crate::harness::timing::{time_host, Plan};
+use crate::harness::{FullQuick, Run, Stats, UsageError, L2};
+
+/// A list of chain lengths, as `--help` prints it: `100,257,700`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lengths(pub &'static [usize]);
+
+impl std::fmt::Display for Lengths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text: Vec<String> = self.0.iter().map(usize::to_string).collect();
+        f.write_str(&text.join(","))
+    }
+}
+
+/// Chain lengths n of the DP measurement: powers of two from 128 to 16384.
+pub const MATRICES: FullQuick<Lengths> = FullQuick::new(
+    Lengths(&[128, 256, 512, 1024, 2048, 4096, 8192, 16384]),
+    Lengths(&[100, 257, 700]),
+);
+/// The largest n measured: past it the CPU reference every run is checked against needs
+/// 20 (n + 1)^2 bytes of host memory and, on 16 cores, many minutes (it grows as n^3).
+pub const MAX_MATRICES: usize = 16384;
+/// Timed repetitions of each chain multiplication, unless `--reps` says otherwise (the DP's
+/// repetitions are the chapter's, and capped by [`TIME_BUDGET_S`]).
+pub const CHAIN_REPS: FullQuick<u32> = FullQuick::new(20, 3);
+/// The largest n each slow variant is run at (beyond, one solve takes many seconds: see the
+/// chapter). The tiled kernels and the multi-threaded CPU run at every n.
+pub const ONE_BLOCK_MAX_N: usize = 4096;
+pub const WARP_PER_CELL_MAX_N: usize = 8192;
+pub const CPU_SERIAL_MAX_N: usize = 4096;
+/// Seconds of repetitions each (variant, n) may take after its verified first solve.
+pub const TIME_BUDGET_S: f64 = 3.0;
+
+/// Which half of the chapter to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// The whole table against n.
+    Dp,
+    /// Chains multiplied in both orders.
+    Chains,
+    /// Both.
+    All,
+}
+
+/// The sizes of one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Chain lengths of the DP measurement.
+    pub matrices: Vec<usize>,
+    pub part: Part,
+    /// Most timed repetitions of each (variant, n) of the DP.
+    pub max_reps: usize,
+    /// Timed repetitions of each chain multiplication.
+    pub chain_reps: usize,
+}
+
+/// Refuses a chain length this example does not measure, before a GPU is opened.
+pub fn check_matrices(n: usize) -> Result<(), UsageError> {
+    if n == 0 || n > MAX_MATRICES {
+        return Err(UsageError(format!(
+            "--matrices {n}: this example measures chains of 1 to {MAX_MATRICES} matrices \
+             (its CPU reference grows as n^3)"
+        )));
+    }
+    tiled::check(&vec![DIM_MAX; n + 1]).map(|_| ())
+}
+
+/// The programs of the time-vs-n figure, in legend order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    OneBlockRowMajor,
+    OneBlockDiagonal,
+    WarpPerCell,
+    WarpPerCellGraph,
+    Tiled,
+    CpuOneThread,
+    CpuAllThreads,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 7] = [
+        Variant::OneBlockRowMajor,
+        Variant::OneBlockDiagonal,
+        Variant::WarpPerCell,
+        Variant::WarpPerCellGraph,
+        Variant::Tiled,
+        Variant::CpuOneThread,
+        Variant::CpuAllThreads,
+    ];
+
+    /// The figure's series name; `threads` is the multi-threaded CPU's.
+    pub fn label(self, threads: usize) -> String {
+        match self {
+            Variant::OneBlockRowMajor => "GPU paper: one block, row-major".into(),
+            Variant::OneBlockDiagonal => "GPU one block, diagonal-major".into(),
+            Variant::WarpPerCell => "GPU warp per cell, launch per diagonal".into(),
+            Variant::WarpPerCellGraph => "GPU warp per cell, CUDA graph".into(),
+            Variant::Tiled => "GPU tiled 64x64: min-plus + wavefront".into(),
+            Variant::CpuOneThread => "CPU 1 thread".into(),
+            Variant::CpuAllThreads => format!("CPU {threads} threads (rayon)"),
+        }
+    }
+
+    /// The largest n it runs at.
+    pub fn max_n(self) -> usize {
+        match self {
+            Variant::OneBlockRowMajor | Variant::OneBlockDiagonal => ONE_BLOCK_MAX_N,
+            Variant::WarpPerCell | Variant::WarpPerCellGraph => WARP_PER_CELL_MAX_N,
+            Variant::CpuOneThread => CPU_SERIAL_MAX_N,
+            Variant::Tiled | Variant::CpuAllThreads => usize::MAX,
+        }
+    }
+}
+
+/// Every program measured at one n, the multi-threaded CPU (the reference) first.
+#[derive(Debug, Clone)]
+pub struct SizeResult {
+    pub n: usize,
+    pub measured: Vec<(Variant, Stats)>,
+}
+
+impl SizeResult {
+    /// The median time of `v`, if it ran at this n.
+    pub fn median_ms(&self, v: Variant) -> Option<f64> {
+        self.measured.iter().find(|(m, _)| *m == v).map(|(_, s)| s.median_ms)
+    }
+}
+
+/// The DP half.
+#[derive(Debug, Clone)]
+pub struct DpResults {
+    /// Threads of the multi-threaded CPU program.
+    pub threads: usize,
+    pub sizes: Vec<SizeResult>,
+}
+
+/// The chains half: each chain and its measurement.
+#[derive(Debug, Clone)]
+pub struct ChainResults {
+    pub chains: Vec<NamedChain>,
+    pub rows: Vec<ChainRow>,
+}
+
+/// Everything the chapter's figures and tables are drawn from; a half not measured is `None`.
+pub struct Results {
+    pub dp: Option<DpResults>,
+    pub chains: Option<ChainResults>,
+}
+
+/// Measures the halves `settings.part` names.
+pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
+    let dp = match settings.part {
+        Part::Chains => None,
+        Part::Dp | Part::All => Some(measure_dp(run, settings)?),
+    };
+    let chains = match settings.part {
+        Part::Dp => None,
+        Part::Chains | Part::All => Some(measure_chains(run, settings)?),
+    };
+    Ok(Results { dp, chains })
+}
+
+/// Repetitions that fit the time budget, given one solve took `first_ms`.
+fn reps_for(first_ms: f64, max_reps: usize) -> usize {
+    ((TIME_BUDGET_S * 1e3 / first_ms.max(1e-3)) as usize).clamp(1, max_reps)
+}
+
+/// Times `solve` on the host clock (CPU variants); the first run also returns the table and
+/// counts as a sample. How long it took decides how many more follow, which is why this is not
+/// [`time_host`] (whose count is fixed beforehand).
+fn time_cpu(
+    max_reps: usize,
+    mut solve: impl FnMut() -> anyhow::Result<DpTable>,
+) -> anyhow::Result<(Stats, DpTable)> {
+    let t = Instant::now();
+    let table = solve()?;
+    let mut samples = vec![t.elapsed().as_secs_f64() * 1e3];
+    for _ in 1..reps_for(samples[0], max_reps) {
+        let t = Instant::now();
+        solve()?;
+        samples.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let stats = Stats::from_samples(&samples).expect("at least one sample");
+    Ok((stats, table))
+}
+
+/// Verifies one solve of `problem` against the CPU (`verify`: poison, solve, compare every
+/// cell, through the kernels' `verify_then_time` with no plan), on the host clock; then times
+/// as many more solves as the budget allows, the verified one having been the warm-up.
+fn verify_then_time_budgeted<P>(
+    problem: &mut P,
+    max_reps: usize,
+    mut verify: impl FnMut(&mut P) -> anyhow::Result<DpTable>,
+    time: impl FnOnce(&mut P, Plan) -> anyhow::Result<Stats>,
+) -> anyhow::Result<Stats> {
+    let first = time_host(0, 1, || verify(problem))?;
+    time(problem, Plan::new(0, reps_for(first.median_ms, max_reps), L2::Warm))
+}
+
+fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
+    let gpu = run.gpu();
+    let cmm = CmmKernels::load(gpu)?;
+    let tiled_kernels = TiledKernels::load(gpu)?;
+    let threads = rayon::current_num_threads();
+    let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    let max_reps = settings.max_reps;
+    let bar = run.progress(settings.matrices.len() * Variant::ALL.len());
+    let mut sizes = Vec::new();
+    for &n in &settings.matrices {
+        let dims = dp::random_dims(n, DIM_MAX, run.seed + n as u64);
+        // The reference: the multi-threaded CPU program, timed too. Every GPU table below is
+        // compared with it cell by cell (costs and splits) before anything is timed.
+        bar.set_message(format!("n = {n}: CPU, {threads} threads"));
+        let (cpu_all, cpu) = time_cpu(max_reps, || Ok(dp::solve_contiguous(&dims)?))?;
+        let mut measured = vec![(Variant::CpuAllThreads, cpu_all)];
+        for variant in Variant::ALL {
+            bar.inc(1);
+            if variant == Variant::CpuAllThreads || n > variant.max_n() {
+                continue;
+            }
+            bar.set_message(format!("n = {n}: {}", variant.label(threads)));
+            let one_block = |layout| -> anyhow::Result<Stats> {
+                let mut p = cmm.prepare(Kernel::one_block(layout), &dims)?;
+                verify_then_time_budgeted(
+                    &mut p,
+                    max_reps,
+                    |p| cmm.solve_verified(p, &cpu),
+                    |p, plan| cmm.time(p, plan),
+                )
+            };
+            let warp_per_cell =
+                Kernel::BlockPerCell { layout: Layout::RowMajor, block: 32 };
+            let stats = match variant {
+                Variant::CpuOneThread => {
+                    let (stats, table) = one_thread.install(|| {
+                        time_cpu(max_reps, || Ok(dp::solve_contiguous(&dims)?))
+                    })?;
+                    anyhow::ensure!(
+                        table == cpu,
+                        "the one-thread CPU table differs from the multi-threaded one at \
+                         n = {n}"
+                    );
+                    stats
+                }
+                Variant::OneBlockRowMajor => one_block(Layout::RowMajor)?,
+                Variant::OneBlockDiagonal => one_block(Layout::DiagonalMajor)?,
+                Variant::WarpPerCell => {
+                    let mut p = cmm.prepare(warp_per_cell, &dims)?;
+                    verify_then_time_budgeted(
+                        &mut p,
+                        max_reps,
+                        |p| cmm.solve_verified(p, &cpu),
+                        |p, plan| cmm.time(p, plan),
+                    )?
+                }
+                Variant::WarpPerCellGraph => {
+                    let mut p = cmm.prepare(warp_per_cell, &dims)?;
+                    let graph = cmm.capture(&mut p)?;
+                    verify_then_time_budgeted(
+                        &mut p,
+                        max_reps,
+                        |p| cmm.solve_verified_graph(p, &graph, &cpu),
+                        |_, plan| gpu.time(plan, |_| Ok(graph.launch()?)),
+                    )?
+                }
+                Variant::Tiled => {
+                    let mut p = tiled_kernels.prepare(&dims)?;
+                    verify_then_time_budgeted(
+                        &mut p,
+                        max_reps,
+                        |p| tiled_kernels.solve_verified(p, &cpu),
+                        |p, plan| tiled_kernels.time(p, plan),
+                    )?
+                }
+                Variant::CpuAllThreads => unreachable!("measured above"),
+            };
+            measured.push((variant, stats));
+        }
+        sizes.push(SizeResult { n, measured });
+    }
+    bar.finish_and_clear();
+    Ok(DpResults { threads, sizes })
+}
+
+fn measure_chains(run: &Run, settings: &Settings) -> anyhow::Result<ChainResults> {
+    let gpu = run.gpu();
+    let chains = if run.quick {
+        chain::realistic_chains_quick(run.seed)
+    } else {
+        chain::realistic_chains(run.seed)
+    };
+    let blas = open_blas(gpu)?;
+    let plan = Plan::new(2, settings.chain_reps, L2::Warm);
+    let bar = run.progress(chains.len());
+    let mut rows = Vec::new();
+    for (c, named) in chains.iter().enumerate() {
+        bar.set_message(named.name.clone());
+        // Both orders multiply the same fresh inputs; each product is checked against exact
+        // CPU rows, and the two against each other, before it is timed.
+        let seed = run.seed.wrapping_add(c as u64);
+        rows.push(chain::measure_chain(gpu, &blas, named, plan, seed)?);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(ChainResults { chains, rows })
+}
