@@ -156,6 +156,8 @@ pub struct Run {
     pub quick: bool,
     pub seed: u64,
     reps: Option<u32>,
+    /// Whether a figure or table was written (a one-chain answer writes nothing).
+    wrote: std::cell::Cell<bool>,
 }
 
 impl Run {
@@ -207,6 +209,7 @@ impl Run {
         points: &[Point],
     ) -> anyhow::Result<()> {
         self.declared(stem)?;
+        self.wrote.set(true);
         plot::write_figure(&self.out, stem, &self.meta_with(extra), spec, points)
     }
 
@@ -219,6 +222,7 @@ impl Run {
         rows: &[T],
     ) -> anyhow::Result<()> {
         self.declared(stem)?;
+        self.wrote.set(true);
         let meta = self.meta_with(extra).with("title", title);
         record::write_table(&self.out, stem, &meta, rows)
     }
@@ -388,6 +392,7 @@ pub fn start(
         quick: common.quick,
         seed: common.seed,
         reps: common.reps,
+        wrote: std::cell::Cell::new(false),
     })
 }
 
@@ -433,14 +438,17 @@ pub fn main<A: Example>(
             }
             other => other?,
         };
-        let out = run.out.clone();
         body(&run, args)?;
-        println!(
-            "all results verified; figures and data written to {} (the book's own are in \
-             figures/; --out figures updates them)",
-            out.display()
-        );
-        compare_with_book(chapter, &out);
+        if run.wrote.get() {
+            println!(
+                "all results verified; figures and data written to {} (the book's own are \
+                 in figures/; --out figures updates them)",
+                run.out.display()
+            );
+            compare_with_book(chapter, &run.out);
+        } else {
+            println!("all results verified");
+        }
         Ok(())
     })())
 }

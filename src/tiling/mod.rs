@@ -23,9 +23,3 @@ pub mod reference;
 pub mod strip;
 pub mod tiled_matmul;
 pub mod traversal;
-
-/// Where `src/cmm/chain.rs` imports the row-major SGEMM and the sampled rows from until it
-/// imports them from [`crate::harness::blas`], where they now live; remove it then.
-pub mod gemm {
-    pub use crate::harness::blas::{sample_rows, sgemm_row_major};
-}

@@ -11,7 +11,7 @@ use super::super::paren::ParenTree;
 use super::plan::{schedule, Operand, Step};
 use super::reference::chain_matrices;
 use crate::harness::{Gpu, UsageError};
-use crate::tiling::gemm::sgemm_row_major;
+use crate::harness::blas::sgemm_row_major;
 
 /// One order of one chain, ready to run: its products in dependency order, each with its own
 /// device buffer, allocated here, before any timing, and reused by every run.

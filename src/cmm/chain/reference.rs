@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::harness::inputs;
-use crate::tiling::gemm::sample_rows;
+use crate::harness::blas::sample_rows;
 
 /// The chain's matrices on the host, row-major, reproducible from `seed`: `A_i` (`p x q`) has
 /// entries uniform in `[-sqrt(3/q), sqrt(3/q))`, variance `1/q`. A product `A_i..A_j` then has
