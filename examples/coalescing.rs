@@ -13,12 +13,17 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use cmbook::chapters;
-use cmbook::coalescing::measure::MAX_TRANSPOSE_SIDE;
 use cmbook::coalescing::{
     self, Settings, CEILING_MIB, OFFSET_MIB, PARTICLES, READONLY_N, SWEEP_MIB,
     TABLE_LEN, TRANSPOSE_SIDE,
 };
 use cmbook::harness::run::{self, CommonArgs, Example};
+
+const MAX_SIDE: u64 = cmbook::coalescing::measure::MAX_TRANSPOSE_SIDE as u64;
+
+fn u64_in(min: u64, max: u64) -> clap::builder::RangedU64ValueParser {
+    clap::value_parser!(u64).range(min..=max)
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -27,35 +32,29 @@ use cmbook::harness::run::{self, CommonArgs, Example};
 struct Args {
     #[command(flatten)]
     common: CommonArgs,
-    #[arg(long, value_name = "N",
-          help = TRANSPOSE_SIDE.help("Side of the square float matrix the transposes are \
-                                      timed on"),
-          value_parser = clap::value_parser!(u64).range(1..=MAX_TRANSPOSE_SIDE as u64))]
+    #[arg(long, value_name = "N", value_parser = u64_in(1, MAX_SIDE),
+          help = TRANSPOSE_SIDE.help("Side of the square float matrix the transposes \
+                                      are timed on"))]
     transpose_side: Option<u64>,
-    #[arg(long, value_name = "MIB",
-          help = SWEEP_MIB.help("Source array the stride sweep reads, per element type, \
-                                 in MiB"),
-          value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    #[arg(long, value_name = "MIB", value_parser = u64_in(1, 65_536),
+          help = SWEEP_MIB.help("Source the stride sweep reads, per type, in MiB"))]
     sweep_mib: Option<u64>,
-    #[arg(long, value_name = "MIB",
-          help = OFFSET_MIB.help("Source array the offset sweep reads, in MiB"),
-          value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    #[arg(long, value_name = "MIB", value_parser = u64_in(1, 65_536),
+          help = OFFSET_MIB.help("Source the offset sweep reads, in MiB"))]
     offset_mib: Option<u64>,
-    #[arg(long, value_name = "MIB",
-          help = CEILING_MIB.help("Copy that sets the ceiling, in MiB"),
-          value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    #[arg(long, value_name = "MIB", value_parser = u64_in(1, 65_536),
+          help = CEILING_MIB.help("Copy that sets the ceiling, in MiB"))]
     ceiling_mib: Option<u64>,
-    #[arg(long, value_name = "COUNT", help = PARTICLES.help("Particles of the drift"),
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    #[arg(long, value_name = "COUNT", value_parser = u64_in(1, 1_000_000_000),
+          help = PARTICLES.help("Particles of the drift"))]
     particles: Option<u64>,
-    #[arg(long, value_name = "COUNT",
-          help = READONLY_N.help("Elements of the read-only section's copy and gathers"),
-          value_parser = clap::value_parser!(u64).range(1..=2_000_000_000))]
+    #[arg(long, value_name = "COUNT", value_parser = u64_in(1, 2_000_000_000),
+          help = READONLY_N.help("Elements of the read-only copy and gathers"))]
     readonly_n: Option<u64>,
     #[arg(long, value_name = "FLOATS",
+          value_parser = clap::value_parser!(u32).range(1..=1 << 28),
           help = TABLE_LEN.help("Floats in the gathers' table: each is read about \
-                                 readonly-n / table-len times"),
-          value_parser = clap::value_parser!(u32).range(1..=1 << 28))]
+                                 readonly-n / table-len times"))]
     table_len: Option<u32>,
 }
 
