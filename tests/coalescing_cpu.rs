@@ -2,24 +2,30 @@
 //! the predictions the chapter states, the CPU references, the PTX census, and the exercises'
 //! answers. No GPU needed; the PTX checks need NVRTC (and skip loudly without it).
 
+use std::path::Path;
+
+use cmbook::chapters;
 use cmbook::coalescing::banks::{
     bank_of, column_read_lanes, column_read_words, conflict_degree, row_read_words,
 };
 use cmbook::coalescing::exercises;
 use cmbook::coalescing::measure::Measurement;
+use cmbook::coalescing::measure::{CoalescingKernel, Results};
 use cmbook::coalescing::patterns::{
     sweep_offsets, sweep_strides, Pattern, MODEL_WARPS,
 };
 use cmbook::coalescing::ptx::{census, entry_body, Census};
 use cmbook::coalescing::readonly::ReadOnlyKernel;
 use cmbook::coalescing::reference::{self, Particle, PARTICLE_BYTES};
-use cmbook::coalescing::report::{self, Results};
+use cmbook::coalescing::report;
 use cmbook::coalescing::sectors::{
     footprint, traffic, Access, Footprint, LINE_BYTES, SECTOR_BYTES,
 };
 use cmbook::coalescing::transpose::{warp_cost, TransposeKernel};
 use cmbook::coalescing::KERNEL_FILE;
-use cmbook::harness::record::{self, Meta};
+use cmbook::harness::kernels::KernelName;
+use cmbook::harness::record;
+use cmbook::harness::run::{self, CommonArgs, Needs, Run};
 use cmbook::harness::stats::Rate;
 use cmbook::harness::{kernels, plot, Stats};
 
@@ -230,7 +236,7 @@ fn lanes_reading_one_word_share_it() {
 
 #[test]
 fn transpose_kernels_per_warp() {
-    for kernel in TransposeKernel::ALL {
+    for kernel in TransposeKernel::all() {
         let c = warp_cost(kernel, 8192, 8192);
         assert_eq!(
             c.global_load.sectors, 4,
@@ -262,9 +268,9 @@ fn transpose_kernels_per_warp() {
     assert_eq!(TransposeKernel::Tile32x8.grid(1000, 1003), (32, 32));
     assert_eq!(TransposeKernel::Tile64Padded32x8.grid(1, 7), (1, 1));
     assert_eq!(TransposeKernel::Tile32x8.grid(8192, 8192), (256, 256));
-    let names: std::collections::HashSet<&str> =
-        TransposeKernel::ALL.iter().map(|k| k.function()).collect();
-    assert_eq!(names.len(), TransposeKernel::ALL.len());
+    let names: std::collections::HashSet<String> =
+        TransposeKernel::all().iter().map(|k| k.function()).collect();
+    assert_eq!(names.len(), TransposeKernel::all().len());
 }
 
 #[test]
@@ -398,8 +404,8 @@ fn coalescing_ptx() -> Option<String> {
 #[test]
 fn const_restrict_and_ldg_give_non_coherent_loads_and_plain_pointers_do_not() {
     let Some(ptx) = coalescing_ptx() else { return };
-    for kernel in ReadOnlyKernel::ALL {
-        let c = census(&ptx, kernel.function())
+    for kernel in ReadOnlyKernel::all() {
+        let c = census(&ptx, &kernel.function())
             .unwrap_or_else(|| panic!("no entry {}", kernel.function()));
         let loads = c.coherent_loads + c.non_coherent_loads;
         // A gather loads an index and a table value per element, a copy one value.
@@ -521,8 +527,8 @@ fn made_up(fraction: f64, useful_bytes: u64) -> Measurement {
     }
 }
 
-#[test]
-fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
+/// Results as a full run on a 3000 GB/s device might measure them.
+fn made_up_results() -> Results {
     let (strides, offsets) = (sweep_strides(false), sweep_offsets(false));
     let mut strided = std::collections::HashMap::new();
     for elem_bytes in [4u64, 8] {
@@ -540,7 +546,7 @@ fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
             )
         })
         .collect();
-    let results = Results {
+    Results {
         ceiling_bytes: 1 << 30,
         ceiling: Rate { median: 3000.0, best: 3050.0, worst: 2900.0 },
         strides,
@@ -554,27 +560,43 @@ fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
         drift_soa: made_up(0.95, 36_000),
         transpose_n: 8192,
         transpose_copy: Rate { median: 2900.0, best: 2950.0, worst: 2800.0 },
-        transposes: TransposeKernel::ALL
-            .iter()
-            .map(|&k| (k, made_up(0.8, 1 << 29)))
+        transposes: TransposeKernel::all()
+            .into_iter()
+            .map(|k| (k, made_up(0.8, 1 << 29)))
             .collect(),
         readonly_n: 1000,
         table_len: 16_384,
-        readonly: ReadOnlyKernel::ALL
-            .iter()
-            .map(|&k| (k, made_up(0.7, 8000)))
+        readonly: ReadOnlyKernel::all()
+            .into_iter()
+            .map(|k| (k, made_up(0.7, 8000)))
             .collect(),
-        ptx: ReadOnlyKernel::ALL
-            .iter()
-            .map(|&k| {
+        ptx: ReadOnlyKernel::all()
+            .into_iter()
+            .map(|k| {
                 (k, Census { coherent_loads: 2, non_coherent_loads: 0, stores: 1 })
             })
             .collect(),
         compiled_by: "NVRTC 13.0 for compute_90".to_string(),
+    }
+}
+
+/// A run of the chapter that opens no GPU and writes into `dir`.
+fn cpu_run(dir: &Path) -> Run {
+    let common = CommonArgs {
+        out: Some(dir.to_path_buf()),
+        quick: false,
+        reps: None,
+        seed: 2024,
     };
+    run::start(&chapters::COALESCING, Needs::Cpu, &common).unwrap()
+}
+
+#[test]
+fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
+    let results = made_up_results();
     let dir = tempfile::tempdir().unwrap();
-    let lines =
-        report::write_all(dir.path(), &Meta::for_cpu("a test"), &results).unwrap();
+    report::report(&cpu_run(dir.path()), &results).unwrap();
+    let lines = report::summary(&results).unwrap();
     assert!(
         lines.iter().any(|l| l.contains("transpose_tile_padded_32x8")),
         "{lines:?}"
@@ -599,7 +621,69 @@ fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
     // A pattern of the table that was not measured is an error, not a blank cell.
     let mut incomplete = results.clone();
     incomplete.misaligned.clear();
-    assert!(
-        report::write_all(dir.path(), &Meta::for_cpu("a test"), &incomplete).is_err()
-    );
+    assert!(report::report(&cpu_run(dir.path()), &incomplete).is_err());
+    assert!(report::summary(&incomplete).is_err());
+}
+
+/// The metadata keys a record carries beyond its provenance, in order.
+fn own_keys(rec: &record::Record) -> Vec<&str> {
+    let provenance = [
+        "gpu",
+        "compute_capability",
+        "sms",
+        "l2_mib",
+        "cpu",
+        "driver",
+        "cuda",
+        "cudarc",
+        "commit",
+        "date_utc",
+        "command",
+        "profile",
+    ];
+    rec.meta
+        .0
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| !provenance.contains(k))
+        .collect()
+}
+
+#[test]
+fn a_run_writes_what_the_book_holds_with_the_same_keys_columns_and_axes() {
+    let dir = tempfile::tempdir().unwrap();
+    report::report(&cpu_run(dir.path()), &made_up_results()).unwrap();
+    for stem in chapters::COALESCING.writes {
+        let file = format!("data/{stem}.csv");
+        let ours = record::read_csv(&dir.path().join(&file)).unwrap();
+        let book = record::read_csv(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("figures").join(&file),
+        )
+        .unwrap();
+        assert_eq!(own_keys(&ours), own_keys(&book), "{stem}");
+        assert_eq!(ours.header, book.header, "{stem}");
+        for key in ["plot", "x_label", "y_label", "x_log", "y_log"] {
+            assert_eq!(ours.meta.get(key), book.meta.get(key), "{stem}: {key}");
+        }
+        assert_eq!(ours.meta.get("profile"), Some(run::profile()));
+    }
+}
+
+#[test]
+fn one_table_names_every_kernel_of_the_file_once() {
+    let source =
+        kernels::source(KERNEL_FILE).expect("the kernel file is registered").source;
+    let all = CoalescingKernel::all();
+    let mut names: Vec<String> = all.iter().map(|k| k.function()).collect();
+    assert!(all.iter().all(|k| k.file() == KERNEL_FILE));
+    for name in &names {
+        assert!(
+            source.contains(&format!("extern \"C\" __global__ void {name}(")),
+            "{name} is not a kernel of {KERNEL_FILE}"
+        );
+    }
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), all.len());
+    assert_eq!(source.matches("extern \"C\" __global__").count(), all.len());
 }

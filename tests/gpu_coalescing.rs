@@ -2,10 +2,11 @@
 //! are not multiples of anything. Run on a machine with a GPU:
 //! `cargo test --release --test gpu_coalescing -- --ignored --test-threads=1`.
 
-use cmbook::coalescing::measure::{self, AffineSweep, Kernels};
+use cmbook::coalescing::measure::{self, AffineSweep, Kernels, StreamKernel};
 use cmbook::coalescing::readonly::ReadOnlyKernel;
 use cmbook::coalescing::reference;
 use cmbook::coalescing::transpose::TransposeKernel;
+use cmbook::harness::kernels::KernelName;
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{inputs, verify, Gpu, L2};
 
@@ -58,7 +59,7 @@ fn an_element_left_unwritten_is_caught() {
     // One element too few: the last keeps its poison (NaN) and must be reported.
     measure::launch_affine_read(
         &gpu.stream,
-        &kernels.affine_f32,
+        &kernels.stream(StreamKernel::AffineF32),
         &src,
         &mut dst,
         (len - 1, 1, 0),
@@ -101,13 +102,13 @@ fn every_transpose_matches_the_cpu_at_odd_sizes() {
         let results = measure::measure_transposes(
             &gpu,
             &kernels,
-            &TransposeKernel::ALL,
+            &TransposeKernel::all(),
             (rows, cols),
             None,
             (rows * cols) as u64,
         )
         .unwrap();
-        assert_eq!(results.len(), TransposeKernel::ALL.len());
+        assert_eq!(results.len(), TransposeKernel::all().len());
     }
     let timed = measure::measure_transposes(
         &gpu,
@@ -128,7 +129,7 @@ fn a_transpose_size_the_grid_cannot_hold_is_a_usage_error() {
     let err = measure::measure_transposes(
         &gpu,
         &kernels,
-        &TransposeKernel::ALL,
+        &TransposeKernel::all(),
         (0, 5),
         None,
         1,
@@ -145,7 +146,41 @@ fn the_read_only_kernels_match_the_cpu() {
         let results =
             measure::measure_readonly(&gpu, &kernels, n, table, QUICK, n as u64)
                 .unwrap();
-        assert_eq!(results.len(), ReadOnlyKernel::ALL.len());
+        assert_eq!(results.len(), ReadOnlyKernel::all().len());
         assert!(results.iter().all(|(_, m)| m.stats.min_ms > 0.0));
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
+    use cmbook::chapters;
+    use cmbook::coalescing::{self, Settings, READONLY_N, TABLE_LEN};
+    use cmbook::harness::run::{self, CommonArgs, Needs};
+    let dir = tempfile::tempdir().unwrap();
+    let common = CommonArgs {
+        out: Some(dir.path().to_path_buf()),
+        quick: true,
+        reps: None,
+        seed: 7,
+    };
+    let run = run::start(&chapters::COALESCING, Needs::Gpu, &common).unwrap();
+    let settings = Settings {
+        ceiling_mib: 8,
+        sweep_mib: 3,
+        offset_mib: 2,
+        // Not a multiple of any tile: the timed transposes have partial tiles too.
+        transpose_side: 333,
+        particles: 10_007,
+        readonly_n: READONLY_N.quick,
+        table_len: TABLE_LEN.quick,
+    };
+    let results = coalescing::measure(&run, &settings).unwrap();
+    assert_eq!((results.transpose_n, results.ceiling_bytes), (333, 8 << 20));
+    assert_eq!(results.ptx.len(), ReadOnlyKernel::all().len());
+    coalescing::report(&run, &results).unwrap();
+    for stem in chapters::COALESCING.writes {
+        assert!(dir.path().join(format!("data/{stem}.csv")).exists(), "{stem}");
+    }
+    assert!(cmbook::harness::plot::audit_figures(dir.path()).unwrap().is_empty());
 }

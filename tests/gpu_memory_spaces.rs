@@ -156,3 +156,36 @@ fn a_stencil_element_left_unwritten_is_caught() {
         verify::check_exact("stencil3_global", "n=1001", &got, &want).unwrap_err();
     assert_eq!((err.index, err.wrong), (0, n));
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
+    use cmbook::chapters;
+    use cmbook::harness::run::{self, CommonArgs, Needs};
+    use cmbook::memory_spaces::{
+        self, Settings, CHASE_REPS, CHASE_STEPS, SIGNAL_MATRICES,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let common = CommonArgs {
+        out: Some(dir.path().to_path_buf()),
+        quick: true,
+        reps: None,
+        seed: 7,
+    };
+    let run = run::start(&chapters::MEMORY_SPACES, Needs::Gpu, &common).unwrap();
+    let settings = Settings {
+        signal_matrices: SIGNAL_MATRICES.quick,
+        // Smaller than L2: the cold stencil still verifies every element.
+        stencil_n: 12_345,
+        chase_steps: CHASE_STEPS.quick,
+        chase_reps: CHASE_REPS.quick,
+    };
+    let results = memory_spaces::measure(&run, &settings).unwrap();
+    assert_eq!(results.stencil_cold_n, 12_345);
+    assert_eq!(results.signal_size.matrices, 3);
+    memory_spaces::report(&run, &results).unwrap();
+    for stem in chapters::MEMORY_SPACES.writes {
+        assert!(dir.path().join(format!("data/{stem}.csv")).exists(), "{stem}");
+    }
+    assert!(cmbook::harness::plot::audit_figures(dir.path()).unwrap().is_empty());
+}

@@ -3,20 +3,26 @@
 //! figure and table from made-up results, and the exercises' answers. No GPU needed; the NVRTC
 //! check skips loudly without NVRTC.
 
+use std::path::Path;
+
+use cmbook::chapters;
 use cmbook::harness::gpu::DeviceInfo;
-use cmbook::harness::record::{self, Meta};
+use cmbook::harness::kernels::KernelName;
+use cmbook::harness::record;
+use cmbook::harness::run::{self, CommonArgs, Needs, Run};
 use cmbook::harness::stats::Rate;
 use cmbook::harness::{kernels, plot, Stats};
 use cmbook::memory_spaces::exercises;
 use cmbook::memory_spaces::map::space_rows;
 use cmbook::memory_spaces::measure::{
-    ChaseResult, ChaseSpace, HistogramKernel, HistogramResult, OnChip, SignalSize,
-    StencilKernel, Timed, VectorHome, WalkPoint,
+    chase_footprints, ChaseResult, ChaseSpace, HistogramKernel, HistogramResult,
+    MemoryKernel, OnChip, Results, SignalSize, StencilKernel, Timed, VectorHome,
+    WalkPoint,
 };
 use cmbook::memory_spaces::reference::{
     self, chain, cycle_length, follow, single_cycle, walk_addresses_per_warp,
 };
-use cmbook::memory_spaces::report::{self, Results};
+use cmbook::memory_spaces::report;
 use cmbook::memory_spaces::{
     BLOCK, CHASE_CONST_MAX, HIST_BINS, KERNEL_FILE, LINE_ELEMENTS, SIGNAL_MAX,
     TILE_ROWS,
@@ -324,14 +330,23 @@ fn made_up_results() -> Results {
     }
 }
 
+/// A run of the chapter that opens no GPU and writes into `dir`.
+fn cpu_run(dir: &Path) -> Run {
+    let common = CommonArgs {
+        out: Some(dir.to_path_buf()),
+        quick: false,
+        reps: None,
+        seed: 2024,
+    };
+    run::start(&chapters::MEMORY_SPACES, Needs::Cpu, &common).unwrap()
+}
+
 #[test]
 fn every_figure_and_table_is_drawn_from_made_up_results() {
     let dir = tempfile::tempdir().unwrap();
-    let mut meta = Meta::default();
-    for k in record::REQUIRED_KEYS {
-        meta = meta.with(k, &format!("value of {k}"));
-    }
-    let lines = report::write_all(dir.path(), &meta, &made_up_results()).unwrap();
+    let results = made_up_results();
+    report::report(&cpu_run(dir.path()), &results).unwrap();
+    let lines = report::summary(&results).unwrap();
     assert!(lines.iter().any(|l| l.contains("copy ceiling")));
     let figures = ["signal", "divergent", "stencil", "latency", "bandwidth"];
     let tables = ["map", "registers"];
@@ -356,6 +371,75 @@ fn every_figure_and_table_is_drawn_from_made_up_results() {
         registers.contains("`histogram_local`")
             && registers.contains("local bytes per thread")
     );
+}
+
+/// The metadata keys a record carries beyond its provenance, in order.
+fn own_keys(rec: &record::Record) -> Vec<&str> {
+    let provenance = [
+        "gpu",
+        "compute_capability",
+        "sms",
+        "l2_mib",
+        "cpu",
+        "driver",
+        "cuda",
+        "cudarc",
+        "commit",
+        "date_utc",
+        "command",
+        "profile",
+    ];
+    rec.meta
+        .0
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| !provenance.contains(k))
+        .collect()
+}
+
+#[test]
+fn a_run_writes_what_the_book_holds_with_the_same_keys_columns_and_axes() {
+    let dir = tempfile::tempdir().unwrap();
+    report::report(&cpu_run(dir.path()), &made_up_results()).unwrap();
+    for stem in chapters::MEMORY_SPACES.writes {
+        let file = format!("data/{stem}.csv");
+        let ours = record::read_csv(&dir.path().join(&file)).unwrap();
+        let book = record::read_csv(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("figures").join(&file),
+        )
+        .unwrap();
+        assert_eq!(own_keys(&ours), own_keys(&book), "{stem}");
+        assert_eq!(ours.header, book.header, "{stem}");
+        for key in ["plot", "x_label", "y_label", "x_log", "y_log"] {
+            assert_eq!(ours.meta.get(key), book.meta.get(key), "{stem}: {key}");
+        }
+        assert_eq!(ours.meta.get("profile"), Some(run::profile()));
+    }
+}
+
+#[test]
+fn one_table_names_every_kernel_of_the_file_once() {
+    let all = MemoryKernel::all();
+    let mut names: Vec<String> = all.iter().map(|k| k.function()).collect();
+    assert!(all.iter().all(|k| k.file() == KERNEL_FILE));
+    for name in &names {
+        assert!(
+            source().contains(&format!("extern \"C\" __global__ void {name}(")),
+            "{name} is not a kernel of {KERNEL_FILE}"
+        );
+    }
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), all.len());
+    assert_eq!(source().matches("extern \"C\" __global__").count(), all.len());
+    // The chases' footprints fit the spaces that hold them.
+    for quick in [false, true] {
+        for space in ChaseSpace::ALL {
+            for f in chase_footprints(space, quick) {
+                assert!(f <= space.max_footprint() && f / (4 * space.stride()) >= 2);
+            }
+        }
+    }
 }
 
 #[test]

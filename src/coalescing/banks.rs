@@ -31,7 +31,6 @@ pub fn conflict_degree(words: &[u64]) -> u64 {
 }
 // ANCHOR_END: conflict_degree
 
-// ANCHOR: column_read
 /// The words a warp reads when lane `l` reads row `l`, column `column` of a tile
 /// stored row after row, `row_words` words per row: `tile_shared[lane][column]`.
 pub fn column_read_words(row_words: u64, column: u64) -> Vec<u64> {
@@ -43,7 +42,6 @@ pub fn column_read_words(row_words: u64, column: u64) -> Vec<u64> {
 pub fn row_read_words(row_words: u64, row: u64) -> Vec<u64> {
     (0..32).map(|lane| row * row_words + lane).collect()
 }
-// ANCHOR_END: column_read
 
 /// One lane of a column read, for the chapter's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

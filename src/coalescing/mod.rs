@@ -13,9 +13,9 @@
 //! * [`ptx`]: which load instructions the compiler emitted (`ld.global` or `ld.global.nc`);
 //! * [`exercises`]: the solutions of the chapter's exercises.
 //!
-//! The measurements: [`measure`] verifies every kernel of `kernels/coalescing.cu` against its
-//! CPU reference, then times it; [`report`] draws the chapter's figures and tables from the
-//! results.
+//! The measurements: [`measure`] holds the chapter's kernel table, verifies every kernel of
+//! `kernels/coalescing.cu` against its CPU reference, then times it, at the sizes of one run;
+//! [`report`] draws the chapter's figures and tables from the results.
 
 pub mod banks;
 pub mod exercises;
@@ -27,6 +27,12 @@ pub mod reference;
 pub mod report;
 pub mod sectors;
 pub mod transpose;
+
+pub use measure::{
+    measure, Results, Settings, CEILING_MIB, OFFSET_MIB, PARTICLES, READONLY_N,
+    SWEEP_MIB, TABLE_LEN, TRANSPOSE_SIDE,
+};
+pub use report::report;
 
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "coalescing.cu";

@@ -1,49 +1,27 @@
 //! The kernels of the read-only data path section: a streaming copy and a gather with reuse,
 //! with plain pointers, with `__ldg`, and with `const __restrict__`.
 
-/// One kernel of the read-only section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ReadOnlyKernel {
-    /// `copy_plain`: `dst[i] = src[i]`, one element per thread, plain pointers.
-    CopyPlain,
-    /// `copy_ldg`: the same load through `__ldg`.
-    CopyLdg,
-    /// `gather_plain`: `out[i] = table[index[i]]`, one element per thread, plain pointers.
-    GatherPlain,
-    /// `gather_ldg`: both loads through `__ldg`.
-    GatherLdg,
-    /// `gather4_plain`: four elements per thread, load-store-load-store, plain pointers.
-    Gather4Plain,
-    /// `gather4_ldg`: the same with every load through `__ldg`.
-    Gather4Ldg,
-    /// `gather4_restrict`: the same code with `const __restrict__` pointers.
-    Gather4Restrict,
+crate::kernel_names! {
+    /// One kernel of the read-only section.
+    pub enum ReadOnlyKernel in "coalescing.cu" {
+        /// `dst[i] = src[i]`, one element per thread, plain pointers.
+        CopyPlain => "copy_plain",
+        /// The same load through `__ldg`.
+        CopyLdg => "copy_ldg",
+        /// `out[i] = table[index[i]]`, one element per thread, plain pointers.
+        GatherPlain => "gather_plain",
+        /// Both loads through `__ldg`.
+        GatherLdg => "gather_ldg",
+        /// Four elements per thread, load-store-load-store, plain pointers.
+        Gather4Plain => "gather4_plain",
+        /// The same with every load through `__ldg`.
+        Gather4Ldg => "gather4_ldg",
+        /// The same code with `const __restrict__` pointers.
+        Gather4Restrict => "gather4_restrict",
+    }
 }
 
 impl ReadOnlyKernel {
-    pub const ALL: [ReadOnlyKernel; 7] = [
-        ReadOnlyKernel::CopyPlain,
-        ReadOnlyKernel::CopyLdg,
-        ReadOnlyKernel::GatherPlain,
-        ReadOnlyKernel::GatherLdg,
-        ReadOnlyKernel::Gather4Plain,
-        ReadOnlyKernel::Gather4Ldg,
-        ReadOnlyKernel::Gather4Restrict,
-    ];
-
-    /// The `extern "C"` name in `kernels/coalescing.cu`.
-    pub fn function(self) -> &'static str {
-        match self {
-            ReadOnlyKernel::CopyPlain => "copy_plain",
-            ReadOnlyKernel::CopyLdg => "copy_ldg",
-            ReadOnlyKernel::GatherPlain => "gather_plain",
-            ReadOnlyKernel::GatherLdg => "gather_ldg",
-            ReadOnlyKernel::Gather4Plain => "gather4_plain",
-            ReadOnlyKernel::Gather4Ldg => "gather4_ldg",
-            ReadOnlyKernel::Gather4Restrict => "gather4_restrict",
-        }
-    }
-
     /// What the kernel does (the figure's categories).
     pub fn workload(self) -> &'static str {
         match self {

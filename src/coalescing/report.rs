@@ -1,55 +1,20 @@
-//! The chapter's figures and tables, drawn from a run's results. Kept apart from the
-//! measuring so that a CPU test can draw them from made-up results.
+//! The chapter's figures and tables, drawn from a run's [`Results`], and the summary the
+//! example prints. Kept apart from the measuring so that a CPU test can draw them from
+//! made-up results.
 
-use std::collections::HashMap;
-use std::path::Path;
-
-use crate::harness::plot::{self, Point, Spec};
-use crate::harness::record::{self, Meta};
-use crate::harness::stats::Rate;
+use crate::harness::kernels::KernelName;
+use crate::harness::plot::{Point, Spec};
+use crate::harness::Run;
 
 use super::banks::{column_read_lanes, column_read_words, conflict_degree};
-use super::measure::Measurement;
+use super::measure::{Measurement, Results};
 use super::patterns::{type_name, Pattern};
-use super::ptx::Census;
-use super::readonly::ReadOnlyKernel;
 use super::reference::PARTICLE_BYTES;
-use super::transpose::{warp_cost, TransposeKernel};
+use super::transpose::warp_cost;
 
 /// What the L2 held during every timed repetition of this chapter.
 pub const L2_COLD: &str =
     "cold (a buffer twice the L2 size is written before every repetition)";
-
-/// Everything one run of the example measured, and at which sizes.
-#[derive(Debug, Clone)]
-pub struct Results {
-    /// Bytes of the copy that sets the ceiling, and its bandwidth (read + write).
-    pub ceiling_bytes: usize,
-    pub ceiling: Rate,
-    pub strides: Vec<u64>,
-    pub offsets: Vec<u64>,
-    /// Source bytes of the stride sweep (per element type) and of the offset sweep.
-    pub sweep_bytes: usize,
-    pub offset_bytes: usize,
-    pub particles: usize,
-    /// The stride sweep: affine reads with offset 0, floats and doubles.
-    pub strided: HashMap<Pattern, Measurement>,
-    /// The offset sweep: affine reads of floats with stride 1.
-    pub misaligned: HashMap<Pattern, Measurement>,
-    pub drift_aos: Measurement,
-    pub drift_soa: Measurement,
-    /// Side of the square matrix the transposes were timed on, and the copy kernel on the same
-    /// bytes.
-    pub transpose_n: usize,
-    pub transpose_copy: Rate,
-    pub transposes: Vec<(TransposeKernel, Measurement)>,
-    pub readonly_n: usize,
-    pub table_len: u32,
-    pub readonly: Vec<(ReadOnlyKernel, Measurement)>,
-    /// The PTX census of each read-only kernel, and who compiled it ("NVRTC 13.0 for compute_90").
-    pub ptx: Vec<(ReadOnlyKernel, Census)>,
-    pub compiled_by: String,
-}
 
 fn percent(fraction: f64) -> String {
     format!("{:.1}%", 100.0 * fraction)
@@ -162,11 +127,31 @@ fn predicted_point(series: &str, x: impl ToString, fraction: f64) -> Point {
     Point::new(series, x, fraction, fraction, fraction)
 }
 
-/// Writes every figure and table of the chapter into `out`; returns the lines the example
-/// prints as its summary.
-pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<String>> {
-    let cold = meta.clone().with("l2", L2_COLD);
+/// The per-pattern table: one warp's first load computed, the whole kernel predicted and
+/// measured.
+fn pattern_rows(r: &Results) -> anyhow::Result<Vec<PatternRow>> {
+    let mut rows = Vec::new();
+    for pattern in Pattern::table() {
+        let request = pattern.first_load();
+        rows.push(PatternRow {
+            pattern: pattern.label(),
+            requested: request.requested_bytes,
+            sectors: format!("{} ({})", request.sectors, request.lines),
+            moved: request.moved_bytes(),
+            efficiency: whole_percent(request.efficiency()),
+            predicted: whole_percent(pattern.predicted_fraction()),
+            measured: whole_percent(
+                r.measured(&pattern)?.gbps().median / r.ceiling.median,
+            ),
+        });
+    }
+    Ok(rows)
+}
+
+/// Writes every figure and table of the chapter, then prints the summary.
+pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     let fraction = "fraction of the copy ceiling";
+    let ceiling = r.ceiling_note();
 
     // Strides: measured and predicted, floats and doubles.
     let mut points = Vec::new();
@@ -189,13 +174,13 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             ));
         }
     }
-    plot::write_figure(
-        out,
+    run.figure(
         "coalescing-stride",
-        &cold
-            .clone()
-            .with("source_bytes", &r.sweep_bytes.to_string())
-            .with("ceiling", &r.ceiling_note()),
+        &[
+            ("l2", L2_COLD),
+            ("source_bytes", &r.sweep_bytes.to_string()),
+            ("ceiling", &ceiling),
+        ],
         &Spec::line(
             "Strided loads, contiguous stores: measured and predicted",
             "stride (elements)",
@@ -229,13 +214,13 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             offset_pattern(offset).traffic().dram_fraction(),
         ));
     }
-    plot::write_figure(
-        out,
+    run.figure(
         "coalescing-offset",
-        &cold
-            .clone()
-            .with("source_bytes", &r.offset_bytes.to_string())
-            .with("ceiling", &r.ceiling_note()),
+        &[
+            ("l2", L2_COLD),
+            ("source_bytes", &r.offset_bytes.to_string()),
+            ("ceiling", &ceiling),
+        ],
         &Spec::line(
             "Float loads starting k elements after a 128-byte boundary",
             "start offset k (floats)",
@@ -259,13 +244,13 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             pattern.predicted_fraction(),
         ));
     }
-    plot::write_figure(
-        out,
+    run.figure(
         "coalescing-layout",
-        &cold
-            .clone()
-            .with("particles", &r.particles.to_string())
-            .with("ceiling", &r.ceiling_note()),
+        &[
+            ("l2", L2_COLD),
+            ("particles", &r.particles.to_string()),
+            ("ceiling", &ceiling),
+        ],
         &Spec::bar(
             "Particle drift, positions updated: useful bytes per second",
             "layout",
@@ -274,31 +259,11 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         &points,
     )?;
 
-    // The per-pattern table: one warp's first load computed, the whole kernel predicted and
-    // measured.
-    let mut pattern_rows = Vec::new();
-    for pattern in Pattern::table() {
-        let request = pattern.first_load();
-        pattern_rows.push(PatternRow {
-            pattern: pattern.label(),
-            requested: request.requested_bytes,
-            sectors: format!("{} ({})", request.sectors, request.lines),
-            moved: request.moved_bytes(),
-            efficiency: whole_percent(request.efficiency()),
-            predicted: whole_percent(pattern.predicted_fraction()),
-            measured: whole_percent(
-                r.measured(&pattern)?.gbps().median / r.ceiling.median,
-            ),
-        });
-    }
-    record::write_table(
-        out,
+    run.table(
         "coalescing-patterns",
-        &cold.clone().with("ceiling", &r.ceiling_note()).with(
-            "title",
-            "One warp's first load, computed; the whole kernel predicted from distinct sectors and measured, as fractions of the copy ceiling (L2 cold)",
-        ),
-        &pattern_rows,
+        "One warp's first load, computed; the whole kernel predicted from distinct sectors and measured, as fractions of the copy ceiling (L2 cold)",
+        &[("l2", L2_COLD), ("ceiling", &ceiling)],
+        &pattern_rows(r)?,
     )?;
 
     // Transposes.
@@ -331,13 +296,10 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             of_copy: percent(g.median / copy.median),
         });
     }
-    let matrix = cold
-        .clone()
-        .with("matrix", &format!("{n} x {n} float, {} bytes each way", n * n * 4));
-    plot::write_figure(
-        out,
+    let matrix = format!("{n} x {n} float, {} bytes each way", n * n * 4);
+    run.figure(
         "coalescing-transpose",
-        &matrix,
+        &[("l2", L2_COLD), ("matrix", &matrix)],
         &Spec::bar(
             &format!("Transpose of a {n} x {n} float matrix"),
             "kernel",
@@ -345,16 +307,13 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         ),
         &points,
     )?;
-    record::write_table(
-        out,
+    run.table(
         "coalescing-transpose-kernels",
-        &matrix.clone().with(
-            "title",
-            &format!("The transposes per warp (computed) and their bandwidth at {n} x {n}, L2 cold; copy kernel on the same bytes: {} GB/s", whole(copy.median)),
-        ),
+        &format!("The transposes per warp (computed) and their bandwidth at {n} x {n}, L2 cold; copy kernel on the same bytes: {} GB/s", whole(copy.median)),
+        &[("l2", L2_COLD), ("matrix", &matrix)],
         &transpose_rows,
     )?;
-    write_bank_table(out, meta)?;
+    write_bank_table(run)?;
 
     // The read-only data path.
     let points: Vec<Point> = r
@@ -362,14 +321,14 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         .iter()
         .map(|(k, m)| r.fraction_point(k.qualifiers(), k.workload(), m))
         .collect();
-    plot::write_figure(
-        out,
+    run.figure(
         "coalescing-readonly",
-        &cold
-            .clone()
-            .with("elements", &r.readonly_n.to_string())
-            .with("table_floats", &r.table_len.to_string())
-            .with("ceiling", &r.ceiling_note()),
+        &[
+            ("l2", L2_COLD),
+            ("elements", &r.readonly_n.to_string()),
+            ("table_floats", &r.table_len.to_string()),
+            ("ceiling", &ceiling),
+        ],
         &Spec::bar(
             "Read-only data path: streamed bytes per second",
             "kernel",
@@ -388,20 +347,21 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             stores: c.stores,
         })
         .collect();
-    record::write_table(
-        out,
+    run.table(
         "coalescing-readonly-ptx",
-        &meta
-            .clone()
-            .with("source", "counted in the PTX of this run (no measurement)")
-            .with(
-                "title",
-                &format!("Global loads and stores in the PTX of {}", r.compiled_by),
-            ),
+        &format!("Global loads and stores in the PTX of {}", r.compiled_by),
+        &[("source", "counted in the PTX of this run (no measurement)")],
         &ptx_rows,
     )?;
 
-    // The summary the example prints.
+    for line in summary(r)? {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// The lines the example prints once every figure and table is written.
+pub fn summary(r: &Results) -> anyhow::Result<Vec<String>> {
     let mut lines = vec![format!(
         "copy ceiling: {:.0} GB/s ({} bytes, L2 cold)",
         r.ceiling.median, r.ceiling_bytes
@@ -410,12 +370,13 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         "{:<44} {:>8} {:>10} {:>10}",
         "pattern", "sectors", "predicted", "measured"
     ));
-    for row in &pattern_rows {
+    for row in pattern_rows(r)? {
         lines.push(format!(
             "{:<44} {:>8} {:>10} {:>10}",
             row.pattern, row.sectors, row.predicted, row.measured
         ));
     }
+    let (n, copy) = (r.transpose_n, r.transpose_copy);
     lines.push(format!(
         "transposes at {n} x {n}; copy kernel on the same bytes: {} GB/s",
         whole(copy.median)
@@ -443,7 +404,7 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
 }
 
 /// The banks of a warp reading column 0 of a 32 × 32 tile, unpadded and padded: computed.
-fn write_bank_table(out: &Path, meta: &Meta) -> anyhow::Result<()> {
+fn write_bank_table(run: &Run) -> anyhow::Result<()> {
     let plain = column_read_lanes(32, 0);
     let padded = column_read_lanes(33, 0);
     let mut rows: Vec<BankRow> = plain
@@ -464,13 +425,10 @@ fn write_bank_table(out: &Path, meta: &Meta) -> anyhow::Result<()> {
         padded_word: String::new(),
         padded_bank: format!("{}-way", conflict_degree(&column_read_words(33, 0))),
     });
-    record::write_table(
-        out,
+    run.table(
         "coalescing-banks",
-        &meta
-            .clone()
-            .with("source", "computed by cmbook::coalescing::banks (no measurement)")
-            .with("title", "Computed, not measured: a warp reads column 0 of tile_shared, lane l reading tile_shared[l][0]"),
+        "Computed, not measured: a warp reads column 0 of tile_shared, lane l reading tile_shared[l][0]",
+        &[("source", "computed by cmbook::coalescing::banks (no measurement)")],
         &rows,
     )
 }

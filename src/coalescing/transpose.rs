@@ -5,50 +5,27 @@
 use super::banks::{conflict_degree, BANK_BYTES};
 use super::sectors::{footprint, Footprint, WARP_SIZE};
 
-/// The kernels of the transpose section, in the order the chapter introduces them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TransposeKernel {
-    /// `copy_tile_32x8`: no transpose; the same tiles and threads as the tiled transposes.
-    CopyTile32x8,
-    /// `transpose_naive_32x8`: coalesced loads, stores a column per warp.
-    Naive32x8,
-    /// `transpose_tile_32x32`: a 32 × 32 tile in shared memory, one element per thread.
-    Tile32x32,
-    /// `transpose_tile_padded_32x32`: the same, each tile row padded by one word.
-    TilePadded32x32,
-    /// `transpose_tile_32x8`: a 32 × 32 tile, 32 × 8 threads, four elements per thread.
-    Tile32x8,
-    /// `transpose_tile_padded_32x8`: the same with the padded tile.
-    TilePadded32x8,
-    /// `transpose_tile64_padded_32x8`: a padded 64 × 64 tile, 32 × 8 threads, sixteen elements
-    /// per thread.
-    Tile64Padded32x8,
+crate::kernel_names! {
+    /// The kernels of the transpose section, in the order the chapter introduces them.
+    pub enum TransposeKernel in "coalescing.cu" {
+        /// No transpose: the same tiles and threads as the tiled transposes.
+        CopyTile32x8 => "copy_tile_32x8",
+        /// Coalesced loads, stores a column per warp.
+        Naive32x8 => "transpose_naive_32x8",
+        /// A 32 × 32 tile in shared memory, one element per thread.
+        Tile32x32 => "transpose_tile_32x32",
+        /// The same, each tile row padded by one word.
+        TilePadded32x32 => "transpose_tile_padded_32x32",
+        /// A 32 × 32 tile, 32 × 8 threads, four elements per thread.
+        Tile32x8 => "transpose_tile_32x8",
+        /// The same with the padded tile.
+        TilePadded32x8 => "transpose_tile_padded_32x8",
+        /// A padded 64 × 64 tile, 32 × 8 threads, sixteen elements per thread.
+        Tile64Padded32x8 => "transpose_tile64_padded_32x8",
+    }
 }
 
 impl TransposeKernel {
-    pub const ALL: [TransposeKernel; 7] = [
-        TransposeKernel::CopyTile32x8,
-        TransposeKernel::Naive32x8,
-        TransposeKernel::Tile32x32,
-        TransposeKernel::TilePadded32x32,
-        TransposeKernel::Tile32x8,
-        TransposeKernel::TilePadded32x8,
-        TransposeKernel::Tile64Padded32x8,
-    ];
-
-    /// The `extern "C"` name in `kernels/coalescing.cu`.
-    pub fn function(self) -> &'static str {
-        match self {
-            TransposeKernel::CopyTile32x8 => "copy_tile_32x8",
-            TransposeKernel::Naive32x8 => "transpose_naive_32x8",
-            TransposeKernel::Tile32x32 => "transpose_tile_32x32",
-            TransposeKernel::TilePadded32x32 => "transpose_tile_padded_32x32",
-            TransposeKernel::Tile32x8 => "transpose_tile_32x8",
-            TransposeKernel::TilePadded32x8 => "transpose_tile_padded_32x8",
-            TransposeKernel::Tile64Padded32x8 => "transpose_tile64_padded_32x8",
-        }
-    }
-
     /// A short name for figures (threads per block after the kind of kernel).
     pub fn label(self) -> &'static str {
         match self {

@@ -4,8 +4,8 @@
 //!   with this GPU's capacities read from the device;
 //! * [`reference`]: CPU references and inputs for every kernel of `kernels/memory_spaces.cu`,
 //!   and the random cyclic permutations the pointer chases follow;
-//! * [`measure`]: verifies every kernel against its reference (outputs poisoned first), then
-//!   times it;
+//! * [`measure`]: the chapter's kernel table; verifies every kernel against its reference
+//!   (outputs poisoned first), then times it, at the sizes of one run;
 //! * [`report`]: the chapter's figures and tables, drawn from a run's results;
 //! * [`exercises`]: the solutions of the chapter's exercises.
 
@@ -14,6 +14,11 @@ pub mod map;
 pub mod measure;
 pub mod reference;
 pub mod report;
+
+pub use measure::{
+    measure, Results, Settings, CHASE_REPS, CHASE_STEPS, SIGNAL_MATRICES, STENCIL_N,
+};
+pub use report::report;
 
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "memory_spaces.cu";

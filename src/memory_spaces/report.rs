@@ -1,17 +1,13 @@
-//! The chapter's figures and tables, drawn from a run's results. Kept apart from the measuring
-//! so that a CPU test can draw them from made-up results.
+//! The chapter's figures and tables, drawn from a run's [`Results`], and the summary the
+//! example prints. Kept apart from the measuring so that a CPU test can draw them from
+//! made-up results.
 
-use std::path::Path;
-
-use crate::harness::plot::{self, Point, Spec};
-use crate::harness::record::{self, Meta};
+use crate::harness::kernels::KernelName;
+use crate::harness::plot::{Point, Spec};
 use crate::harness::stats::Rate;
+use crate::harness::Run;
 
-use super::map::SpaceRow;
-use super::measure::{
-    ChaseResult, ChaseSpace, HistogramResult, OnChip, SignalSize, StencilKernel, Timed,
-    VectorHome, WalkPoint,
-};
+use super::measure::{ChaseSpace, MemoryKernel, Results, VectorHome};
 
 /// The L2 states, as each figure's `l2` key states them.
 pub const L2_COLD: &str =
@@ -23,29 +19,6 @@ pub const L2_STENCIL: &str =
 pub const L2_CHASE: &str = "warm (a first walk passes through the footprint; each repetition continues the same walk)";
 pub const L2_BANDWIDTH: &str =
     "cold for the DRAM copy; warm for the L2-resident copy; the on-chip kernels touch device memory only for their output";
-
-/// Everything one run of the example measured.
-#[derive(Debug, Clone)]
-pub struct Results {
-    pub map: Vec<SpaceRow>,
-    /// The copy kernel on a large array, L2 cold: bytes copied and read + write bandwidth.
-    pub copy_cold: (usize, Rate),
-    /// The copy kernel on an array that fits in L2, L2 warm.
-    pub copy_warm: (usize, Rate),
-    pub signal_size: SignalSize,
-    pub signal: Vec<(VectorHome, Timed)>,
-    pub walk_threads: usize,
-    pub walk_steps: u32,
-    pub walks: Vec<WalkPoint>,
-    pub stencil_cold_n: usize,
-    pub stencil_cold: Vec<(StencilKernel, Timed)>,
-    pub stencil_warm_n: usize,
-    pub stencil_warm: Vec<(StencilKernel, Timed)>,
-    pub histogram_n: usize,
-    pub histograms: Vec<HistogramResult>,
-    pub chases: Vec<ChaseResult>,
-    pub onchip: OnChip,
-}
 
 #[derive(serde::Serialize)]
 struct HistogramRow {
@@ -69,47 +42,84 @@ fn mib(bytes: usize) -> String {
     format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
 }
 
-/// Writes every figure and table of the chapter into `out`; returns the lines the example
-/// prints as its summary.
-pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<String>> {
-    let mut lines = Vec::new();
+fn stencil_series(r: &Results) -> (String, String) {
+    (
+        format!("L2 cold, {} floats", r.stencil_cold_n),
+        format!("L2 warm, {} floats", r.stencil_warm_n),
+    )
+}
 
+fn histogram_rows(r: &Results) -> Vec<HistogramRow> {
+    r.histograms
+        .iter()
+        .map(|h| {
+            let st = &h.timed.stats;
+            HistogramRow {
+                kernel: format!("`{}`", MemoryKernel::Histogram(h.kernel).function()),
+                registers: h.registers_per_thread,
+                local: h.local_bytes_per_thread,
+                threads: h.threads,
+                ms: format!("{:.3} ({:.3}-{:.3})", st.median_ms, st.min_ms, st.max_ms),
+                rate: format!("{:.1}", h.timed.per_second().median / 1e9),
+            }
+        })
+        .collect()
+}
+
+/// The points of the bandwidth figure: bytes per second each space delivers.
+fn bandwidth_points(r: &Results) -> anyhow::Result<Vec<Point>> {
+    let walk = |home: VectorHome, distinct: u32| -> anyhow::Result<Rate> {
+        let w = r
+            .walks
+            .iter()
+            .find(|w| w.home == home && w.distinct == distinct)
+            .ok_or_else(|| anyhow::anyhow!("the walk from {} with {distinct} addresses per warp was not measured", home.label()))?;
+        let loads = w.timed.per_second();
+        Ok(Rate {
+            median: 4.0 * loads.median,
+            best: 4.0 * loads.best,
+            worst: 4.0 * loads.worst,
+        })
+    };
+    let series = "GB/s delivered";
+    Ok(vec![
+        gb_point(series, "global, DRAM", r.copy_cold.1),
+        gb_point(series, "global, L2", r.copy_warm.1),
+        gb_point(series, "shared", r.onchip.shared.per_second()),
+        gb_point(series, "constant, 1 address", walk(VectorHome::Constant, 1)?),
+        gb_point(series, "constant, 32 addresses", walk(VectorHome::Constant, 32)?),
+        gb_point(series, "registers", r.onchip.registers.per_second()),
+    ])
+}
+
+/// Writes every figure and table of the chapter, then prints the summary.
+pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     // 1. The map.
-    record::write_table(
-        out,
+    run.table(
         "memory_spaces-map",
-        &meta
-            .clone()
-            .with("source", "capacities read from the device at run time; the other columns after the CUDA C++ Programming Guide")
-            .with("title", "The memory spaces of a CUDA kernel, with this GPU's capacities"),
+        "The memory spaces of a CUDA kernel, with this GPU's capacities",
+        &[("source", "capacities read from the device at run time; the other columns after the CUDA C++ Programming Guide")],
         &r.map,
     )?;
 
     // 2a. The signal example.
-    let cold = meta.clone().with("l2", L2_COLD);
     let series = "GB/s (matrices read + results written)";
     let mut points = vec![gb_point(series, "copy kernel", r.copy_cold.1)];
     for (home, t) in &r.signal {
         points.push(gb_point(series, home.label(), t.per_second()));
     }
     let s = r.signal_size;
-    plot::write_figure(
-        out,
+    let size = format!(
+        "{} matrices of {} x {} floats ({}), a vector of {} floats",
+        s.matrices,
+        s.rows,
+        s.m,
+        mib(s.matrix_bytes()),
+        s.m
+    );
+    run.figure(
         "memory_spaces-signal",
-        &cold
-            .clone()
-            .with(
-                "size",
-                &format!(
-                    "{} matrices of {} x {} floats ({}), a vector of {} floats",
-                    s.matrices,
-                    s.rows,
-                    s.m,
-                    mib(s.matrix_bytes()),
-                    s.m
-                ),
-            )
-            .with("copy_bytes", &r.copy_cold.0.to_string()),
+        &[("l2", L2_COLD), ("size", &size), ("copy_bytes", &r.copy_cold.0.to_string())],
         &Spec::bar(
             "One vector applied to many matrices: where the vector lives",
             "where the vector lives",
@@ -117,18 +127,6 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         ),
         &points,
     )?;
-    lines.push(format!(
-        "copy ceiling: {:.0} GB/s ({}, L2 cold)",
-        r.copy_cold.1.median / 1e9,
-        mib(r.copy_cold.0)
-    ));
-    for (home, t) in &r.signal {
-        lines.push(format!(
-            "signal, vector in {:<26} {:>7.0} GB/s",
-            home.label(),
-            t.per_second().median / 1e9
-        ));
-    }
 
     // 2b. The divergent walk.
     let points: Vec<Point> = r
@@ -145,14 +143,13 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             )
         })
         .collect();
-    plot::write_figure(
-        out,
+    run.figure(
         "memory_spaces-divergent",
-        &meta
-            .clone()
-            .with("l2", L2_WARM_TABLE)
-            .with("threads", &r.walk_threads.to_string())
-            .with("steps", &r.walk_steps.to_string()),
+        &[
+            ("l2", L2_WARM_TABLE),
+            ("threads", &r.walk_threads.to_string()),
+            ("steps", &r.walk_steps.to_string()),
+        ],
         &Spec::line(
             "Reading a 32 KiB table: distinct addresses per warp-wide load",
             "distinct addresses per warp load",
@@ -162,18 +159,9 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         .log_y(),
         &points,
     )?;
-    for w in r.walks.iter().filter(|w| w.distinct == 1 || w.distinct == 32) {
-        lines.push(format!(
-            "walk, {:<26} {:>2} addresses per warp: {:>8.1} G reads/s",
-            w.home.label(),
-            w.distinct,
-            w.timed.per_second().median / 1e9
-        ));
-    }
 
     // 3. The stencils.
-    let cold_series = format!("L2 cold, {} floats", r.stencil_cold_n);
-    let warm_series = format!("L2 warm, {} floats", r.stencil_warm_n);
+    let (cold_series, warm_series) = stencil_series(r);
     let mut points = Vec::new();
     for (series, copy, stencils) in [
         (&cold_series, r.copy_cold.1, &r.stencil_cold),
@@ -184,13 +172,10 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             points.push(gb_point(series, k.label(), t.per_second()));
         }
     }
-    plot::write_figure(
-        out,
+    let copy_bytes = format!("cold {}, warm {}", r.copy_cold.0, r.copy_warm.0);
+    run.figure(
         "memory_spaces-stencil",
-        &meta.clone().with("l2", L2_STENCIL).with(
-            "copy_bytes",
-            &format!("cold {}, warm {}", r.copy_cold.0, r.copy_warm.0),
-        ),
+        &[("l2", L2_STENCIL), ("copy_bytes", &copy_bytes)],
         &Spec::bar(
             "Three-point stencil: caches or a shared tile",
             "kernel",
@@ -198,52 +183,17 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         ),
         &points,
     )?;
-    for (label, stencils) in
-        [(&cold_series, &r.stencil_cold), (&warm_series, &r.stencil_warm)]
-    {
-        for (k, t) in stencils {
-            lines.push(format!(
-                "stencil, {label}, {:<22} {:>7.0} GB/s",
-                k.label(),
-                t.per_second().median / 1e9
-            ));
-        }
-    }
 
     // 4. Registers against local memory.
-    let rows: Vec<HistogramRow> = r
-        .histograms
-        .iter()
-        .map(|h| {
-            let st = &h.timed.stats;
-            HistogramRow {
-                kernel: format!("`{}`", h.kernel.function()),
-                registers: h.registers_per_thread,
-                local: h.local_bytes_per_thread,
-                threads: h.threads,
-                ms: format!("{:.3} ({:.3}-{:.3})", st.median_ms, st.min_ms, st.max_ms),
-                rate: format!("{:.1}", h.timed.per_second().median / 1e9),
-            }
-        })
-        .collect();
-    record::write_table(
-        out,
+    run.table(
         "memory_spaces-registers",
-        &meta.clone().with("l2", L2_COLD).with(
-            "title",
-            &format!(
-                "Per-thread histograms of {} values: the compiler's registers and local bytes per thread (function attributes) and the measured time, L2 cold",
-                r.histogram_n
-            ),
+        &format!(
+            "Per-thread histograms of {} values: the compiler's registers and local bytes per thread (function attributes) and the measured time, L2 cold",
+            r.histogram_n
         ),
-        &rows,
+        &[("l2", L2_COLD)],
+        &histogram_rows(r),
     )?;
-    for row in &rows {
-        lines.push(format!(
-            "{:<24} {:>3} registers {:>4} local bytes {:>10} ms",
-            row.kernel, row.registers, row.local, row.ms
-        ));
-    }
 
     // 5a. Latency.
     let mut points = Vec::new();
@@ -267,13 +217,9 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         .iter()
         .map(u64::to_string)
         .collect();
-    plot::write_figure(
-        out,
+    run.figure(
         "memory_spaces-latency",
-        &meta
-            .clone()
-            .with("l2", L2_CHASE)
-            .with("loads_per_repetition", &steps.join(", ")),
+        &[("l2", L2_CHASE), ("loads_per_repetition", &steps.join(", "))],
         &Spec::line(
             "Latency of one dependent load against the footprint",
             "footprint (bytes)",
@@ -283,6 +229,67 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
         .log_y(),
         &points,
     )?;
+
+    // 5b. Bandwidth of each space.
+    let copy_bytes = format!("DRAM {}, L2 {}", r.copy_cold.0, r.copy_warm.0);
+    run.figure(
+        "memory_spaces-bandwidth",
+        &[
+            ("l2", L2_BANDWIDTH),
+            ("copy_bytes", &copy_bytes),
+            ("onchip_passes", &r.onchip.passes.to_string()),
+        ],
+        &Spec::bar("Bytes per second each space delivers, whole GPU", "space", "GB/s")
+            .log_y(),
+        &bandwidth_points(r)?,
+    )?;
+
+    for line in summary(r)? {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// The lines the example prints once every figure and table is written.
+pub fn summary(r: &Results) -> anyhow::Result<Vec<String>> {
+    let mut lines = vec![format!(
+        "copy ceiling: {:.0} GB/s ({}, L2 cold)",
+        r.copy_cold.1.median / 1e9,
+        mib(r.copy_cold.0)
+    )];
+    for (home, t) in &r.signal {
+        lines.push(format!(
+            "signal, vector in {:<26} {:>7.0} GB/s",
+            home.label(),
+            t.per_second().median / 1e9
+        ));
+    }
+    for w in r.walks.iter().filter(|w| w.distinct == 1 || w.distinct == 32) {
+        lines.push(format!(
+            "walk, {:<26} {:>2} addresses per warp: {:>8.1} G reads/s",
+            w.home.label(),
+            w.distinct,
+            w.timed.per_second().median / 1e9
+        ));
+    }
+    let (cold_series, warm_series) = stencil_series(r);
+    for (label, stencils) in
+        [(&cold_series, &r.stencil_cold), (&warm_series, &r.stencil_warm)]
+    {
+        for (k, t) in stencils {
+            lines.push(format!(
+                "stencil, {label}, {:<22} {:>7.0} GB/s",
+                k.label(),
+                t.per_second().median / 1e9
+            ));
+        }
+    }
+    for row in histogram_rows(r) {
+        lines.push(format!(
+            "{:<24} {:>3} registers {:>4} local bytes {:>10} ms",
+            row.kernel, row.registers, row.local, row.ms
+        ));
+    }
     for c in &r.chases {
         lines.push(format!(
             "chase, {:<40} {:>11} bytes: {:>7.1} ns per load",
@@ -291,46 +298,7 @@ pub fn write_all(out: &Path, meta: &Meta, r: &Results) -> anyhow::Result<Vec<Str
             c.ns_per_load().0
         ));
     }
-
-    // 5b. Bandwidth of each space.
-    let walk = |home: VectorHome, distinct: u32| -> anyhow::Result<Rate> {
-        let w = r
-            .walks
-            .iter()
-            .find(|w| w.home == home && w.distinct == distinct)
-            .ok_or_else(|| anyhow::anyhow!("the walk from {} with {distinct} addresses per warp was not measured", home.label()))?;
-        let loads = w.timed.per_second();
-        Ok(Rate {
-            median: 4.0 * loads.median,
-            best: 4.0 * loads.best,
-            worst: 4.0 * loads.worst,
-        })
-    };
-    let series = "GB/s delivered";
-    let points = vec![
-        gb_point(series, "global, DRAM", r.copy_cold.1),
-        gb_point(series, "global, L2", r.copy_warm.1),
-        gb_point(series, "shared", r.onchip.shared.per_second()),
-        gb_point(series, "constant, 1 address", walk(VectorHome::Constant, 1)?),
-        gb_point(series, "constant, 32 addresses", walk(VectorHome::Constant, 32)?),
-        gb_point(series, "registers", r.onchip.registers.per_second()),
-    ];
-    plot::write_figure(
-        out,
-        "memory_spaces-bandwidth",
-        &meta
-            .clone()
-            .with("l2", L2_BANDWIDTH)
-            .with(
-                "copy_bytes",
-                &format!("DRAM {}, L2 {}", r.copy_cold.0, r.copy_warm.0),
-            )
-            .with("onchip_passes", &r.onchip.passes.to_string()),
-        &Spec::bar("Bytes per second each space delivers, whole GPU", "space", "GB/s")
-            .log_y(),
-        &points,
-    )?;
-    for p in &points {
+    for p in bandwidth_points(r)? {
         lines.push(format!("bandwidth, {:<24} {:>9.0} GB/s", p.x, p.y));
     }
     Ok(lines)

@@ -1,0 +1,271 @@
+//! Verify, then time: every kernel of `kernels/coalescing.cu` is checked against its CPU
+//! reference (output poisoned first, exact comparison) before any repetition is timed.
+//!
+//! | file | what it measures |
+//! |------|------------------|
+//! | [`kernels`] | nothing: the chapter's kernel table, and what a measurement returns |
+//! | [`affine`] | strided and misaligned loads (`dst[i] = src[offset + i stride]`) |
+//! | [`drift`] | the particle drift on an array of structs and on a struct of arrays |
+//! | [`transpose`] | the transposes, verified at odd sizes and timed at one |
+//! | [`readonly`] | the read-only data path: a copy and gathers |
+//!
+//! [`measure`] runs them all at the sizes of one run, next to the copy ceiling measured in
+//! the same run, and returns the [`Results`] the report draws.
+
+pub mod affine;
+pub mod drift;
+pub mod kernels;
+pub mod readonly;
+pub mod transpose;
+
+use std::collections::HashMap;
+
+pub use affine::{launch_affine_read, measure_affine_read, AffineSweep, Element};
+pub use drift::DRIFT_USEFUL_BYTES;
+pub use drift::{launch_drift_aos, launch_drift_soa, measure_drifts, DeviceSoa};
+pub use kernels::{
+    CoalescingKernel, GridStrideKernel, Kernels, Measurement, StreamKernel, BLOCK,
+};
+pub use readonly::{launch_readonly, measure_readonly};
+pub use transpose::{launch_transpose, measure_transposes, MAX_TRANSPOSE_SIDE};
+
+use indicatif::ProgressBar;
+
+use super::patterns::{self, type_name, Pattern};
+use super::ptx::{self, Census};
+use super::readonly::ReadOnlyKernel;
+use super::reference;
+use super::transpose::TransposeKernel;
+use crate::harness::ceiling::{self, CopyKernel};
+use crate::harness::kernels::KernelName;
+use crate::harness::stats::Rate;
+use crate::harness::timing::Plan;
+use crate::harness::{FullQuick, Gpu, Run, L2};
+
+/// MiB copied by the copy kernel that sets the ceiling.
+pub const CEILING_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
+/// MiB of source array the stride sweep reads, per element type.
+pub const SWEEP_MIB: FullQuick<u64> = FullQuick::new(1024, 4);
+/// MiB of source array the offset sweep reads.
+pub const OFFSET_MIB: FullQuick<u64> = FullQuick::new(512, 4);
+/// Side of the square float matrix the transposes are timed on.
+pub const TRANSPOSE_SIDE: FullQuick<u64> = FullQuick::new(8192, 513);
+/// Particles of the drift: not a multiple of anything, so the last round of every
+/// grid-stride loop is partial.
+pub const PARTICLES: FullQuick<u64> = FullQuick::new(16_000_003, 100_003);
+/// Elements of the read-only section's copy and gathers.
+pub const READONLY_N: FullQuick<u64> = FullQuick::new(64_000_003, 1_000_003);
+/// Floats in the gathers' table.
+pub const TABLE_LEN: FullQuick<u32> = FullQuick::new(16_384, 16_384);
+
+/// Untimed repetitions before every timed one.
+const WARMUP: FullQuick<usize> = FullQuick::new(3, 1);
+
+const MIB: usize = 1 << 20;
+
+/// Sizes that are not multiples of a tile, on which every transpose is verified (not timed).
+pub const ODD_TRANSPOSE_SIZES: [(usize, usize); 5] =
+    [(1, 7), (7, 1), (33, 65), (1000, 1003), (31, 1025)];
+
+/// The sizes of one run.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub ceiling_mib: u64,
+    pub sweep_mib: u64,
+    pub offset_mib: u64,
+    pub transpose_side: u64,
+    pub particles: u64,
+    pub readonly_n: u64,
+    pub table_len: u32,
+}
+
+/// Everything one run of the example measured, and at which sizes.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// Bytes of the copy that sets the ceiling, and its bandwidth (read + write), GB/s.
+    pub ceiling_bytes: usize,
+    pub ceiling: Rate,
+    pub strides: Vec<u64>,
+    pub offsets: Vec<u64>,
+    /// Source bytes of the stride sweep (per element type) and of the offset sweep.
+    pub sweep_bytes: usize,
+    pub offset_bytes: usize,
+    pub particles: usize,
+    /// The stride sweep: affine reads with offset 0, floats and doubles.
+    pub strided: HashMap<Pattern, Measurement>,
+    /// The offset sweep: affine reads of floats with stride 1.
+    pub misaligned: HashMap<Pattern, Measurement>,
+    pub drift_aos: Measurement,
+    pub drift_soa: Measurement,
+    /// Side of the square matrix the transposes were timed on, and the copy kernel on the same
+    /// bytes.
+    pub transpose_n: usize,
+    pub transpose_copy: Rate,
+    pub transposes: Vec<(TransposeKernel, Measurement)>,
+    pub readonly_n: usize,
+    pub table_len: u32,
+    pub readonly: Vec<(ReadOnlyKernel, Measurement)>,
+    /// The PTX census of each read-only kernel, and who compiled it ("NVRTC 13.0 for compute_90").
+    pub ptx: Vec<(ReadOnlyKernel, Census)>,
+    pub compiled_by: String,
+}
+
+/// Verifies and times everything the chapter shows, at the sizes of this run, all L2 cold.
+pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
+    let gpu = run.gpu();
+    let (quick, seed) = (run.quick, run.seed);
+    let ceiling_bytes = s.ceiling_mib as usize * MIB;
+    let sweep_bytes = s.sweep_mib as usize * MIB;
+    let offset_bytes = s.offset_mib as usize * MIB;
+    let n = s.transpose_side as usize;
+    let particles = s.particles as usize;
+    let readonly_n = s.readonly_n as usize;
+    let plan = Plan::new(WARMUP.pick(quick), run.reps(), L2::Cold);
+
+    let kernels = Kernels::load(gpu)?;
+    let copy = CopyKernel::load(gpu)?;
+
+    let strides = patterns::sweep_strides(quick);
+    let offsets = patterns::sweep_offsets(quick);
+    let bar =
+        run.progress(2 * strides.len() + offsets.len() + ODD_TRANSPOSE_SIZES.len() + 4);
+
+    // The ceiling every fraction below is taken of.
+    bar.set_message(format!("copy ceiling, {} MiB", ceiling_bytes / MIB));
+    let ceiling =
+        ceiling::measure_copy(gpu, &copy, ceiling_bytes, plan, seed)?.kernel_gbps();
+    bar.inc(1);
+
+    // Strided loads of 4- and 8-byte elements, then misaligned loads of floats.
+    let stride_points: Vec<(u64, u64)> = strides.iter().map(|&s| (s, 0)).collect();
+    let offset_points: Vec<(u64, u64)> = offsets.iter().map(|&k| (1, k)).collect();
+    let sweep = |bytes, seed, points| Sweep {
+        gpu,
+        kernels: &kernels,
+        plan,
+        bar: &bar,
+        bytes,
+        seed,
+        points,
+    };
+    let mut strided = HashMap::new();
+    sweep(sweep_bytes, seed + 1, &stride_points).run::<f32>(&mut strided)?;
+    sweep(sweep_bytes, seed + 2, &stride_points).run::<f64>(&mut strided)?;
+    let mut misaligned = HashMap::new();
+    sweep(offset_bytes, seed + 3, &offset_points).run::<f32>(&mut misaligned)?;
+
+    // Particles in both layouts.
+    bar.set_message(format!("drift of {particles} particles"));
+    let (drift_aos, drift_soa) = measure_drifts(
+        gpu,
+        &kernels,
+        &reference::random_particles(particles, seed + 4),
+        plan,
+    )?;
+    bar.inc(1);
+
+    // Transposes: verified at odd sizes, then verified and timed at n x n next to a copy of
+    // the same bytes.
+    let all_transposes = TransposeKernel::all();
+    for (rows, cols) in ODD_TRANSPOSE_SIZES {
+        bar.set_message(format!("transposes verified at {rows} x {cols}"));
+        let seed = seed + (rows * cols) as u64;
+        measure_transposes(gpu, &kernels, &all_transposes, (rows, cols), None, seed)?;
+        bar.inc(1);
+    }
+    bar.set_message(format!("transposes at {n} x {n}"));
+    let transpose_copy =
+        ceiling::measure_copy(gpu, &copy, n * n * 4, plan, seed + 5)?.kernel_gbps();
+    let transposes = measure_transposes(
+        gpu,
+        &kernels,
+        &all_transposes,
+        (n, n),
+        Some(plan),
+        seed + 6,
+    )?
+    .into_iter()
+    .map(|(k, m)| (k, m.expect("timed: a plan was given")))
+    .collect();
+    bar.inc(1);
+
+    // The read-only data path, and what the compiler made of its loads.
+    bar.set_message("read-only data path");
+    let readonly =
+        measure_readonly(gpu, &kernels, readonly_n, s.table_len, plan, seed + 7)?;
+    let mut census = Vec::new();
+    for kernel in ReadOnlyKernel::all() {
+        let c = ptx::census(kernels.ptx(), &kernel.function()).ok_or_else(|| {
+            anyhow::anyhow!("no entry `{}` in the PTX", kernel.function())
+        })?;
+        census.push((kernel, c));
+    }
+    bar.inc(1);
+    bar.finish_and_clear();
+
+    Ok(Results {
+        ceiling_bytes,
+        ceiling,
+        strides,
+        offsets,
+        sweep_bytes,
+        offset_bytes,
+        particles,
+        strided,
+        misaligned,
+        drift_aos,
+        drift_soa,
+        transpose_n: n,
+        transpose_copy,
+        transposes,
+        readonly_n,
+        table_len: s.table_len,
+        readonly,
+        ptx: census,
+        compiled_by: format!(
+            "NVRTC {}.{} for {}",
+            gpu.info.nvrtc.0,
+            gpu.info.nvrtc.1,
+            gpu.info.arch()
+        ),
+    })
+}
+
+/// One sweep of the affine read: one random source of `bytes`, measured under `plan` at
+/// every `(stride, offset)` of `points`.
+struct Sweep<'a> {
+    gpu: &'a Gpu,
+    kernels: &'a Kernels,
+    plan: Plan,
+    bar: &'a ProgressBar,
+    bytes: usize,
+    seed: u64,
+    points: &'a [(u64, u64)],
+}
+
+impl Sweep<'_> {
+    /// Measures the sweep for elements of `T`, recording each measurement under its pattern.
+    fn run<T: Element>(
+        &self,
+        measured: &mut HashMap<Pattern, Measurement>,
+    ) -> anyhow::Result<()> {
+        let elem_bytes = std::mem::size_of::<T>() as u64;
+        let len = self.bytes / elem_bytes as usize;
+        let mut buffers = AffineSweep::<T>::new(self.gpu, len, self.seed)?;
+        for &(stride, offset) in self.points {
+            let name = type_name(elem_bytes);
+            self.bar.set_message(format!("{name}, stride {stride}, offset {offset}"));
+            let (stride_us, offset_us) = (stride as usize, offset as usize);
+            let m = buffers.measure(
+                self.gpu,
+                self.kernels,
+                stride_us,
+                offset_us,
+                self.plan,
+            )?;
+            measured.insert(Pattern::Affine { elem_bytes, stride, offset }, m);
+            self.bar.inc(1);
+        }
+        Ok(())
+    }
+}
