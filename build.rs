@@ -35,12 +35,22 @@ fn main() {
 /// the test runner's own summary shows them as skipped instead of `ok` (`.ci/run`, which
 /// installs every tool, fails if any test but the GPU ones is ignored).
 fn probe_test_tools() {
-    for var in ["PATH", "LD_LIBRARY_PATH", "CHROMIUM"] {
+    for var in
+        ["PATH", "LD_LIBRARY_PATH", "CHROMIUM", "CMBOOK_PTXAS", "CMBOOK_NVDISASM"]
+    {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo::rustc-check-cfg=cfg(cmbook_no_nvrtc)");
     println!("cargo::rustc-check-cfg=cfg(cmbook_no_browser)");
     println!("cargo::rustc-check-cfg=cfg(cmbook_cuda_driver)");
+    println!("cargo::rustc-check-cfg=cfg(cmbook_no_sass_tools)");
+    let tool = |var: &str, name: &str| {
+        std::env::var_os(var).is_some_and(|p| PathBuf::from(p).is_file())
+            || on_path(name)
+    };
+    if !(tool("CMBOOK_PTXAS", "ptxas") && tool("CMBOOK_NVDISASM", "nvdisasm")) {
+        println!("cargo:rustc-cfg=cmbook_no_sass_tools");
+    }
     if library_on_loader_path("libcuda.so.1") {
         println!("cargo:rustc-cfg=cmbook_cuda_driver");
     }

@@ -29,7 +29,7 @@ pub fn apply_signal(
     rows: usize,
     m: usize,
 ) -> Vec<f64> {
-    assert!(signal.len() >= m && rows > 0 && matrices.len() % (rows * m) == 0);
+    assert!(signal.len() >= m && rows > 0 && matrices.len().is_multiple_of(rows * m));
     let n_mat = matrices.len() / (rows * m);
     (0..n_mat * rows)
         .into_par_iter()

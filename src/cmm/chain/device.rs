@@ -10,8 +10,8 @@ use super::super::dp::validate_dims;
 use super::super::paren::ParenTree;
 use super::plan::{schedule, Operand, Step};
 use super::reference::chain_matrices;
-use crate::harness::{Gpu, UsageError};
 use crate::harness::blas::sgemm_row_major;
+use crate::harness::{Gpu, UsageError};
 
 /// One order of one chain, ready to run: its products in dependency order, each with its own
 /// device buffer, allocated here, before any timing, and reused by every run.

@@ -5,8 +5,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::harness::inputs;
 use crate::harness::blas::sample_rows;
+use crate::harness::inputs;
 
 /// The chain's matrices on the host, row-major, reproducible from `seed`: `A_i` (`p x q`) has
 /// entries uniform in `[-sqrt(3/q), sqrt(3/q))`, variance `1/q`. A product `A_i..A_j` then has

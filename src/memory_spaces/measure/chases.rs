@@ -169,7 +169,7 @@ pub fn measure_chase(
     // holds the start, not poison; instead, the checked walk's length is not a multiple of
     // the cycle's, so its end differs from its start and a kernel that never wrote its
     // position fails too.
-    let check_steps = if (steps.min(10_000)) % slots as u64 == 0 {
+    let check_steps = if steps.min(10_000).is_multiple_of(slots as u64) {
         steps.min(10_000) + 1
     } else {
         steps.min(10_000)
