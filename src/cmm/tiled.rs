@@ -28,13 +28,13 @@ crate::kernel_names! {
 /// Points per tile side (`TILE` in the kernel).
 pub const TILE: usize = 64;
 /// Threads per block of the min-plus kernel (`THREADS`) and of the two sweeps (`SWEEP_THREADS`).
-const THREADS: u32 = 256;
-const SWEEP_THREADS: u32 = 1024;
+pub const THREADS: u32 = 256;
+pub const SWEEP_THREADS: u32 = 1024;
 /// Bits of a key that hold the split (`SPLIT_BITS`).
 pub const SPLIT_BITS: u32 = 16;
 /// Dynamic shared memory of the two sweeping kernels: three 64 x 64 tiles of 8-byte keys,
 /// each row padded by one key (`ROW` in the kernel) against bank conflicts.
-const SWEEP_SHARED_BYTES: u32 = 3 * (TILE * (TILE + 1) * 8) as u32;
+pub const SWEEP_SHARED_BYTES: u32 = 3 * (TILE * (TILE + 1) * 8) as u32;
 /// The most matrices: every split and every point index must fit the key's 16 low bits.
 pub const MAX_N: usize = (1 << SPLIT_BITS) - 2;
 
@@ -51,9 +51,9 @@ pub struct TiledProblem {
     pub n: usize,
     /// Tiles per side: `ceil((n + 1) / 64)`.
     pub tiles: usize,
-    dims: CudaSlice<u32>,
+    pub dims: CudaSlice<u32>,
     /// `stride x stride` keys `cost << 16 | split`, `T[a][b]` at `a * stride + b`.
-    keys: CudaSlice<u64>,
+    pub keys: CudaSlice<u64>,
 }
 
 impl TiledProblem {
