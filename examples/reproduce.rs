@@ -193,13 +193,12 @@ fn write_comparison(dir: &Path, book: Option<PathBuf>) -> anyhow::Result<()> {
     }
     let (headlines, claims) = compare::compare(chapters::ALL, dir, &book);
     let name = dir.display().to_string();
-    std::fs::write(
-        dir.join("compare.md"),
-        compare::markdown(&headlines, &claims, &name),
-    )?;
+    let quick = compare::was_quick(dir);
+    let md = compare::markdown(&headlines, &claims, &name, quick);
+    std::fs::write(dir.join("compare.md"), md)?;
     std::fs::write(
         dir.join("compare.html"),
-        compare::html(&headlines, &claims, &name),
+        compare::html(&headlines, &claims, &name, quick),
     )?;
     for line in compare::console(&headlines, &claims) {
         println!("{line}");

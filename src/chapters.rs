@@ -60,11 +60,12 @@ macro_rules! summary {
     };
 }
 
+// The title says how many values the histograms count.
 const HISTOGRAM_REGISTERS: Pick = pick!(
     "memory_spaces-registers",
     [("kernel", "`histogram_registers`")],
     "G values per s",
-    ["threads"]
+    ["#title"]
 );
 
 macro_rules! transpose {
@@ -225,7 +226,7 @@ pub const MEMORY_SPACES: Chapter = Chapter {
             stem: "memory_spaces-registers",
             filter: &[("kernel", "`histogram_local`")],
             column: "G values per s",
-            key: &["threads"],
+            key: &["#title"],
         }),
         at_least: 1.0,
     }],

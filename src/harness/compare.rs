@@ -90,7 +90,10 @@ pub fn find(dir: &Path, pick: &Pick) -> Option<Found> {
         .key
         .iter()
         .map(|k| match k.strip_prefix('#') {
-            Some(meta) => rec.meta.get(meta).map(str::to_string),
+            // A metadata value up to its first colon: "Per-thread histograms of N values".
+            Some(meta) => {
+                rec.meta.get(meta).map(|v| v.split(':').next().unwrap_or(v).to_string())
+            }
             // A bare number needs its column's name ("n 1024"); a phrase speaks for itself.
             None => {
                 let v = &row[col(k)?];
@@ -129,8 +132,8 @@ impl HeadlineRow {
         match (&self.theirs, &self.book, self.ratio()) {
             (None, _, _) => "not measured in this run".into(),
             (_, None, _) => "not in the book's data".into(),
-            (Some(t), Some(b), None) => {
-                format!("not comparable ({} here, {} in the book)", t.key, b.key)
+            (Some(_), Some(_), None) => {
+                "not comparable: measured at another size".into()
             }
             (_, _, Some(r)) => {
                 let better = (r >= 1.0) == self.higher_is_better;
@@ -244,14 +247,19 @@ pub fn console(headlines: &[HeadlineRow], claims: &[ClaimRow]) -> Vec<String> {
         f.as_ref().map_or("–".into(), |f| super::format::sig3(f.value))
     };
     for h in headlines {
-        let at = match (&h.theirs, &h.book) {
-            (Some(t), Some(b)) if t.key == b.key && !t.key.is_empty() => {
-                format!(" ({})", t.key)
-            }
+        // The size is named once where both runs measured the same, else for each.
+        let key = |f: &Option<Found>| match f {
+            Some(f) if !f.key.is_empty() => format!(" ({})", f.key),
             _ => String::new(),
         };
+        let same = matches!((&h.theirs, &h.book), (Some(t), Some(b)) if t.key == b.key);
+        let (at, here, book) = if same {
+            (key(&h.theirs), String::new(), String::new())
+        } else {
+            (String::new(), key(&h.theirs), key(&h.book))
+        };
         lines.push(format!(
-            "  {}{at}: here {} {unit}, book {} {unit}: {}",
+            "  {}{at}: here {} {unit}{here}, book {} {unit}{book}: {}",
             h.what,
             number(&h.theirs),
             number(&h.book),
@@ -270,19 +278,39 @@ pub fn console(headlines: &[HeadlineRow], claims: &[ClaimRow]) -> Vec<String> {
     lines
 }
 
+/// What a reader should know before reading the page: a `--quick` run measures other sizes.
+pub fn caveat(quick: bool) -> &'static str {
+    if quick {
+        "This was a `--quick` run: its sizes are not the book's, so most numbers cannot be \
+         compared, and a claim that depends on size may not hold at its small sizes."
+    } else {
+        "Numbers are compared only where both runs measured the same size."
+    }
+}
+
+/// Whether any record of the run in `dir` was made with `--quick`.
+pub fn was_quick(dir: &Path) -> bool {
+    std::fs::read_dir(dir.join("data")).into_iter().flatten().flatten().any(|e| {
+        record::read_csv(&e.path())
+            .is_ok_and(|r| r.meta.get("command").is_some_and(|c| c.contains("--quick")))
+    })
+}
+
 /// The comparison page, in Markdown.
 pub fn markdown(
     headlines: &[HeadlineRow],
     claims: &[ClaimRow],
     theirs: &str,
+    quick: bool,
 ) -> String {
     let mut md = format!(
-        "# Your GPU beside the book's\n\nYour run: `{theirs}` on {}. The book: {}.\n\n\
+        "# Your GPU beside the book's\n\nYour run: `{theirs}` on {}. The book: {}. {}\n\n\
          ## Headline numbers\n\n\
          | chapter | what | unit | yours | the book's | yours vs the book's |\n\
          |---|---|---|---|---|---|\n",
         devices(headlines, true),
-        devices(headlines, false)
+        devices(headlines, false),
+        caveat(quick)
     );
     for h in headlines {
         md.push_str(&format!(
@@ -317,7 +345,12 @@ fn escape(s: &str) -> String {
 }
 
 /// The same page as a self-contained HTML file a reader can open.
-pub fn html(headlines: &[HeadlineRow], claims: &[ClaimRow], theirs: &str) -> String {
+pub fn html(
+    headlines: &[HeadlineRow],
+    claims: &[ClaimRow],
+    theirs: &str,
+    quick: bool,
+) -> String {
     let row = |cells: &[String]| {
         format!(
             "<tr>{}</tr>\n",
@@ -333,12 +366,13 @@ pub fn html(headlines: &[HeadlineRow], claims: &[ClaimRow], theirs: &str) -> Str
          </style></head><body>\n<h1>Your GPU beside the book's</h1>\n",
     );
     h.push_str(&format!(
-        "<p>Your run: <code>{}</code> on {}. The book: {}.</p>\n<h2>Headline numbers</h2>\n\
+        "<p>Your run: <code>{}</code> on {}. The book: {}. {}</p>\n<h2>Headline numbers</h2>\n\
          <table><tr><th>chapter</th><th>what</th><th>unit</th><th>yours</th>\
          <th>the book's</th><th>yours vs the book's</th></tr>\n",
         escape(theirs),
         escape(&devices(headlines, true)),
-        escape(&devices(headlines, false))
+        escape(&devices(headlines, false)),
+        escape(&caveat(quick).replace('`', ""))
     ));
     for r in headlines {
         h.push_str(&row(&[
@@ -412,6 +446,11 @@ mod tests {
         row.theirs = found(2000.0, "n 128");
         assert_eq!(row.ratio(), None);
         assert!(row.verdict().starts_with("not comparable"));
+        let lines = console(std::slice::from_ref(&row), &[]);
+        assert!(
+            lines[1].contains("(n 128)") && lines[1].contains("(n 1024)"),
+            "{lines:?}"
+        );
         row.theirs = None;
         assert_eq!(row.verdict(), "not measured in this run");
     }
