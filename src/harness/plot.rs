@@ -739,16 +739,25 @@ fn si(v: f64, digits: i32) -> String {
     format!("{}{suffix}", sig(v / div, digits))
 }
 
-/// A value written on a bar or beside a dot: three significant digits, whole numbers from
-/// 100 to 9999, an SI prefix from 10 000 (`10.5`, `2803`, `32.6k`).
+/// A value written on a bar or beside a dot: three significant digits, trailing zeros kept so
+/// neighbours read alike (`0.560` beside `0.959`, `1.00`), whole numbers from 100 to 9999, an
+/// SI prefix from 10 000 (`10.5`, `2803`, `32.6k`).
 fn value_label(v: f64) -> String {
     let a = v.abs();
     if a >= 1e4 {
         si(v, 3)
-    } else if a >= 100.0 {
+    } else if a >= 100.0 || v == 0.0 {
         format!("{v:.0}")
     } else {
-        sig(v, 3)
+        let decimals = (2 - a.log10().floor() as i32).max(0) as usize;
+        let s = format!("{v:.decimals$}");
+        // Rounding can add a digit (9.996 -> 10.00): write it with three again.
+        if s.trim_start_matches('-').replace('.', "").trim_start_matches('0').len() > 3
+        {
+            value_label(s.parse().unwrap_or(v))
+        } else {
+            s
+        }
     }
 }
 
@@ -3392,6 +3401,10 @@ mod tests {
         assert_eq!(value_label(116410.4), "116k");
         assert_eq!(value_label(2803.21), "2803");
         assert_eq!(value_label(0.0457), "0.0457");
+        assert_eq!(value_label(0.56), "0.560");
+        assert_eq!(value_label(1.0), "1.00");
+        assert_eq!(value_label(9.996), "10.0");
+        assert_eq!(value_label(99.96), "100");
         assert_eq!(value_label(100.0), "100");
         assert_eq!(hover_number(32644.348), "32644");
         assert_eq!(hover_number(1.2231084), "1.223");
