@@ -3004,7 +3004,7 @@ fn points_of(record: &Record) -> anyhow::Result<Vec<Point>> {
 // ---------------------------------------------------------------------------------------
 // Reading a drawn SVG back: what the layout tests check
 
-/// A text of a drawn SVG with the box it covers (estimated as [`TextOp::bbox`] does).
+/// A text of a drawn SVG with the box it covers (estimated as the layout estimates it).
 #[derive(Debug, Clone)]
 pub struct SvgText {
     pub text: String,
