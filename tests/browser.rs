@@ -221,6 +221,274 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
     assert!(images > 0);
 }
 
+/// Run in a page that holds every figure inline at its own size: for each SVG, the boxes the
+/// browser gives its texts (with the fonts it really has) must not overlap each other or a
+/// data mark (anything inside a `<g>` carrying a `<title>`), nor leave the figure. Writes
+/// `{"stem": [problems…], …}` into the DOM for `--dump-dom`.
+const FIGURE_CHECKER: &str = r#"<script>
+window.addEventListener('load', function () { setTimeout(function () {
+  var out = {};
+  function hits(a, b) { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1; }
+  function segHits(r, p, q) {
+    var t0 = 0, t1 = 1, dx = q[0] - p[0], dy = q[1] - p[1];
+    var e = [[-dx, p[0] - r.x0], [dx, r.x1 - p[0]], [-dy, p[1] - r.y0], [dy, r.y1 - p[1]]];
+    for (var i = 0; i < 4; i++) {
+      var pp = e[i][0], qq = e[i][1];
+      if (pp === 0) { if (qq <= 0) return false; }
+      else { var k = qq / pp; if (pp < 0) t0 = Math.max(t0, k); else t1 = Math.min(t1, k); if (t0 >= t1) return false; }
+    }
+    return true;
+  }
+  document.querySelectorAll('div.figure').forEach(function (div) {
+    var svg = div.querySelector('svg'), o = svg.getBoundingClientRect(), problems = [];
+    function box(el, shrink) {
+      var r = el.getBoundingClientRect();
+      return { x0: r.left - o.left + shrink, y0: r.top - o.top + shrink, x1: r.right - o.left - shrink, y1: r.bottom - o.top - shrink };
+    }
+    var texts = Array.prototype.map.call(svg.querySelectorAll('text'), function (t) {
+      return { s: t.textContent.trim(), b: box(t, 1) };
+    });
+    var marks = [];
+    svg.querySelectorAll('g').forEach(function (g) {
+      var title = g.querySelector('title');
+      if (!title) return;
+      Array.prototype.forEach.call(g.children, function (c) {
+        if (c.tagName === 'polyline' || c.tagName === 'line') {
+          var pts = c.tagName === 'line'
+            ? [[+c.getAttribute('x1'), +c.getAttribute('y1')], [+c.getAttribute('x2'), +c.getAttribute('y2')]]
+            : c.getAttribute('points').trim().split(/\s+/).map(function (p) { return p.split(',').map(Number); });
+          for (var i = 1; i < pts.length; i++) marks.push({ t: title.textContent, seg: [pts[i - 1], pts[i]] });
+        } else if (c.tagName !== 'title') {
+          marks.push({ t: title.textContent, b: box(c, 0) });
+        }
+      });
+    });
+    var w = +svg.getAttribute('width'), h = +svg.getAttribute('height');
+    texts.forEach(function (a, i) {
+      if (a.b.x0 < -1 || a.b.y0 < -1 || a.b.x1 > w + 1 || a.b.y1 > h + 1) problems.push('`' + a.s + '` runs outside the figure');
+      for (var j = i + 1; j < texts.length; j++) if (hits(a.b, texts[j].b)) problems.push('`' + a.s + '` overlaps `' + texts[j].s + '`');
+      marks.forEach(function (m) {
+        if (m.b ? hits(a.b, m.b) : segHits(a.b, m.seg[0], m.seg[1])) problems.push('`' + a.s + '` covers the mark `' + m.t + '`');
+      });
+    });
+    out[div.id] = problems;
+  });
+  var report = document.createElement('pre');
+  report.id = 'cmbook-figures';
+  report.textContent = JSON.stringify(out);
+  document.body.appendChild(report);
+}, 300); });
+</script>"#;
+
+/// Two texts over each other and a text over a bar.
+const SELF_TEST_FIGURE: &str = r#"<div class="figure" id="cmbook-selftest"><svg width="200" height="100" viewBox="0 0 200 100" xmlns="http://www.w3.org/2000/svg">
+<text x="10" y="10" dy="0.76em" font-family="sans-serif" font-size="12.9">hello world</text>
+<text x="20" y="12" dy="0.76em" font-family="sans-serif" font-size="12.9">overlap</text>
+<g><title>s, a: 1</title><rect x="60" y="5" width="10" height="50" fill="blue"/></g>
+</svg></div>"#;
+
+/// The committed figures, as (stem, SVG text).
+fn committed_figures() -> Vec<(String, String)> {
+    let mut figures: Vec<(String, String)> =
+        std::fs::read_dir(Path::new(ROOT).join("figures"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+            .map(|p| {
+                (
+                    p.file_stem().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read_to_string(&p).unwrap(),
+                )
+            })
+            .collect();
+    figures.sort();
+    figures
+}
+
+/// The smallest `font-size` in an SVG.
+fn smallest_font(svg: &str) -> f64 {
+    svg.split("font-size=\"")
+        .skip(1)
+        .filter_map(|r| r.split('"').next()?.parse::<f64>().ok())
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Every figure in the browser: each one laid out with the fonts Chromium really has (no text
+/// over another text or a data mark), its smallest text at 11 CSS px or more where its chapter
+/// shows it, and a screenshot of it on its page in the light and the navy theme, scrolled into
+/// view, in `target/book-screenshots/figure-<stem>-<theme>.png` for review.
+#[test]
+#[cfg_attr(
+    cmbook_no_browser,
+    ignore = "needs Chromium on PATH (apt-get install chromium, or CHROMIUM=path); found none at build time"
+)]
+fn every_figure_reads_in_the_browser_and_is_screenshot_on_its_page() {
+    let browser = chromium();
+    let book = tempfile::tempdir().unwrap();
+    let log = build_book(book.path());
+    assert!(log.is_empty(), "mdbook logged errors or warnings:\n{}", log.join("\n"));
+    let profile = tempfile::tempdir().unwrap();
+    let shots = std::env::var("CMBOOK_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
+    std::fs::create_dir_all(&shots).unwrap();
+    // CMBOOK_FIGURES=stem,stem limits the run to those figures (while reviewing a change).
+    let only = std::env::var("CMBOOK_FIGURES").ok();
+    let figures: Vec<(String, String)> = committed_figures()
+        .into_iter()
+        .filter(|(s, _)| only.as_ref().is_none_or(|o| o.split(',').any(|x| x == s)))
+        .collect();
+    assert!(!figures.is_empty());
+
+    let mut failures = Vec::new();
+
+    // 1. Every figure inline at its own size, checked with the browser's own text boxes.
+    let mut page = format!("<!DOCTYPE html><html><head><meta charset=\"utf-8\">{FIGURE_CHECKER}</head><body style=\"margin:0\">");
+    for (stem, svg) in &figures {
+        page.push_str(&format!("<div class=\"figure\" id=\"{stem}\">{svg}</div>"));
+    }
+    // A figure with an overlap and a covered mark, so a checker that sees nothing fails.
+    page.push_str(SELF_TEST_FIGURE);
+    page.push_str("</body></html>");
+    let all = book.path().join("cmbook-all-figures.html");
+    std::fs::write(&all, page).unwrap();
+    let dom = headless(
+        &browser,
+        profile.path(),
+        &format!("file://{}", all.display()),
+        &["--window-size=1280,2000".to_string(), "--dump-dom".to_string()],
+    );
+    let json = dom
+        .split("<pre id=\"cmbook-figures\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .map(|j| {
+            j.replace("&quot;", "\"")
+                .replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+        })
+        .unwrap_or_else(|| {
+            panic!("the figure page did not report (no report in the DOM)")
+        });
+    let selftest = json.split("\"cmbook-selftest\":[").nth(1).unwrap_or("");
+    assert!(
+        selftest.contains("overlaps") && selftest.contains("covers the mark"),
+        "the browser's figure checker missed the planted overlaps: {json}"
+    );
+    for (stem, _) in &figures {
+        let key = format!("\"{stem}\":[");
+        let Some(body) = json.split(&key).nth(1).and_then(|r| r.split(']').next())
+        else {
+            failures.push(format!("{stem}: not checked in the browser"));
+            continue;
+        };
+        failures.extend(
+            body.split("\",\"")
+                .map(|p| p.trim_matches('"'))
+                .filter(|p| !p.is_empty())
+                .map(|p| format!("{stem}.svg in Chromium: {p}")),
+        );
+    }
+
+    // 2. Each figure on its chapter's page: its displayed width, and a screenshot per theme.
+    let mut taken = 0;
+    let mut shown = std::collections::BTreeSet::new();
+    for page in chapters().iter().map(|c| c.replace(".md", ".html")) {
+        let html = std::fs::read_to_string(book.path().join(&page)).unwrap();
+        for (stem, svg) in &figures {
+            let src = format!("figures/{stem}.svg");
+            if !html.contains(&format!("src=\"{src}\"")) {
+                continue;
+            }
+            shown.insert(stem.clone());
+            for (theme, mdbook_theme) in [("light", "light"), ("dark", "navy")] {
+                // The reader's stored theme; the chapter's text before the figure hidden, so the
+                // figure sits at the top of its page (headless screenshots ignore scrolling);
+                // its displayed width written into the DOM for --dump-dom.
+                let script = format!(
+                    "<head><script>try {{ localStorage.setItem('mdbook-theme', '{mdbook_theme}'); }} catch (e) {{}}\
+                     document.addEventListener('DOMContentLoaded', function () {{\
+                     var i = document.querySelector('img[src=\"{src}\"]'); if (!i) return;\
+                     var b = i; while (b.parentElement && b.parentElement.tagName !== 'MAIN') b = b.parentElement;\
+                     for (var e = b.previousElementSibling; e; e = e.previousElementSibling) e.style.display = 'none';\
+                     }});\
+                     window.addEventListener('load', function () {{\
+                     var i = document.querySelector('img[src=\"{src}\"]'); if (!i) return;\
+                     var p = document.createElement('pre'); p.id = 'cmbook-width'; p.textContent = i.getBoundingClientRect().width + ' ' + i.naturalWidth; document.body.appendChild(p);\
+                     }});</script>"
+                );
+                let file = format!("cmbook-figure-{stem}-{theme}.html");
+                std::fs::write(
+                    book.path().join(&file),
+                    html.replacen("<head>", &script, 1),
+                )
+                .unwrap();
+                let url = format!("file://{}", book.path().join(&file).display());
+                let png = shots.join(format!("figure-{stem}-{theme}.png"));
+                headless(
+                    &browser,
+                    profile.path(),
+                    &url,
+                    &[
+                        "--window-size=1280,1000".to_string(),
+                        format!("--screenshot={}", png.display()),
+                    ],
+                );
+                assert!(png.exists(), "no screenshot was written for {stem} ({theme})");
+                taken += 1;
+                if theme == "light" {
+                    let dom = headless(
+                        &browser,
+                        profile.path(),
+                        &url,
+                        &[
+                            "--window-size=1280,1000".to_string(),
+                            "--dump-dom".to_string(),
+                        ],
+                    );
+                    let widths: Vec<f64> = dom
+                        .split("<pre id=\"cmbook-width\">")
+                        .nth(1)
+                        .and_then(|r| r.split("</pre>").next())
+                        .map(|w| {
+                            w.split_whitespace()
+                                .filter_map(|n| n.parse().ok())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    match widths[..] {
+                        [shown_w, natural] if natural > 0.0 => {
+                            let px = smallest_font(svg) * shown_w / natural;
+                            if px < 11.0 {
+                                failures.push(format!("{stem}.svg on {page}: shown {shown_w} px wide, its smallest text is {px:.1} px"));
+                            }
+                        }
+                        _ => failures
+                            .push(format!("{stem}.svg on {page}: no displayed width")),
+                    }
+                }
+            }
+        }
+    }
+    for (stem, _) in &figures {
+        if !shown.contains(stem) {
+            failures.push(format!("{stem}.svg is on no chapter page"));
+        }
+    }
+    println!(
+        "browser: {} figures checked, {taken} figure screenshots in {}",
+        figures.len(),
+        shots.display()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} problems:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 #[test]
 fn the_page_checker_reports_what_it_sees() {
     let dom = r#"<body><pre id="cmbook-report">{&quot;images&quot;:3,&quot;broken&quot;:[&quot;file:///x.svg&quot;],&quot;problems&quot;:[&quot;failed to load file:///a.js&quot;,&quot;uncaught: boom&quot;]}</pre></body>"#;

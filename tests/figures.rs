@@ -79,3 +79,32 @@ fn everything_the_chapters_reference_under_figures_exists() {
     assert!(seen > 0, "no chapter shows a figure");
     assert!(missing.is_empty(), "referenced but missing:\n{}", missing.join("\n"));
 }
+
+/// Every committed figure reads at the book's width: no text under 11 px when the 860-px SVG
+/// is shown 750 px wide, no text over another text or over a data mark, none outside the
+/// figure (text boxes estimated from DejaVu Sans' advance widths, the widest usual font).
+#[test]
+fn every_figure_is_legible_at_the_books_width() {
+    let figures = Path::new(ROOT).join("figures");
+    let mut problems = Vec::new();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&figures).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "svg") {
+            continue;
+        }
+        seen += 1;
+        let svg = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        problems.extend(
+            plot::layout_problems(&svg).into_iter().map(|p| format!("{name}: {p}")),
+        );
+    }
+    assert!(seen > 0, "no figures");
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
