@@ -2,7 +2,7 @@
 //! summary.
 
 use crate::harness::format::{ratio, us};
-use crate::harness::plot::{Point, Spec};
+use crate::harness::plot::{Axis, PanelBy, Point, Spec, Ticks};
 use crate::harness::{Run, Stats};
 
 use super::datasets::{floor_ms, Dataset, LARGE_SQUARE};
@@ -440,12 +440,15 @@ fn speedup_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
     if speedups.is_empty() {
         return Ok(());
     }
+    // One panel per precision; the line at 1 is the baseline the speedups are taken over.
     let spec = Spec::bar(
         "End-to-end speedup over pageable + baseline",
         "dataset",
         "speedup (×)",
     )
-    .log_y();
+    .panels(PanelBy::XLastWord, 1)
+    .ref_line(Axis::Y, "1", "1× (no speedup)")
+    .y_ticks(Ticks::Dense);
     run.figure("atax-speedup", &[("l2", AFTER_COPY)], &spec, &speedups)
 }
 
@@ -486,8 +489,14 @@ fn breakdown_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
     if breakdown.is_empty() {
         return Ok(());
     }
-    let spec = Spec::bar("Copy of A versus kernels (kernels L2 warm)", "dataset", "ms")
-        .log_y();
+    // One panel per dataset, each on its own scale: the datasets span six decades of time.
+    let spec = Spec::bar(
+        "Copy of A versus kernels (kernels L2 warm)",
+        "precision (one panel per dataset)",
+        "ms",
+    )
+    .panels(PanelBy::XFirstWord, 3)
+    .independent_y();
     run.figure("atax-breakdown", &[("l2", "warm")], &spec, &breakdown)
 }
 
@@ -515,6 +524,8 @@ fn bandwidth_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
         "Bytes the variant must move / copy bandwidth, per kernel time (L2 cold)",
         "dataset",
         "fraction of copy bandwidth",
-    );
+    )
+    .panels(PanelBy::XLastWord, 1)
+    .ref_line(Axis::Y, "1", "copy bandwidth");
     run.figure("atax-bandwidth", &[("l2", "cold")], &spec, &fractions)
 }

@@ -1,7 +1,7 @@
 //! Every figure and table of the chapter "Measuring a GPU", drawn from [`Results`].
 
 use crate::harness::format::sig3;
-use crate::harness::plot::{Point, Spec};
+use crate::harness::plot::{Point, Spec, Ticks};
 use crate::harness::{Gpu, Run, Stats, L2};
 
 use super::measure::Results;
@@ -132,7 +132,8 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
             "bytes transferred (MiB)",
             "GB/s",
         )
-        .log_x(),
+        .log_x()
+        .x_ticks(Ticks::Data),
         &transfer_points,
     )?;
 

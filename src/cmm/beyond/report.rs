@@ -175,7 +175,7 @@ fn report_chains(run: &Run, r: &ChainResults) -> anyhow::Result<()> {
     run.figure(
         "cmm-beyond-chains",
         &[blas],
-        &chain::figure_spec(),
+        &chain::figure_spec(&r.rows),
         &chain::figure_points(&r.rows),
     )?;
     let title = "Chains multiplied with cuBLAS SGEMM in both orders (median of the \

@@ -29,9 +29,12 @@ pub fn figure_points(rows: &[ChainRow]) -> Vec<Point> {
     points
 }
 
-/// How to draw [`figure_points`]: log-log, the chains as unjoined markers.
-pub fn figure_spec() -> Spec {
-    Spec::line(
+/// How to draw [`figure_points`]: log-log, the chains as unjoined markers, each named, and
+/// `y = x` dashed.
+pub fn figure_spec(rows: &[ChainRow]) -> Spec {
+    let mut sorted: Vec<&ChainRow> = rows.iter().collect();
+    sorted.sort_by(|a, b| a.predicted_ratio.total_cmp(&b.predicted_ratio));
+    let spec = Spec::line(
         "Does the optimal order pay? Predicted FLOP ratio vs measured time ratio",
         "predicted FLOP ratio, left to right / optimal order",
         "measured time ratio, left to right / optimal order",
@@ -39,6 +42,11 @@ pub fn figure_spec() -> Spec {
     .log_x()
     .log_y()
     .markers_only(MEASURED_SERIES)
+    .dashed(PREDICTED_SERIES);
+    // The x of a marker as its point writes it, so the label finds its marker.
+    sorted
+        .iter()
+        .fold(spec, |s, r| s.point_label(&r.predicted_ratio.to_string(), &r.chain))
 }
 
 #[cfg(test)]
@@ -88,7 +96,12 @@ mod tests {
         assert!(diagonal.iter().all(|p| p.x.parse::<f64>().unwrap() == p.y));
         assert_eq!(rows[0].left_to_right_gflop_per_s, gflop(8_000_000) / 4e-3);
         assert!(figure_points(&[]).is_empty());
-        let spec = figure_spec();
+        let spec = figure_spec(&rows);
         assert!(spec.x_log && spec.y_log && spec.markers_only == [MEASURED_SERIES]);
+        // Every chain's marker is named, at its x as the points write it.
+        assert_eq!(spec.point_labels.len(), rows.len());
+        for p in &measured {
+            assert!(spec.point_labels.iter().any(|(x, _)| *x == p.x), "{}", p.x);
+        }
     }
 }

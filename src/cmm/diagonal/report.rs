@@ -7,10 +7,16 @@ use crate::cmm::paper;
 use crate::cmm::paren;
 use crate::cmm::traffic::WarpMapping;
 use crate::harness::format::{ms, ratio};
-use crate::harness::plot::{Point, Spec};
+use crate::harness::plot::{Point, Spec, Ticks};
 use crate::harness::Run;
 
 use super::measure::{LayoutPair, Results};
+
+/// The paper's series in Table 1's figures (drawn dashed, beside ours).
+const PAPER_SERIAL: &str = "serial CPU, paper (V100 host)";
+const PAPER_ROWMAJOR: &str = "V100 row-major, paper";
+const PAPER_DIAGONAL: &str = "V100 diagonal-major, paper";
+const PAPER_SPEEDUP: &str = "paper, V100 (Table 1)";
 
 /// Milliseconds as the chapter's tables write them: four decimals below 1 ms.
 fn fmt_ms(v: f64) -> String {
@@ -294,15 +300,15 @@ fn table1(run: &Run, r: &Results) -> anyhow::Result<Vec<Table1Row>> {
         ));
         if let Some(r) = paper_row {
             for (name, v) in [
-                ("serial CPU, paper (V100 host)", r.serial_ms),
-                ("V100 row-major, paper", r.cuda_ms),
-                ("V100 diagonal-major, paper", r.data_layout_ms),
+                (PAPER_SERIAL, r.serial_ms),
+                (PAPER_ROWMAJOR, r.cuda_ms),
+                (PAPER_DIAGONAL, r.data_layout_ms),
             ] {
                 t1_points.push(Point::new(name, n, v, v, v));
             }
             let paper_speedup = r.cuda_ms / r.data_layout_ms;
             speedup_points.push(Point::new(
-                "paper, V100 (Table 1)",
+                PAPER_SPEEDUP,
                 n,
                 paper_speedup,
                 paper_speedup,
@@ -322,7 +328,12 @@ fn table1(run: &Run, r: &Results) -> anyhow::Result<Vec<Table1Row>> {
             "n (matrices)",
             "milliseconds",
         )
-        .log_y(),
+        .log_y()
+        // The paper's series dashed, in the colour of ours.
+        .dashed(PAPER_SERIAL)
+        .dashed(PAPER_ROWMAJOR)
+        .dashed(PAPER_DIAGONAL)
+        .colors(&[0, 1, 2, 0, 1, 2]),
         &t1_points,
     )?;
     run.figure(
@@ -332,7 +343,8 @@ fn table1(run: &Run, r: &Results) -> anyhow::Result<Vec<Table1Row>> {
             "Speedup of the diagonal-major layout over row-major (one-block kernels)",
             "n (matrices)",
             "row-major time / diagonal-major time",
-        ),
+        )
+        .dashed(PAPER_SPEEDUP),
         &speedup_points,
     )?;
     Ok(rows)
@@ -497,11 +509,12 @@ fn variants(run: &Run, r: &Results) -> anyhow::Result<()> {
         "cmm-variants",
         &[KERNEL_L2, ("n", &n.to_string())],
         &Spec::bar(
-            &format!("Section 7.1's variants at n = {n}: milliseconds per complete DP"),
+            &format!(
+                "The paper's section 7.1 variants at n = {n}: milliseconds per complete DP"
+            ),
             "kernel",
             "milliseconds",
-        )
-        .log_y(),
+        ),
         &points,
     )
 }
@@ -524,13 +537,15 @@ fn streams(run: &Run, r: &Results) -> anyhow::Result<()> {
         &[KERNEL_L2, ("n", &sn.to_string())],
         &Spec::line(
             &format!(
-                "Section 7.2: k independent chains of n = {sn}, diagonal-major one-block kernel"
+                "The paper's section 7.2: k independent chains of n = {sn}, diagonal-major \
+                 one-block kernel"
             ),
             "k (chains)",
             "milliseconds for all k",
         )
         .log_x()
-        .log_y(),
+        .log_y()
+        .x_ticks(Ticks::Data),
         &points,
     )
 }

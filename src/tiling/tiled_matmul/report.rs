@@ -2,7 +2,7 @@
 //! `tiling-kernels` and `tiling-verification`.
 
 use super::measure::Results;
-use crate::harness::plot::{Point, Spec};
+use crate::harness::plot::{Axis, Point, Spec};
 use crate::harness::{Run, Stats};
 use crate::tiling::device::Occupancy;
 use crate::tiling::model::{self, Step};
@@ -128,7 +128,10 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         ),
         "step",
         "% of cuBLAS SGEMM (median; bars: min-max)",
-    );
+    )
+    .ref_line(Axis::Y, "80", "target: 80% of cuBLAS")
+    // Absolute speed on the right: % × (cuBLAS GFLOP/s, as the table rounds it) / 100.
+    .y2("GFLOP/s", cublas.round() / 100.0);
     run.figure("tiling-matmul", &extra, &spec, &points)?;
     let title =
         format!("Occupancy and speed of every step at {m} x {n} x {k}, L2 cold");
