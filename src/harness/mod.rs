@@ -16,6 +16,7 @@
 //! | [`plot`]      | SVG figures drawn from those CSV files alone                          |
 //! | [`format`]    | how numbers are written into tables                                   |
 //! | [`includes`]  | mdBook's `{{#include}}`, for the snippet tests and the anchor checks  |
+//! | [`reproduce`] | every chapter's example in turn: measured, sanitized or redrawn       |
 //! | [`sanitizer`] | compute-sanitizer's summaries, for the appendix's table              |
 
 pub mod blas;
@@ -28,6 +29,7 @@ pub mod inputs;
 pub mod kernels;
 pub mod plot;
 pub mod record;
+pub mod reproduce;
 pub mod run;
 pub mod sanitizer;
 pub mod stats;

@@ -1,0 +1,292 @@
+//! `reproduce`: every chapter's example run one after another (measuring, under the
+//! sanitizers, or not at all: redrawing), the figure audit, and the comparison page. The
+//! chapter list is the registry's ([`crate::chapters`]).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::run::{self, Needs};
+use super::{plot, UsageError};
+use crate::chapters::{self, Chapter};
+
+/// compute-sanitizer's tools, each run on every GPU example.
+pub const SANITIZER_TOOLS: &[&str] =
+    &["memcheck", "racecheck", "initcheck", "synccheck"];
+
+/// What `reproduce` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub out: Option<PathBuf>,
+    pub appendix_table: bool,
+    pub compare: bool,
+    pub book: Option<PathBuf>,
+    pub redraw_only: bool,
+    pub quick: bool,
+    pub only: Option<Vec<String>>,
+    pub sanitize: bool,
+    pub sanitizer: PathBuf,
+}
+
+/// Runs what `args` asks for.
+pub fn reproduce(args: Options) -> anyhow::Result<()> {
+    if args.appendix_table {
+        print!("{}", chapters::appendix_table());
+        return Ok(());
+    }
+    let out = args.out.clone().expect("clap requires --out");
+    if args.compare {
+        return write_comparison(&out, args.book.clone());
+    }
+    if args.redraw_only {
+        let count = plot::redraw_all(&out).map_err(|e| {
+            UsageError(format!("cannot redraw {}: {e:#}", out.display()))
+        })?;
+        println!("redrew {count} figures and tables in {}", out.display());
+        return audit(&out);
+    }
+    let chosen: Vec<&'static Chapter> = match &args.only {
+        None => chapters::ALL.iter().collect(),
+        Some(names) => {
+            for n in names {
+                if chapters::by_example(n).is_none() {
+                    let known: Vec<&str> =
+                        chapters::ALL.iter().map(|c| c.example).collect();
+                    return Err(UsageError(format!(
+                        "--only: no chapter example `{n}` (known: {})",
+                        known.join(", ")
+                    ))
+                    .into());
+                }
+            }
+            chapters::ALL
+                .iter()
+                .filter(|c| names.iter().any(|n| n == c.example))
+                .collect()
+        }
+    };
+    let here = std::env::current_exe()?;
+    let dir = here.parent().unwrap_or(Path::new("."));
+    let binaries: Vec<(&'static Chapter, PathBuf)> = chosen
+        .into_iter()
+        .map(|c| {
+            (c, dir.join(format!("{}{}", c.example, std::env::consts::EXE_SUFFIX)))
+        })
+        .collect();
+    for (c, path) in &binaries {
+        if !path.exists() {
+            return Err(UsageError(format!(
+                "the example `{}` is not built next to this one ({}); run `cargo build \
+                 --release --examples` first",
+                c.example,
+                path.display()
+            ))
+            .into());
+        }
+    }
+    std::fs::create_dir_all(&out)?;
+    if args.sanitize {
+        return sanitize(&args, &out, &binaries);
+    }
+    let bar = progress(binaries.len());
+    let started = Instant::now();
+    for (c, path) in &binaries {
+        bar.set_message(c.example);
+        let t = Instant::now();
+        let mut cmd = Command::new(path);
+        cmd.arg("--out").arg(&out);
+        if args.quick {
+            cmd.arg("--quick");
+        }
+        let status = bar.suspend(|| cmd.status())?;
+        if !status.success() {
+            // The example has printed its own one-line reason; keep its exit code's meaning.
+            let code = status.code().unwrap_or(1);
+            return Err(if code == 2 {
+                UsageError(format!("{} could not run (exit code 2)", c.example)).into()
+            } else {
+                anyhow::anyhow!("{} failed (exit code {code})", c.example)
+            });
+        }
+        bar.println(format!(
+            "{}: done in {:.0} s",
+            c.example,
+            t.elapsed().as_secs_f64()
+        ));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    println!(
+        "measured {} chapters in {:.0} s into {}",
+        binaries.len(),
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
+    audit(&out)?;
+    write_comparison(&out, None)
+}
+
+/// Writes `dir/compare.md` and `dir/compare.html`: every chapter's headline numbers and
+/// claims in `dir` beside the book's.
+fn write_comparison(dir: &Path, book: Option<PathBuf>) -> anyhow::Result<()> {
+    use crate::harness::compare;
+    let book = match book.or_else(compare::book_figures) {
+        Some(b) if b.join("data").is_dir() => b,
+        Some(b) => {
+            return Err(
+                UsageError(format!("{} has no data/ folder", b.display())).into()
+            )
+        }
+        None => {
+            return Err(UsageError(
+                "the book's figures/ was not found: give --book".into(),
+            )
+            .into())
+        }
+    };
+    if !dir.join("data").is_dir() {
+        return Err(UsageError(format!(
+            "{} has no data/ folder to compare",
+            dir.display()
+        ))
+        .into());
+    }
+    let (headlines, claims) = compare::compare(chapters::ALL, dir, &book);
+    let name = dir.display().to_string();
+    let quick = compare::was_quick(dir);
+    let md = compare::markdown(&headlines, &claims, &name, quick);
+    std::fs::write(dir.join("compare.md"), md)?;
+    std::fs::write(
+        dir.join("compare.html"),
+        compare::html(&headlines, &claims, &name, quick),
+    )?;
+    for line in compare::console(&headlines, &claims) {
+        println!("{line}");
+    }
+    println!(
+        "comparison written to {} and compare.html",
+        dir.join("compare.md").display()
+    );
+    Ok(())
+}
+
+fn progress(steps: usize) -> ProgressBar {
+    let bar = ProgressBar::new(steps as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} ({elapsed})")
+            .expect("a valid template"),
+    );
+    bar
+}
+
+fn audit(dir: &Path) -> anyhow::Result<()> {
+    let problems = plot::audit_figures(dir)?;
+    if !problems.is_empty() {
+        anyhow::bail!("figures out of step with their data:\n{}", problems.join("\n"));
+    }
+    println!(
+        "every figure and table in {} is exactly what its CSV draws, with full provenance",
+        dir.display()
+    );
+    Ok(())
+}
+
+#[derive(serde::Serialize)]
+struct SanitizerRow {
+    example: String,
+    tool: &'static str,
+    arguments: String,
+    kernels_used: String,
+    errors: String,
+    exit_code: i32,
+}
+
+fn sanitize(
+    args: &Options,
+    out: &Path,
+    binaries: &[(&'static Chapter, PathBuf)],
+) -> anyhow::Result<()> {
+    use crate::harness::record::{self, Meta};
+    let gpu = crate::harness::Gpu::open(false)?;
+    println!("{}", gpu.info.line());
+    let checked: Vec<_> =
+        binaries.iter().filter(|(c, _)| c.needs != Needs::Cpu).collect();
+    let bar = progress(checked.len() * SANITIZER_TOOLS.len());
+    let scratch = std::env::temp_dir().join("cmbook-sanitizer");
+    let mut rows = Vec::new();
+    let mut failed = Vec::new();
+    for (c, path) in checked {
+        let name = c.example;
+        for &tool in SANITIZER_TOOLS {
+            bar.set_message(format!("{name} under {tool}"));
+            let mut cmd = Command::new(&args.sanitizer);
+            cmd.arg("--tool").arg(tool);
+            if tool == "memcheck" {
+                cmd.args(["--leak-check", "full"]);
+            }
+            cmd.args(["--error-exitcode", "9"])
+                .arg(path)
+                .args(c.sanitizer_args)
+                .arg("--out")
+                .arg(scratch.join(format!("{name}-{tool}")));
+            let output = cmd.output().map_err(|e| {
+                UsageError(format!("cannot run {}: {e}", args.sanitizer.display()))
+            })?;
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let (errors, kernels) =
+                crate::harness::sanitizer::parse_output(tool, &text);
+            let code = output.status.code().unwrap_or(-1);
+            if errors != Some(0) || code != 0 {
+                failed.push(format!(
+                    "{name} under {tool}: exit code {code}, errors {errors:?}\n{}",
+                    text.lines()
+                        .rev()
+                        .take(15)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ));
+            }
+            rows.push(SanitizerRow {
+                example: name.to_string(),
+                tool,
+                arguments: c.sanitizer_args.join(" "),
+                kernels_used: kernels.map_or("?".into(), |k| k.to_string()),
+                errors: errors.map_or("no summary".into(), |e| e.to_string()),
+                exit_code: code,
+            });
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    let title =
+        "Every chapter's example in its quick mode under each compute-sanitizer tool \
+                 (memcheck with --leak-check full)";
+    let meta = Meta::for_gpu(&gpu.info, &run::command_line())
+        .with("profile", run::profile())
+        .with("title", title);
+    record::write_table(out, "sanitizer", &meta, &rows)?;
+    for r in &rows {
+        println!(
+            "{:<14} {:<10} kernels {:>3}  errors {:>3}  exit {}",
+            r.example, r.tool, r.kernels_used, r.errors, r.exit_code
+        );
+    }
+    if !failed.is_empty() {
+        anyhow::bail!("compute-sanitizer found problems:\n{}", failed.join("\n\n"));
+    }
+    println!(
+        "all {} runs clean; table written to {}",
+        rows.len(),
+        out.join("sanitizer.md").display()
+    );
+    Ok(())
+}
