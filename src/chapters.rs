@@ -514,6 +514,9 @@ pub const ALL: &[Chapter] = &[
     ATAX,
 ];
 
+/// What `reproduce` writes itself (not a chapter's measurement): the sanitizer table.
+pub const REPRODUCE_WRITES: &[&str] = &["sanitizer"];
+
 /// The chapter whose example is `name`.
 pub fn by_example(name: &str) -> Option<&'static Chapter> {
     ALL.iter().find(|c| c.example == name)

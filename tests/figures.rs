@@ -108,3 +108,32 @@ fn every_figure_is_legible_at_the_books_width() {
         problems.join("\n")
     );
 }
+
+#[test]
+fn every_figure_is_written_by_the_example_the_registry_names() {
+    use cmbook::chapters;
+    let figures = Path::new(ROOT).join("figures");
+    let mut stems = Vec::new();
+    for entry in std::fs::read_dir(figures.join("data")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "csv") {
+            stems.push(p.file_stem().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    for stem in &stems {
+        assert!(
+            chapters::writer_of(stem).is_some()
+                || chapters::REPRODUCE_WRITES.contains(&&**stem),
+            "figures/data/{stem}.csv: no example in src/chapters.rs writes it"
+        );
+    }
+    for c in chapters::ALL {
+        for stem in c.writes {
+            assert!(
+                stems.contains(&stem.to_string()),
+                "{} writes {stem}, which the book lacks",
+                c.example
+            );
+        }
+    }
+}
