@@ -64,6 +64,12 @@ impl Example for Args {
     fn validate(&self) -> Result<(), UsageError> {
         solve::check_args(self.chain().as_deref(), self.cpu_only, self.show_order)
     }
+
+    fn without_gpu(&self) -> Option<String> {
+        // One chain can be answered on the CPU; the chapter's measurements cannot.
+        self.chain()
+            .map(|_| "add --cpu-only to answer this chain on the CPU".to_string())
+    }
 }
 
 fn main() -> ExitCode {

@@ -236,5 +236,8 @@ fn without_a_gpu_every_example_says_so_in_one_line() {
             o.stderr
         );
     }
+    // A request the CPU can answer says how, still in one line.
+    let o = run("cmm_diagonal", &["--dims", "20,2,30,12,8"]);
+    assert!(o.stderr.contains("add --cpu-only"), "{}", o.stderr);
     assert!(chapters::by_example("cmm_diagonal").is_some());
 }

@@ -446,8 +446,6 @@ pub fn main<A: Example>(
                 run.out.display()
             );
             compare_with_book(chapter, &run.out);
-        } else {
-            println!("all results verified");
         }
         Ok(())
     })())
