@@ -1,0 +1,186 @@
+//! A figure's data as the layout sees it: the points split into panels and series, each
+//! series' style (colour, marker, dashed, markers only), the resolved reference lines, legend
+//! entries and hover titles.
+
+use plotters::style::RGBColor;
+
+use super::numbers::{bytes_label, hover_number, value_label};
+use super::scene::{Marker, MARKERS};
+use super::style::PALETTE;
+use super::types::{Axis, Kind, Point, RefLine};
+use super::Spec;
+use crate::harness::record::Meta;
+
+pub(super) struct Panel {
+    pub(super) name: Option<String>,
+    /// (series index, category or x text, point)
+    pub(super) points: Vec<(usize, String, Point)>,
+}
+
+/// One entry of a legend.
+#[derive(Debug, Clone)]
+pub(super) enum Swatch {
+    Line { color: RGBColor, marker: Marker, dashed: bool },
+    Markers { color: RGBColor, marker: Marker, hollow: bool },
+    Bar(RGBColor),
+    Guide,
+}
+
+pub(super) struct Style {
+    pub(super) color: RGBColor,
+    pub(super) marker: Marker,
+    pub(super) dashed: bool,
+    pub(super) markers_only: bool,
+}
+
+pub(super) struct Figure<'a> {
+    pub(super) spec: &'a Spec,
+    pub(super) kind: Kind,
+    pub(super) meta: &'a Meta,
+    /// Series names as shown (panel part removed).
+    pub(super) series: Vec<String>,
+    pub(super) styles: Vec<Style>,
+    pub(super) panels: Vec<Panel>,
+    pub(super) refs: Vec<(RefLine, f64)>,
+}
+
+impl<'a> Figure<'a> {
+    pub(super) fn new(
+        spec: &'a Spec,
+        meta: &'a Meta,
+        points: &[Point],
+    ) -> anyhow::Result<Self> {
+        let kind =
+            if spec.kind == Kind::Bar && spec.y_log { Kind::Dot } else { spec.kind };
+        let mut series: Vec<String> = Vec::new();
+        let mut panels: Vec<Panel> = Vec::new();
+        for p in points {
+            let (panel, s, cat) = match spec.panels {
+                Some(by) => {
+                    let (a, b, c) = by.split(&p.series, &p.x);
+                    (Some(a), b, c)
+                }
+                None => (None, p.series.clone(), p.x.clone()),
+            };
+            let si = match series.iter().position(|x| x == &s) {
+                Some(i) => i,
+                None => {
+                    series.push(s);
+                    series.len() - 1
+                }
+            };
+            let pi = match panels.iter().position(|x| x.name == panel) {
+                Some(i) => i,
+                None => {
+                    panels.push(Panel { name: panel, points: Vec::new() });
+                    panels.len() - 1
+                }
+            };
+            panels[pi].points.push((si, cat, p.clone()));
+        }
+        let styles = series
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let ci = spec.colors.get(i).copied().unwrap_or(i);
+                let original = points
+                    .iter()
+                    .find(|p| {
+                        spec.panels.map_or(p.series == *name, |by| {
+                            by.split(&p.series, &p.x).1 == *name
+                        })
+                    })
+                    .map(|p| p.series.clone())
+                    .unwrap_or_default();
+                let listed = |l: &[String]| l.contains(name) || l.contains(&original);
+                Style {
+                    color: PALETTE[ci % PALETTE.len()],
+                    marker: MARKERS[i % MARKERS.len()],
+                    dashed: listed(&spec.dashed),
+                    markers_only: listed(&spec.markers_only),
+                }
+            })
+            .collect();
+        let refs = spec
+            .ref_lines
+            .iter()
+            .map(|r| Ok((r.clone(), r.resolve(meta)?)))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Self { spec, kind, meta, series, styles, panels, refs })
+    }
+
+    pub(super) fn legend_entries(&self, with_refs: bool) -> Vec<(Swatch, String)> {
+        let mut out = Vec::new();
+        let show = self.kind == Kind::Line || self.series.len() > 1;
+        if show {
+            for (i, name) in self.series.iter().enumerate() {
+                let st = &self.styles[i];
+                let sw = match self.kind {
+                    Kind::Line if st.markers_only => Swatch::Markers {
+                        color: st.color,
+                        marker: Marker::Circle,
+                        hollow: true,
+                    },
+                    Kind::Line => Swatch::Line {
+                        color: st.color,
+                        marker: st.marker,
+                        dashed: st.dashed,
+                    },
+                    Kind::Bar => Swatch::Bar(st.color),
+                    Kind::Dot => Swatch::Markers {
+                        color: st.color,
+                        marker: st.marker,
+                        hollow: st.dashed,
+                    },
+                };
+                out.push((sw, name.clone()));
+            }
+        }
+        if with_refs {
+            for (r, v) in &self.refs {
+                out.push((Swatch::Guide, self.ref_label(r, *v)));
+            }
+        }
+        out
+    }
+
+    pub(super) fn ref_label(&self, r: &RefLine, v: f64) -> String {
+        let shown = if r.axis == Axis::X && self.spec.x_bytes {
+            bytes_label(v)
+        } else {
+            value_label(v)
+        };
+        r.label.replace("{}", &shown)
+    }
+
+    pub(super) fn hover(&self, si: usize, x_text: &str, p: &Point) -> String {
+        let mut t = format!("{}, {x_text}: {}", self.series[si], hover_number(p.y));
+        if p.y_max > p.y_min {
+            t.push_str(&format!(
+                " ({}–{})",
+                hover_number(p.y_min),
+                hover_number(p.y_max)
+            ));
+        }
+        if let Some((label, scale)) = &self.spec.y2 {
+            t.push_str(&format!(" = {} {label}", hover_number(p.y * scale)));
+        }
+        t
+    }
+
+    pub(super) fn x_text(&self, x: &str) -> String {
+        match x.parse::<f64>() {
+            Ok(v) if self.spec.x_bytes => bytes_label(v),
+            Ok(v) => hover_number(v),
+            Err(_) => x.to_string(),
+        }
+    }
+}
+
+/// The series present in a panel, in the figure's order.
+pub(super) fn series_in(p: &Panel) -> Vec<usize> {
+    let mut s: Vec<usize> = p.points.iter().map(|(i, _, _)| *i).collect();
+    s.sort_unstable();
+    s.dedup();
+    s
+}

@@ -1,0 +1,464 @@
+//! Line and bar charts laid out on a grid of panels (small multiples; a single panel is a grid
+//! of one): the vertical value axes, the panels' frames, grids, reference lines, data and tick
+//! labels, then the labels, legend, axis titles and footer around them.
+
+use anyhow::{bail, Context};
+use plotters::style::text_anchor::{HPos, VPos};
+use plotters::style::WHITE;
+
+use super::axis::{make_axis, AxisRequest, Orient, ValueAxis};
+use super::bars::draw_bars;
+use super::figure::{Figure, Swatch};
+use super::layout::{footer, Attempt, COL_GAP, MARGIN, TICK};
+use super::legend::{legend_inside, place_x_ref_label, place_y_ref_label};
+use super::lines::{draw_lines, place_point_labels};
+use super::scene::{Bx, Scene, TextOp};
+use super::style::{
+    line_height, width_of, wrap, wrap_balanced, FRAME, F_AXIS, F_PANEL, F_TICK, GRID,
+    GUIDE, INK, WIDTH,
+};
+use super::types::{Axis, Kind, Point, Ticks};
+
+/// Lays out line and bar charts: one panel or a grid of small multiples, with vertical value
+/// axes (shared or one per panel, and an optional second axis on the right), the x axis of
+/// line charts or the category labels of bar charts, reference lines and their labels, point
+/// labels, the legend, the axis titles and the footer. `None` when this attempt cannot
+/// place its legend or a reference line's label without covering something (`last` places
+/// them regardless).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn layout_grid<'a>(
+    fig: &Figure<'a>,
+    mut sc: Scene,
+    mut y: f64,
+    band: f64,
+    left_lines: &[String],
+    bottom_title: &str,
+    plot_h: f64,
+    cats_per_panel: &[Vec<String>],
+    cols: usize,
+    rows: usize,
+    value_request: &dyn Fn(&mut dyn Iterator<Item = &Point>, f64) -> AxisRequest<'a>,
+    value_labels: bool,
+    headroom: f64,
+    data_name: &str,
+    legend_outside: bool,
+    entries: &[(Swatch, String)],
+    attempt: Attempt,
+    last: bool,
+) -> anyhow::Result<Option<(Scene, u32)>> {
+    let spec = fig.spec;
+    let n_panels = fig.panels.len();
+    let ref_values = |axis: Axis| -> Vec<f64> {
+        fig.refs.iter().filter(|(r, _)| r.axis == axis).map(|(_, v)| *v).collect()
+    };
+    // Vertical value axes: pixel span known (plot height), so ticks can be chosen now.
+    let mut y_axes: Vec<ValueAxis> = Vec::new();
+    if spec.independent_y {
+        for p in &fig.panels {
+            let req = value_request(&mut p.points.iter().map(|(_, _, q)| q), headroom);
+            y_axes.push(make_axis(&req, plot_h, 0.0)?);
+        }
+    } else {
+        let req = value_request(
+            &mut fig.panels.iter().flat_map(|p| p.points.iter().map(|(_, _, q)| q)),
+            headroom,
+        );
+        let a = make_axis(&req, plot_h, 0.0)?;
+        y_axes = vec![a; n_panels];
+    }
+    let tick_w = y_axes
+        .iter()
+        .flat_map(|a| a.ticks.iter().map(|(_, l)| width_of(l, F_TICK)))
+        .fold(0.0, f64::max);
+    let left_w = tick_w + TICK + 6.0;
+    // A second value axis on the right.
+    let y2_axes: Vec<Option<ValueAxis>> = y_axes
+        .iter()
+        .map(|a| {
+            spec.y2.as_ref().map(|(_, s)| {
+                let req = AxisRequest {
+                    values: vec![a.value_at(a.lo) * s, a.value_at(a.hi) * s],
+                    log: a.log,
+                    bytes: false,
+                    from_zero: false,
+                    ticks: &Ticks::Auto,
+                    data: Vec::new(),
+                    orient: Orient::Vertical,
+                    headroom_px: 0.0,
+                    integer: false,
+                };
+                let mut b = make_axis(&req, plot_h, 0.0).expect("a range with values");
+                // The primary axis' span in the second unit: only the ticks differ.
+                (b.lo, b.hi) = if a.log {
+                    (a.lo + s.log10(), a.hi + s.log10())
+                } else {
+                    (a.lo * s, a.hi * s)
+                };
+                b.ticks.retain(|(v, _)| {
+                    let p = if b.log { v.log10() } else { *v };
+                    p >= b.lo - 1e-9 && p <= b.hi + 1e-9
+                });
+                b
+            })
+        })
+        .collect();
+    let right_w = match &spec.y2 {
+        Some(_) => {
+            let w = y2_axes
+                .iter()
+                .flatten()
+                .flat_map(|a| a.ticks.iter().map(|(_, l)| width_of(l, F_TICK)))
+                .fold(0.0, f64::max);
+            w + TICK + 6.0 + line_height(F_AXIS) + 6.0 + MARGIN
+        }
+        None => MARGIN + 10.0,
+    };
+    let col_w = (WIDTH - band - right_w - (cols - 1) as f64 * COL_GAP) / cols as f64;
+    let plot_w = col_w - left_w;
+
+    // Horizontal axis of line charts, shared by all panels.
+    let x_axis = if fig.kind == Kind::Line {
+        let xs: Vec<f64> = fig
+            .panels
+            .iter()
+            .flat_map(|p| p.points.iter())
+            .map(|(_, x, _)| {
+                x.parse::<f64>().with_context(|| format!("x `{x}` is not a number"))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let integer = xs.iter().all(|x| x.fract() == 0.0);
+        let req = AxisRequest {
+            integer,
+            values: xs.iter().copied().chain(ref_values(Axis::X)).collect(),
+            log: spec.x_log,
+            bytes: spec.x_bytes,
+            from_zero: false,
+            ticks: &spec.x_ticks,
+            data: xs,
+            orient: Orient::Horizontal,
+            headroom_px: 0.0,
+        };
+        Some(make_axis(&req, 0.0, plot_w)?)
+    } else {
+        None
+    };
+
+    // Category labels of bar charts, wrapped to their slot.
+    let cat_lines: Vec<Vec<Vec<String>>> = cats_per_panel
+        .iter()
+        .map(|cats| {
+            let slot = plot_w / cats.len().max(1) as f64;
+            cats.iter().map(|c| wrap_balanced(c, F_TICK, slot - 8.0)).collect()
+        })
+        .collect();
+
+    let panel_title_h =
+        if spec.panels.is_some() { line_height(F_PANEL) + 4.0 } else { 0.0 };
+    let mut plots: Vec<Bx> = Vec::new();
+    for r in 0..rows {
+        let bottom_lines = (r * cols..((r + 1) * cols).min(n_panels))
+            .map(|i| match fig.kind {
+                Kind::Bar => cat_lines[i].iter().map(Vec::len).max().unwrap_or(1),
+                _ => 1,
+            })
+            .max()
+            .unwrap_or(1);
+        let top = y + panel_title_h;
+        for c in 0..cols {
+            let i = r * cols + c;
+            if i >= n_panels {
+                break;
+            }
+            let x0 = band + c as f64 * (col_w + COL_GAP) + left_w;
+            plots.push(Bx::new(x0, top, x0 + plot_w, top + plot_h));
+        }
+        y = top + plot_h + 8.0 + bottom_lines as f64 * line_height(F_TICK) + 6.0;
+    }
+
+    // Place the axes on the page.
+    for (i, p) in plots.iter().enumerate() {
+        let a = &mut y_axes[i];
+        a.p0 = p.y1;
+        a.p1 = p.y0;
+    }
+    let y2_axes: Vec<Option<ValueAxis>> = y2_axes
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| {
+            a.map(|mut a| {
+                a.p0 = plots[i].y1;
+                a.p1 = plots[i].y0;
+                a
+            })
+        })
+        .collect();
+
+    // Panels: frame, grid, reference lines, data, tick labels.
+    let mut refs_placed = true;
+    let mut pending_ref_labels: Vec<(usize, String, Axis, f64)> = Vec::new();
+    for (i, plot) in plots.iter().enumerate() {
+        let panel = &fig.panels[i];
+        let ya = &y_axes[i];
+        let xa = x_axis.as_ref().map(|a| {
+            let mut a = a.clone();
+            a.p0 += plot.x0;
+            a.p1 += plot.x0;
+            a
+        });
+        if let Some(name) = &panel.name {
+            let mut t = TextOp::new(
+                name,
+                plot.x0,
+                plot.y0 - 4.0,
+                F_PANEL,
+                HPos::Left,
+                VPos::Bottom,
+            );
+            t.bold = true;
+            sc.text(t);
+        }
+        sc.rect(*plot, Some(WHITE), None);
+        for (v, _) in &ya.ticks {
+            let py = ya.px(*v).round();
+            sc.path(vec![(plot.x0, py), (plot.x1, py)], GRID, 1, false);
+        }
+        if let Some(xa) = &xa {
+            for (v, _) in &xa.ticks {
+                let px = xa.px(*v).round();
+                sc.path(vec![(px, plot.y0), (px, plot.y1)], GRID, 1, false);
+            }
+        }
+        // Reference lines, under the data.
+        for (r, v) in &fig.refs {
+            match r.axis {
+                Axis::Y => {
+                    let py = ya.px(*v);
+                    sc.path(vec![(plot.x0, py), (plot.x1, py)], GUIDE, 1, true);
+                    sc.mark_seg((plot.x0, py), (plot.x1, py));
+                }
+                Axis::X => {
+                    if let Some(xa) = &xa {
+                        let px = xa.px(*v);
+                        sc.path(vec![(px, plot.y0), (px, plot.y1)], GUIDE, 1, true);
+                        sc.mark_seg((px, plot.y0), (px, plot.y1));
+                    }
+                }
+            }
+            if !attempt.refs_in_legend {
+                pending_ref_labels.push((i, fig.ref_label(r, *v), r.axis, *v));
+            }
+        }
+        match fig.kind {
+            Kind::Line => draw_lines(&mut sc, fig, panel, xa.as_ref().unwrap(), ya),
+            Kind::Bar => draw_bars(
+                &mut sc,
+                fig,
+                panel,
+                &cats_per_panel[i],
+                plot,
+                ya,
+                value_labels,
+            ),
+            Kind::Dot => unreachable!(),
+        }
+        // Axes and tick labels.
+        sc.rect(*plot, None, Some((FRAME, 1)));
+        sc.path(
+            vec![(plot.x0, plot.y0), (plot.x0, plot.y1), (plot.x1, plot.y1)],
+            INK,
+            1,
+            false,
+        );
+        for (v, l) in &ya.ticks {
+            let py = ya.px(*v).round();
+            sc.path(vec![(plot.x0 - TICK, py), (plot.x0, py)], INK, 1, false);
+            sc.text(TextOp::new(
+                l,
+                plot.x0 - TICK - 3.0,
+                py,
+                F_TICK,
+                HPos::Right,
+                VPos::Center,
+            ));
+        }
+        if let Some(Some(a2)) = y2_axes.get(i) {
+            let last_col = (i % cols == cols - 1) || i == n_panels - 1;
+            if last_col {
+                sc.path(vec![(plot.x1, plot.y0), (plot.x1, plot.y1)], INK, 1, false);
+                for (v, l) in &a2.ticks {
+                    let py = a2.px(*v).round();
+                    sc.path(vec![(plot.x1, py), (plot.x1 + TICK, py)], INK, 1, false);
+                    sc.text(TextOp::new(
+                        l,
+                        plot.x1 + TICK + 3.0,
+                        py,
+                        F_TICK,
+                        HPos::Left,
+                        VPos::Center,
+                    ));
+                }
+            }
+        }
+        match fig.kind {
+            Kind::Line => {
+                let xa = xa.as_ref().unwrap();
+                for (v, l) in &xa.ticks {
+                    let px = xa.px(*v).round();
+                    sc.path(vec![(px, plot.y1), (px, plot.y1 + TICK)], INK, 1, false);
+                    sc.text(TextOp::new(
+                        l,
+                        px,
+                        plot.y1 + TICK + 3.0,
+                        F_TICK,
+                        HPos::Center,
+                        VPos::Top,
+                    ));
+                }
+            }
+            _ => {
+                let cats = &cats_per_panel[i];
+                let slot = plot.x1 - plot.x0;
+                let slot = slot / cats.len().max(1) as f64;
+                for (ci, lines) in cat_lines[i].iter().enumerate() {
+                    let cx = plot.x0 + slot * (ci as f64 + 0.5);
+                    for (li, line) in lines.iter().enumerate() {
+                        sc.text(TextOp::new(
+                            line,
+                            cx,
+                            plot.y1 + 6.0 + li as f64 * line_height(F_TICK),
+                            F_TICK,
+                            HPos::Center,
+                            VPos::Top,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // Reference-line labels, beside their lines where something leaves room.
+    for (i, label, axis, v) in pending_ref_labels {
+        let plot = plots[i];
+        let b = match axis {
+            Axis::Y => place_y_ref_label(&sc, &plot, y_axes[i].px(v), &label),
+            Axis::X => {
+                let xa = x_axis.as_ref().unwrap();
+                place_x_ref_label(&sc, &plot, xa.px(v) + plot.x0, &label)
+            }
+        };
+        match b {
+            Some(t) => {
+                let mut t = t;
+                t.color = GUIDE;
+                sc.text(t);
+            }
+            None => refs_placed = false,
+        }
+    }
+    if !refs_placed && !last {
+        return Ok(None);
+    }
+    if let (Kind::Line, Some(xa)) = (fig.kind, &x_axis) {
+        for (i, plot) in plots.iter().enumerate() {
+            let mut xa = xa.clone();
+            xa.p0 += plot.x0;
+            xa.p1 += plot.x0;
+            place_point_labels(&mut sc, fig, &fig.panels[i], plot, &xa, &y_axes[i]);
+        }
+    }
+    if !legend_outside
+        && !entries.is_empty()
+        && !legend_inside(&mut sc, entries, &plots[0])
+    {
+        if last {
+            bail!("no room for the legend");
+        }
+        return Ok(None);
+    }
+
+    // Axis titles.
+    let grid_top = plots.iter().map(|p| p.y0).fold(f64::INFINITY, f64::min);
+    let grid_bottom = plots.iter().map(|p| p.y1).fold(0.0, f64::max);
+    let mid = (grid_top + grid_bottom) / 2.0;
+    for (k, line) in left_lines.iter().enumerate() {
+        let mut t = TextOp::new(
+            line,
+            MARGIN + k as f64 * line_height(F_AXIS),
+            mid,
+            F_AXIS,
+            HPos::Center,
+            VPos::Top,
+        );
+        t.rotate = true;
+        sc.text(t);
+    }
+    if let Some((label, _)) = &spec.y2 {
+        let mut t = TextOp::new(
+            label,
+            WIDTH - MARGIN - line_height(F_AXIS),
+            mid,
+            F_AXIS,
+            HPos::Center,
+            VPos::Top,
+        );
+        t.rotate = true;
+        sc.text(t);
+    }
+    let gx0 = plots.iter().map(|p| p.x0).fold(f64::INFINITY, f64::min);
+    let gx1 = plots.iter().map(|p| p.x1).fold(0.0, f64::max);
+    for line in wrap(bottom_title, F_AXIS, WIDTH - 2.0 * MARGIN) {
+        sc.text(TextOp::new(
+            &line,
+            (gx0 + gx1) / 2.0,
+            y,
+            F_AXIS,
+            HPos::Center,
+            VPos::Top,
+        ));
+        y += line_height(F_AXIS);
+    }
+    let height = footer(&mut sc, fig.meta, data_name, y + 8.0);
+    Ok(Some((sc, height)))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::harness::plot::testing::{clean, draw};
+    use crate::harness::plot::{read_svg_layout, Axis, PanelBy, Point, Spec};
+
+    #[test]
+    fn panels_split_categories_and_keep_colours() {
+        let spec = Spec::bar("Speedup", "dataset", "×")
+            .panels(PanelBy::XLastWord, 1)
+            .ref_line(Axis::Y, "1", "1× (no speedup)");
+        let mut pts = Vec::new();
+        for d in ["MINI", "SMALL", "LARGE"] {
+            for p in ["double", "float"] {
+                for (k, s) in ["pinned", "unified", "streams"].iter().enumerate() {
+                    let v = 0.5 + k as f64;
+                    pts.push(Point::new(s, format!("{d} {p}"), v, v * 0.9, v * 1.1));
+                }
+            }
+        }
+        let svg = draw(&spec, &pts);
+        let l = read_svg_layout(&svg);
+        let texts: Vec<&str> = l.texts.iter().map(|t| t.text.as_str()).collect();
+        for want in ["double", "float", "MINI", "1× (no speedup)"] {
+            assert!(texts.contains(&want), "{want}: {texts:?}");
+        }
+        assert!(!texts.contains(&"MINI double"), "{texts:?}");
+        // Hover titles keep the full category.
+        assert!(l
+            .marks
+            .iter()
+            .any(|m| m.title.starts_with("pinned, MINI double: 0.5")));
+        // Every bar of a series has one colour in both panels.
+        let fills: std::collections::BTreeSet<&str> = svg
+            .lines()
+            .filter(|x| x.starts_with("<rect") && x.contains("fill=\"#0072B2\""))
+            .map(|_| "blue")
+            .collect();
+        assert_eq!(fills.len(), 1);
+        assert_eq!(l.marks.len(), 18);
+        clean(&svg);
+    }
+}
