@@ -42,6 +42,10 @@ struct Args {
     /// The book's figures folder the comparison reads [default: the checkout's figures/].
     #[arg(long, value_name = "DIR", requires = "compare")]
     book: Option<PathBuf>,
+    /// Compose the roofline figures from the records in --out (the ceilings and every chapter
+    /// that computes); measures nothing, needs no GPU.
+    #[arg(long, conflicts_with_all = ["redraw_only", "sanitize", "compare"])]
+    roofline: bool,
     /// Redraw every SVG and table in --out from its CSV; measures nothing, needs no GPU.
     #[arg(long)]
     redraw_only: bool,
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         out: a.out,
         appendix_table: a.appendix_table,
         compare: a.compare,
+        roofline: a.roofline,
         book: a.book,
         redraw_only: a.redraw_only,
         quick: a.quick,

@@ -50,3 +50,80 @@ extern "C" __global__ void copy_f32(const float* __restrict__ src,
 // Does nothing: timing many of these back to back measures the cost of a launch itself.
 extern "C" __global__ void empty() {}
 // ANCHOR_END: empty
+
+// ANCHOR: fma_peak
+// The arithmetic ceiling: each thread runs eight independent multiply-add chains (enough
+// independent work to keep the FMA pipes busy through their latency) `iters` times, in
+// registers only. One FMA is two floating-point operations. seed[0..8] start the chains,
+// seed[8] and seed[9] are the multiplier and the addend (chosen so the chains converge: no
+// overflow, no denormals); every thread computes the same sum, which the host checks exactly
+// (the CPU's fused multiply-add rounds like the GPU's).
+//
+// Launch: any 1D grid; parameters (seed, out, iters); out has one element per thread.
+template <typename T>
+__device__ void fma_chains(const T* __restrict__ seed, T* __restrict__ out, int iters) {
+    T a[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+        a[k] = seed[k];
+    }
+    const T m = seed[8];
+    const T c = seed[9];
+    // Unrolled 16 times: 128 FMAs for every loop test and branch.
+#pragma unroll 16
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            a[k] = fma(a[k], m, c);
+        }
+    }
+    T sum = a[0];
+#pragma unroll
+    for (int k = 1; k < 8; ++k) {
+        sum = sum + a[k];
+    }
+    out[(unsigned long long)blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+extern "C" __global__ void fma_peak_f32(const float* seed, float* out, int iters) {
+    fma_chains<float>(seed, out, iters);
+}
+
+extern "C" __global__ void fma_peak_f64(const double* seed, double* out, int iters) {
+    fma_chains<double>(seed, out, iters);
+}
+// ANCHOR_END: fma_peak
+
+// ANCHOR: l2_read
+// The L2 ceiling, inside one launch: the grid reads a buffer small enough to stay in L2
+// `passes` times over, with 16-byte loads that skip L1 (`__ldcg`: cache in L2 only), four
+// loads in flight per thread. A single short launch would measure the launch, not the cache.
+// Each thread writes the sum of what it read, so no load can be dropped; the host checks every
+// sum against the CPU's.
+//
+// Launch: any 1D grid; parameters (src, n4 = number of float4s, passes, out), one out per thread.
+extern "C" __global__ void l2_read(const float4* __restrict__ src, unsigned long long n4,
+                                   int passes, float* __restrict__ out) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int p = 0; p < passes; ++p) {
+        unsigned long long i = first;
+        for (; i + 3 * stride < n4; i += 4 * stride) {
+            const float4 v0 = __ldcg(&src[i]);
+            const float4 v1 = __ldcg(&src[i + stride]);
+            const float4 v2 = __ldcg(&src[i + 2 * stride]);
+            const float4 v3 = __ldcg(&src[i + 3 * stride]);
+            acc[0] += (v0.x + v0.y) + (v0.z + v0.w);
+            acc[1] += (v1.x + v1.y) + (v1.z + v1.w);
+            acc[2] += (v2.x + v2.y) + (v2.z + v2.w);
+            acc[3] += (v3.x + v3.y) + (v3.z + v3.w);
+        }
+        for (; i < n4; i += stride) {
+            const float4 v = __ldcg(&src[i]);
+            acc[0] += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    out[first] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+// ANCHOR_END: l2_read

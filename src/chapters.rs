@@ -129,6 +129,7 @@ pub const CEILINGS: Chapter = Chapter {
         "ceilings-transfer",
         "ceilings-launch",
         "ceilings-summary",
+        "ceilings-peaks",
     ],
     sanitizer_args: &[
         "--quick",
@@ -514,8 +515,16 @@ pub const ALL: &[Chapter] = &[
     ATAX,
 ];
 
-/// What `reproduce` writes itself (not a chapter's measurement): the sanitizer table.
-pub const REPRODUCE_WRITES: &[&str] = &["sanitizer"];
+/// What `reproduce` writes itself (not a chapter's measurement): the sanitizer table and the
+/// roofline figures it composes from the chapters' records.
+pub const REPRODUCE_WRITES: &[&str] = &[
+    "sanitizer",
+    "ceilings-roofline",
+    "ceilings-roofline-kernels",
+    "memory_spaces-roofline",
+    "tiling-roofline",
+    "atax-roofline",
+];
 
 /// The chapter whose example is `name`.
 pub fn by_example(name: &str) -> Option<&'static Chapter> {

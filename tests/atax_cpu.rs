@@ -102,7 +102,7 @@ fn fused_shapes_cover_n_with_whole_warps() {
     for n in [1usize, 42, 1003, 2200, 8192, 16384] {
         let s = fused_shape(n, f32::FUSED_COLUMNS_PER_THREAD).unwrap();
         assert!(
-            s.threads % 32 == 0
+            s.threads.is_multiple_of(32)
                 && s.threads <= 1024
                 && (s.threads * s.columns_per_thread) as usize >= n,
             "n={n}: {s:?}"

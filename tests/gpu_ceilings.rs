@@ -137,3 +137,22 @@ fn a_request_larger_than_device_memory_is_refused_before_allocating() {
     assert!(usage.0.contains("needs") && usage.0.contains("free"), "{usage}");
     assert!(gpu.ensure_fits(1 << 20, "a small buffer").is_ok());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_arithmetic_and_l2_ceilings_verify_and_are_positive() {
+    use cmbook::ceilings::peaks::{measure_fma, measure_l2_read};
+    use cmbook::harness::ceiling::CeilingKernel;
+    use cmbook::harness::kernels::KernelTable;
+    let gpu = gpu();
+    let table = KernelTable::<CeilingKernel>::load(&gpu).unwrap();
+    let plan = Plan::new(1, 3, L2::Warm);
+    for double in [false, true] {
+        // 37 steps: the unrolled loop's remainder runs too.
+        let p = measure_fma(&gpu, &table, double, 37, plan).unwrap();
+        assert!(p.rate().median > 1e9, "{p:?}");
+    }
+    // A buffer that is not a multiple of the grid: every thread's share differs.
+    let p = measure_l2_read(&gpu, &table, (1 << 20) + 48, 3, plan, 5).unwrap();
+    assert!(p.rate().median > 1e9, "{p:?}");
+}

@@ -195,7 +195,7 @@ fn chains_are_single_cycles_through_every_slot() {
         assert_eq!(next.len(), slots * stride);
         assert_eq!(cycle_length(&next, 0), slots, "{slots} slots");
         assert!(next.iter().enumerate().all(|(i, &n)| i % stride != 0
-            || (n as usize % stride == 0 && (n as usize) < next.len())));
+            || ((n as usize).is_multiple_of(stride) && (n as usize) < next.len())));
         // A walk of k steps returns to its start exactly when k is a multiple of the cycle.
         assert_eq!(follow(&next, 0, slots as u64), 0);
         assert_ne!(follow(&next, 0, slots as u64 + 1), 0);

@@ -9,6 +9,7 @@ use std::time::Instant;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaStream, LaunchConfig};
 
+use super::peaks::{measure_fma, measure_l2_read, Peak, FMA_ITERS, L2_PASSES};
 use crate::harness::ceiling::{self, CeilingKernel, CopyKernel, Direction, HostMemory};
 use crate::harness::kernels::KernelTable;
 use crate::harness::timing::Plan;
@@ -37,6 +38,21 @@ pub struct Results {
     pub launch: LaunchCosts,
     /// Empty kernels per timed batch.
     pub batch: usize,
+    /// FP32 and FP64 multiply-add rates and the L2's read rate inside one launch.
+    pub peaks: Peaks,
+}
+
+/// The ceilings a roofline needs beside device memory's.
+#[derive(Debug, Clone)]
+pub struct Peaks {
+    pub fp32: Peak,
+    pub fp64: Peak,
+    pub l2: Peak,
+    /// Bytes of the L2-resident buffer and passes over it per launch.
+    pub l2_bytes: usize,
+    pub l2_passes: u32,
+    /// Multiply-add steps per chain and thread.
+    pub fma_iters: u32,
 }
 
 impl Results {
@@ -99,7 +115,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         .map(|k| MIB << (2 * k))
         .take_while(|s| *s <= settings.max_transfer_mib as usize * MIB)
         .collect();
-    let bar = run.progress(copy_sizes.len() * 2 + transfer_sizes.len() * 4 + 1);
+    let bar = run.progress(copy_sizes.len() * 2 + transfer_sizes.len() * 4 + 2);
 
     let copy = CopyKernel::load(gpu)?;
     let mut copies = Vec::new();
@@ -135,8 +151,21 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     bar.set_message("launch cost");
     let batch = if run.quick { 100 } else { 1000 };
     let launch = measure_launch(gpu, Plan::new(3, reps, L2::Warm), batch)?;
+    bar.inc(1);
+
+    bar.set_message("FP32, FP64 and L2 ceilings");
+    let table = KernelTable::<CeilingKernel>::load(gpu)?;
+    let warm = Plan::new(2, reps, L2::Warm);
+    let fma_iters = run.pick(None, FMA_ITERS);
+    let fp32 = measure_fma(gpu, &table, false, fma_iters, warm)?;
+    let fp64 = measure_fma(gpu, &table, true, fma_iters, warm)?;
+    // A quarter of L2: resident in both of its halves, far from its capacity.
+    let l2_bytes = (gpu.info.l2_bytes / 4) / 16 * 16;
+    let l2_passes = run.pick(None, L2_PASSES);
+    let l2 = measure_l2_read(gpu, &table, l2_bytes, l2_passes, warm, run.seed)?;
     bar.finish_and_clear();
-    Ok(Results { copies, transfers, launch, batch })
+    let peaks = Peaks { fp32, fp64, l2, l2_bytes, l2_passes, fma_iters };
+    Ok(Results { copies, transfers, launch, batch, peaks })
 }
 
 /// What one empty kernel costs, measured four ways (all in milliseconds per launch).

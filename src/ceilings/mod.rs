@@ -6,6 +6,7 @@
 
 pub mod exercises;
 pub mod measure;
+pub mod peaks;
 pub mod report;
 
 pub use measure::{measure, Settings, CEILING_MIB, MAX_TRANSFER_MIB};

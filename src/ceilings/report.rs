@@ -213,6 +213,7 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     ));
     let title = "The ceilings of this GPU (median, min and max over repetitions)";
     run.table("ceilings-summary", title, &[], &rows)?;
+    peaks_table(run, r)?;
 
     println!("{:<38} {:>9} {:>9} {:>9}  unit", "ceiling", "median", "min", "max");
     for r in &rows {
@@ -222,4 +223,110 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[derive(serde::Serialize)]
+struct PeakRow {
+    ceiling: String,
+    median: String,
+    min: String,
+    max: String,
+    unit: &'static str,
+    datasheet: String,
+    measured_as: String,
+}
+
+/// A datasheet's figures for the devices the book has measured: FP32 and FP64 (without
+/// tensor cores) in TFLOP/s and device memory in GB/s. Printed beside the measured ceilings,
+/// never used in their place.
+pub fn datasheet(device: &str) -> Option<(f64, f64, f64, &'static str)> {
+    match device {
+        "NVIDIA H100 80GB HBM3" => Some((67.0, 34.0, 3350.0, "H100 SXM5 datasheet")),
+        d if d.starts_with("NVIDIA H200") => {
+            Some((67.0, 34.0, 4800.0, "H200 SXM datasheet"))
+        }
+        _ => None,
+    }
+}
+
+/// `ceilings-peaks`: the ceilings a roofline needs, measured, beside the datasheet's.
+fn peaks_table(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let p = &r.peaks;
+    let sheet = datasheet(&run.gpu().info.name);
+    let cite = |v: Option<f64>| match (v, sheet) {
+        (Some(v), Some((.., source))) => format!("{} ({source})", sig3(v)),
+        _ => "–".into(),
+    };
+    let row = |ceiling: &str,
+               rate: crate::harness::stats::Rate,
+               unit: &'static str,
+               scale: f64,
+               datasheet: String,
+               how: String| PeakRow {
+        ceiling: ceiling.into(),
+        median: sig3(rate.median / scale),
+        min: sig3(rate.worst / scale),
+        max: sig3(rate.best / scale),
+        unit,
+        datasheet,
+        measured_as: how,
+    };
+    // Device memory: the faster of our copy kernel and the driver's, largest copy, L2 cold.
+    let dram = r.dram();
+    let (kernel, memcpy) = (dram.kernel_gbps(), dram.memcpy_gbps());
+    let (best, by) = if memcpy.median > kernel.median {
+        (memcpy, "cuMemcpyDtoD")
+    } else {
+        (kernel, "copy kernel")
+    };
+    let steps = format!("{} steps of 8 chains per thread, registers only", p.fma_iters);
+    let rows = vec![
+        row(
+            "FP32 multiply-add",
+            p.fp32.rate(),
+            "TFLOP/s",
+            1e12,
+            cite(sheet.map(|s| s.0)),
+            steps.clone(),
+        ),
+        row(
+            "FP64 multiply-add",
+            p.fp64.rate(),
+            "TFLOP/s",
+            1e12,
+            cite(sheet.map(|s| s.1)),
+            steps,
+        ),
+        row(
+            "L2 read, inside one launch",
+            p.l2.rate(),
+            "GB/s",
+            1e9,
+            "–".into(),
+            format!(
+                "{} MiB read {} times, 16-byte loads past L1",
+                p.l2_bytes >> 20,
+                p.l2_passes
+            ),
+        ),
+        row(
+            "device memory, best copy",
+            crate::harness::stats::Rate {
+                median: best.median * 1e9,
+                worst: best.worst * 1e9,
+                best: best.best * 1e9,
+            },
+            "GB/s",
+            1e9,
+            cite(sheet.map(|s| s.2)),
+            format!("{by}, {} MiB, L2 cold, read + write", dram.bytes >> 20),
+        ),
+    ];
+    let title = "The roofline's ceilings: arithmetic and bandwidth this GPU reaches (median, min and max over repetitions), beside its datasheet";
+    run.table(
+        "ceilings-peaks",
+        title,
+        &[("l2", "warm for the arithmetic and the L2 read; cold for device memory")],
+        &rows,
+    )
 }

@@ -18,6 +18,12 @@ crate::kernel_names! {
         Copy => "copy_f32",
         /// Does nothing: what a launch costs.
         Empty => "empty",
+        /// Eight independent FMA chains per thread, in registers: the FP32 ceiling.
+        FmaF32 => "fma_peak_f32",
+        /// The same in double precision: the FP64 ceiling.
+        FmaF64 => "fma_peak_f64",
+        /// Repeated reads of an L2-resident buffer inside one launch: the L2 ceiling.
+        L2Read => "l2_read",
     }
 }
 

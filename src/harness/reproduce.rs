@@ -22,6 +22,7 @@ pub struct Options {
     pub out: Option<PathBuf>,
     pub appendix_table: bool,
     pub compare: bool,
+    pub roofline: bool,
     pub book: Option<PathBuf>,
     pub redraw_only: bool,
     pub quick: bool,
@@ -39,6 +40,16 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
     let out = args.out.clone().expect("clap requires --out");
     if args.compare {
         return write_comparison(&out, args.book.clone());
+    }
+    if args.roofline {
+        let n = crate::roofline::write(&out).map_err(|e| {
+            UsageError(format!(
+                "cannot compose the roofline in {}: {e:#}",
+                out.display()
+            ))
+        })?;
+        println!("composed {n} roofline figures and tables in {}", out.display());
+        return audit(&out);
     }
     if args.redraw_only {
         let count = plot::redraw_all(&out).map_err(|e| {
@@ -124,6 +135,10 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64(),
         out.display()
     );
+    // The roofline needs the ceilings and the chapters that compute: only a run of all.
+    if binaries.len() == chapters::ALL.len() {
+        crate::roofline::write(&out)?;
+    }
     audit(&out)?;
     write_comparison(&out, None)
 }

@@ -1,0 +1,405 @@
+//! The roofline: every kernel of the book that does floating-point arithmetic, placed by its
+//! arithmetic intensity (FLOPs per byte it must move) and the rate it reached, under the
+//! ceilings the same GPU measured (`ceilings-peaks`: FP32 and FP64 multiply-adds, the L2 read
+//! inside one launch, device memory's best copy).
+//!
+//! It is composed from the records of a folder (the book's `figures/`, or a reader's run), so it
+//! needs no GPU: `reproduce` draws it after measuring, and `reproduce --roofline` on any folder.
+//! Bytes are the ones each algorithm must move (inputs read once, outputs written once), as the
+//! chapters compute them; kernels that do no arithmetic (copies, transposes, strided reads) have
+//! an intensity of zero and are shown against the bandwidth ceilings in their own chapters.
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::harness::compare::leading_number;
+use crate::harness::plot::{self, Axis, Point, Spec};
+use crate::harness::record::{self, Meta, Record};
+use crate::harness::run;
+
+/// The ceilings of one GPU, in GFLOP/s and GB/s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Roof {
+    pub fp32_gflops: f64,
+    pub fp64_gflops: f64,
+    pub l2_gbps: f64,
+    pub dram_gbps: f64,
+    /// The record the ceilings came from (its provenance names the device).
+    pub meta: Meta,
+}
+
+impl Roof {
+    /// The attainable rate at `intensity` FLOP/byte: the lower of the arithmetic peak and
+    /// what device memory can feed.
+    pub fn attainable(&self, intensity: f64, double: bool) -> f64 {
+        let peak = if double { self.fp64_gflops } else { self.fp32_gflops };
+        peak.min(self.dram_gbps * intensity)
+    }
+}
+
+fn read(dir: &Path, stem: &str) -> anyhow::Result<Record> {
+    record::read_csv(&dir.join("data").join(format!("{stem}.csv")))
+}
+
+fn cell<'a>(
+    rec: &'a Record,
+    row: &'a [String],
+    column: &str,
+) -> anyhow::Result<&'a str> {
+    Ok(&row[rec.column(column)?])
+}
+
+fn number(rec: &Record, row: &[String], column: &str) -> anyhow::Result<f64> {
+    let v = cell(rec, row, column)?;
+    leading_number(v)
+        .with_context(|| format!("`{v}` in column {column} is not a number"))
+}
+
+/// Reads the ceilings from `ceilings-peaks`.
+pub fn read_roof(dir: &Path) -> anyhow::Result<Roof> {
+    let rec = read(dir, "ceilings-peaks")?;
+    let value = |name: &str| -> anyhow::Result<f64> {
+        let row = rec
+            .rows
+            .iter()
+            .find(|r| r[0] == name)
+            .with_context(|| format!("ceilings-peaks has no row `{name}`"))?;
+        number(&rec, row, "median")
+    };
+    Ok(Roof {
+        fp32_gflops: value("FP32 multiply-add")? * 1e3,
+        fp64_gflops: value("FP64 multiply-add")? * 1e3,
+        l2_gbps: value("L2 read, inside one launch")?,
+        dram_gbps: value("device memory, best copy")?,
+        meta: rec.meta,
+    })
+}
+
+/// One kernel on the roofline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelPoint {
+    /// The chapter's stem (`tiling`, `atax`, ...).
+    pub chapter: &'static str,
+    pub kernel: String,
+    pub double: bool,
+    pub flops: f64,
+    pub bytes: f64,
+    pub seconds: f64,
+    /// The record it was read from.
+    pub source: &'static str,
+}
+
+impl KernelPoint {
+    pub fn intensity(&self) -> f64 {
+        self.flops / self.bytes
+    }
+    pub fn gflops(&self) -> f64 {
+        self.flops / self.seconds / 1e9
+    }
+}
+
+/// `M x N` of an ATAX dataset label such as `LARGE 1900×2100` or `16384² 16384×16384`.
+fn dataset_shape(label: &str) -> Option<(f64, f64)> {
+    let dims = label.split_whitespace().last()?;
+    let (m, n) = dims.split_once('×')?;
+    Some((m.parse().ok()?, n.parse().ok()?))
+}
+
+// ANCHOR: points
+/// The kernels of the book that do floating-point arithmetic, read from the records in `dir`
+/// (records that are missing contribute nothing):
+/// - matrix multiply steps and cuBLAS: `2 M N K` FLOPs over the `4 (M K + K N + M N)` bytes
+///   of the three matrices (`tiling-kernels`);
+/// - ATAX, every variant at the largest float and the largest double matrix: `4 M N` FLOPs
+///   over the bytes the variant moves (`atax-kernels`, L2 cold);
+/// - the signal example (one multiply-add per matrix element) and the three-point stencil
+///   (two adds per element, 8 useful bytes) from the rates the memory-spaces chapter recorded.
+pub fn read_points(dir: &Path) -> Vec<KernelPoint> {
+    let mut points = Vec::new();
+    if let Ok(rec) = read(dir, "tiling-kernels") {
+        let size = rec.meta.get("size").unwrap_or("");
+        let dims: Vec<f64> = size
+            .split(',')
+            .filter_map(|p| leading_number(p.split('=').nth(1)?.trim()))
+            .collect();
+        if let [m, n, k] = dims[..] {
+            let (flops, bytes) = (2.0 * m * n * k, 4.0 * (m * k + k * n + m * n));
+            for row in &rec.rows {
+                if let (Ok(step), Ok(g)) =
+                    (cell(&rec, row, "step"), number(&rec, row, "gflops_median"))
+                {
+                    points.push(KernelPoint {
+                        chapter: "tiling",
+                        kernel: step.to_string(),
+                        double: false,
+                        flops,
+                        bytes,
+                        seconds: flops / (g * 1e9),
+                        source: "tiling-kernels",
+                    });
+                }
+            }
+        }
+    }
+    if let Ok(rec) = read(dir, "atax-kernels") {
+        for precision in ["float", "double"] {
+            let rows: Vec<&Vec<String>> = rec
+                .rows
+                .iter()
+                .filter(|r| cell(&rec, r, "type").ok() == Some(precision))
+                .collect();
+            // The last dataset of a precision is its largest.
+            let Some(last) = rows.last().and_then(|r| cell(&rec, r, "dataset").ok())
+            else {
+                continue;
+            };
+            let Some((m, n)) = dataset_shape(last) else { continue };
+            for row in
+                rows.iter().filter(|r| cell(&rec, r, "dataset").ok() == Some(last))
+            {
+                let (Ok(variant), Ok(mb), Ok(us)) = (
+                    cell(&rec, row, "variant"),
+                    number(&rec, row, "mb_moved"),
+                    number(&rec, row, "cold_median_us"),
+                ) else {
+                    continue;
+                };
+                points.push(KernelPoint {
+                    chapter: "atax",
+                    kernel: format!("{variant}, {precision} {last}"),
+                    double: precision == "double",
+                    flops: 4.0 * m * n,
+                    bytes: mb * 1e6,
+                    seconds: us * 1e-6,
+                    source: "atax-kernels",
+                });
+            }
+        }
+    }
+    // Rates in GB/s: at the kernel's intensity, GFLOP/s = GB/s × FLOP/byte.
+    let mut from_rate =
+        |stem: &'static str, keep: &dyn Fn(&str) -> bool, flop_per_byte: f64| {
+            let Ok(rec) = read(dir, stem) else { return };
+            for row in &rec.rows {
+                let (Ok(series), Ok(x), Ok(gbps)) = (
+                    cell(&rec, row, "series"),
+                    cell(&rec, row, "x"),
+                    number(&rec, row, "y"),
+                ) else {
+                    continue;
+                };
+                if !keep(x) {
+                    continue;
+                }
+                // One second's worth of the kernel: its bytes and FLOPs at the measured rate.
+                let bytes = gbps * 1e9;
+                points.push(KernelPoint {
+                    chapter: "memory_spaces",
+                    kernel: format!("{x} ({series})"),
+                    double: false,
+                    flops: bytes * flop_per_byte,
+                    bytes,
+                    seconds: 1.0,
+                    source: stem,
+                });
+            }
+        };
+    let not_copy = |x: &str| x != "copy kernel";
+    // signal: 2 FLOPs per 4-byte element (the results, one float per 2500-float row, are
+    // within 0.04% of the bytes and counted in the rate).
+    from_rate("memory_spaces-signal", &not_copy, 0.5);
+    // stencil: b[j] = a[j-1] + a[j] + a[j+1], 2 FLOPs per 8 useful bytes.
+    from_rate("memory_spaces-stencil", &not_copy, 0.25);
+    points
+}
+// ANCHOR_END: points
+
+/// The figures and the table this module writes, all composed by `reproduce` (and listed in
+/// [`crate::chapters::REPRODUCE_WRITES`]).
+pub const STEMS: &[&str] = &[
+    "ceilings-roofline",
+    "ceilings-roofline-kernels",
+    "memory_spaces-roofline",
+    "tiling-roofline",
+    "atax-roofline",
+];
+
+#[derive(serde::Serialize)]
+struct KernelRow {
+    chapter: &'static str,
+    kernel: String,
+    precision: &'static str,
+    #[serde(rename = "FLOP per byte")]
+    intensity: String,
+    #[serde(rename = "GFLOP/s")]
+    gflops: String,
+    #[serde(rename = "roof GFLOP/s")]
+    roof: String,
+    #[serde(rename = "% of roof")]
+    percent: String,
+}
+
+/// The provenance of a composed record: the device and ceilings of `roof`, this program's
+/// build and command, and the records it read.
+fn meta_for(roof: &Roof, points: &[KernelPoint]) -> Meta {
+    let mut sources: Vec<&str> = points.iter().map(|p| p.source).collect();
+    sources.push("ceilings-peaks");
+    sources.sort();
+    sources.dedup();
+    let mut meta = Meta::default();
+    for key in ["gpu", "compute_capability", "sms", "l2_mib", "driver", "cuda"] {
+        if let Some(v) = roof.meta.get(key) {
+            meta = meta.with(key, v);
+        }
+    }
+    meta.with("cudarc", env!("CMBOOK_CUDARC_VERSION"))
+        .with("commit", env!("CMBOOK_GIT_COMMIT"))
+        .with("date_utc", &chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .with("command", &run::command_line())
+        .with("profile", run::profile())
+        .with("composed_from", &sources.join(", "))
+        .with("ceilings_commit", roof.meta.get("commit").unwrap_or("?"))
+        .with("fp32_gflops", &format!("{:.0}", roof.fp32_gflops))
+        .with("fp64_gflops", &format!("{:.0}", roof.fp64_gflops))
+        .with("dram_gbps", &format!("{:.0}", roof.dram_gbps))
+        .with("l2_gbps", &format!("{:.0}", roof.l2_gbps))
+}
+
+/// The roofs as lines: device memory and L2 from the left edge to where each meets the FP32
+/// peak; the peaks themselves are the figure's reference lines.
+fn roof_points(roof: &Roof, x_min: f64) -> Vec<Point> {
+    let line = |name: &str, gbps: f64| {
+        let ridge = roof.fp32_gflops / gbps;
+        [(x_min, gbps * x_min), (ridge, roof.fp32_gflops)]
+            .map(|(x, y)| Point::new(name, x, y, y, y))
+    };
+    let mut points = line("device memory, best copy", roof.dram_gbps).to_vec();
+    points.extend(line("L2, inside one launch", roof.l2_gbps));
+    points
+}
+
+fn series_name(p: &KernelPoint) -> String {
+    let chapter = match p.chapter {
+        "tiling" => "matrix multiply",
+        "atax" => "ATAX",
+        _ => "memory spaces",
+    };
+    format!("{chapter}, {}", if p.double { "FP64" } else { "FP32" })
+}
+
+/// Writes the roofline figures (the whole book, and one per chapter) and the table of
+/// kernels into `dir`, from the records already there.
+pub fn write(dir: &Path) -> anyhow::Result<usize> {
+    let roof = read_roof(dir)?;
+    let points = read_points(dir);
+    anyhow::ensure!(
+        !points.is_empty(),
+        "no kernel records to place on the roofline in {}",
+        dir.display()
+    );
+    let meta = meta_for(&roof, &points);
+    let x_min = 0.1;
+    let spec = |title: &str| {
+        Spec::line(title, "arithmetic intensity (FLOP per byte moved)", "GFLOP/s")
+            .log_x()
+            .log_y()
+            .ref_line(Axis::Y, "fp32_gflops", "FP32 peak {}")
+            .ref_line(Axis::Y, "fp64_gflops", "FP64 peak {}")
+            .dashed("device memory, best copy")
+            .dashed("L2, inside one launch")
+    };
+    let figure = |stem: &str,
+                  title: &str,
+                  chapter: Option<&str>|
+     -> anyhow::Result<()> {
+        let mine: Vec<&KernelPoint> =
+            points.iter().filter(|p| chapter.is_none_or(|c| p.chapter == c)).collect();
+        let mut pts = roof_points(&roof, x_min);
+        let mut s = spec(title);
+        let mut names: Vec<String> = Vec::new();
+        for p in &mine {
+            let name = series_name(p);
+            if !names.contains(&name) {
+                s = s.markers_only(&name);
+                names.push(name.clone());
+            }
+            let g = p.gflops();
+            pts.push(Point::new(&name, p.intensity(), g, g, g));
+        }
+        plot::write_figure(dir, stem, &meta, &s, &pts)
+    };
+    figure(
+        "ceilings-roofline",
+        "The roofline of this GPU, with every kernel of the book that computes",
+        None,
+    )?;
+    figure(
+        "memory_spaces-roofline",
+        "Memory spaces on the roofline: signal and stencil kernels",
+        Some("memory_spaces"),
+    )?;
+    figure(
+        "tiling-roofline",
+        "The matrix multiply steps on the roofline",
+        Some("tiling"),
+    )?;
+    figure(
+        "atax-roofline",
+        "ATAX on the roofline, largest matrices, L2 cold",
+        Some("atax"),
+    )?;
+    let rows: Vec<KernelRow> = points
+        .iter()
+        .map(|p| {
+            let attainable = roof.attainable(p.intensity(), p.double);
+            KernelRow {
+                chapter: p.chapter,
+                kernel: p.kernel.clone(),
+                precision: if p.double { "FP64" } else { "FP32" },
+                intensity: format!("{:.3}", p.intensity()),
+                gflops: format!("{:.0}", p.gflops()),
+                roof: format!("{attainable:.0}"),
+                percent: format!("{:.0}", 100.0 * p.gflops() / attainable),
+            }
+        })
+        .collect();
+    let title = "Every kernel on the roofline: its intensity, its rate, and the rate the roofline allows at that intensity";
+    record::write_table(
+        dir,
+        "ceilings-roofline-kernels",
+        &meta.with("title", title),
+        &rows,
+    )?;
+    Ok(STEMS.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dataset_labels_give_their_shape() {
+        assert_eq!(dataset_shape("LARGE 1900×2100"), Some((1900.0, 2100.0)));
+        assert_eq!(dataset_shape("16384² 16384×16384"), Some((16384.0, 16384.0)));
+        assert_eq!(dataset_shape("square"), None);
+    }
+
+    #[test]
+    fn the_roof_is_the_lower_of_memory_and_arithmetic() {
+        let roof = Roof {
+            fp32_gflops: 60_000.0,
+            fp64_gflops: 30_000.0,
+            l2_gbps: 7_000.0,
+            dram_gbps: 3_000.0,
+            meta: Meta::default(),
+        };
+        assert_eq!(roof.attainable(1.0, false), 3_000.0);
+        assert_eq!(roof.attainable(100.0, false), 60_000.0);
+        assert_eq!(roof.attainable(100.0, true), 30_000.0);
+        let lines = roof_points(&roof, 0.1);
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[1].y, 60_000.0);
+        assert_eq!(lines[1].x, "20");
+    }
+}
