@@ -31,10 +31,11 @@ pub struct Roof {
 
 impl Roof {
     /// The attainable rate at `intensity` FLOP/byte: the lower of the arithmetic peak and
-    /// what device memory can feed.
-    pub fn attainable(&self, intensity: f64, double: bool) -> f64 {
+    /// what device memory (or, for data that stays in L2, the L2) can feed.
+    pub fn attainable(&self, intensity: f64, double: bool, l2_resident: bool) -> f64 {
         let peak = if double { self.fp64_gflops } else { self.fp32_gflops };
-        peak.min(self.dram_gbps * intensity)
+        let bandwidth = if l2_resident { self.l2_gbps } else { self.dram_gbps };
+        peak.min(bandwidth * intensity)
     }
 }
 
@@ -88,6 +89,8 @@ pub struct KernelPoint {
     pub seconds: f64,
     /// The record it was read from.
     pub source: &'static str,
+    /// Whether its data stayed in L2 (then L2, not device memory, is its bandwidth roof).
+    pub l2_resident: bool,
 }
 
 impl KernelPoint {
@@ -137,6 +140,7 @@ pub fn read_points(dir: &Path) -> Vec<KernelPoint> {
                         bytes,
                         seconds: flops / (g * 1e9),
                         source: "tiling-kernels",
+                        l2_resident: false,
                     });
                 }
             }
@@ -173,44 +177,54 @@ pub fn read_points(dir: &Path) -> Vec<KernelPoint> {
                     bytes: mb * 1e6,
                     seconds: us * 1e-6,
                     source: "atax-kernels",
+                    l2_resident: false, // L2 cold: the cache is flushed before each run
                 });
             }
         }
     }
     // Rates in GB/s: at the kernel's intensity, GFLOP/s = GB/s × FLOP/byte.
-    let mut from_rate =
-        |stem: &'static str, keep: &dyn Fn(&str) -> bool, flop_per_byte: f64| {
-            let Ok(rec) = read(dir, stem) else { return };
-            for row in &rec.rows {
-                let (Ok(series), Ok(x), Ok(gbps)) = (
-                    cell(&rec, row, "series"),
-                    cell(&rec, row, "x"),
-                    number(&rec, row, "y"),
-                ) else {
-                    continue;
-                };
-                if !keep(x) {
-                    continue;
-                }
-                // One second's worth of the kernel: its bytes and FLOPs at the measured rate.
-                let bytes = gbps * 1e9;
-                points.push(KernelPoint {
-                    chapter: "memory_spaces",
-                    kernel: format!("{x} ({series})"),
-                    double: false,
-                    flops: bytes * flop_per_byte,
-                    bytes,
-                    seconds: 1.0,
-                    source: stem,
-                });
+    let mut from_rate = |stem: &'static str,
+                         what: &str,
+                         keep: &dyn Fn(&str) -> bool,
+                         flop_per_byte: f64| {
+        let Ok(rec) = read(dir, stem) else { return };
+        for row in &rec.rows {
+            let (Ok(series), Ok(x), Ok(gbps)) = (
+                cell(&rec, row, "series"),
+                cell(&rec, row, "x"),
+                number(&rec, row, "y"),
+            ) else {
+                continue;
+            };
+            if !keep(x) {
+                continue;
             }
-        };
+            // One second's worth of the kernel: its bytes and FLOPs at the measured rate.
+            let bytes = gbps * 1e9;
+            let l2_resident = series.starts_with("L2 warm");
+            let cache = match (series.starts_with("L2 "), l2_resident) {
+                (true, true) => ", L2 warm",
+                (true, false) => ", L2 cold",
+                _ => "",
+            };
+            points.push(KernelPoint {
+                chapter: "memory_spaces",
+                kernel: format!("{what}: {x}{cache}"),
+                double: false,
+                flops: bytes * flop_per_byte,
+                bytes,
+                seconds: 1.0,
+                source: stem,
+                l2_resident,
+            });
+        }
+    };
     let not_copy = |x: &str| x != "copy kernel";
     // signal: 2 FLOPs per 4-byte element (the results, one float per 2500-float row, are
     // within 0.04% of the bytes and counted in the rate).
-    from_rate("memory_spaces-signal", &not_copy, 0.5);
+    from_rate("memory_spaces-signal", "signal", &not_copy, 0.5);
     // stencil: b[j] = a[j-1] + a[j] + a[j+1], 2 FLOPs per 8 useful bytes.
-    from_rate("memory_spaces-stencil", &not_copy, 0.25);
+    from_rate("memory_spaces-stencil", "stencil", &not_copy, 0.25);
     points
 }
 // ANCHOR_END: points
@@ -234,6 +248,8 @@ struct KernelRow {
     intensity: String,
     #[serde(rename = "GFLOP/s")]
     gflops: String,
+    #[serde(rename = "bandwidth roof")]
+    bandwidth: &'static str,
     #[serde(rename = "roof GFLOP/s")]
     roof: String,
     #[serde(rename = "% of roof")]
@@ -352,11 +368,12 @@ pub fn write(dir: &Path) -> anyhow::Result<usize> {
     let rows: Vec<KernelRow> = points
         .iter()
         .map(|p| {
-            let attainable = roof.attainable(p.intensity(), p.double);
+            let attainable = roof.attainable(p.intensity(), p.double, p.l2_resident);
             KernelRow {
                 chapter: p.chapter,
                 kernel: p.kernel.clone(),
                 precision: if p.double { "FP64" } else { "FP32" },
+                bandwidth: if p.l2_resident { "L2" } else { "device memory" },
                 intensity: format!("{:.3}", p.intensity()),
                 gflops: format!("{:.0}", p.gflops()),
                 roof: format!("{attainable:.0}"),
@@ -394,9 +411,10 @@ mod tests {
             dram_gbps: 3_000.0,
             meta: Meta::default(),
         };
-        assert_eq!(roof.attainable(1.0, false), 3_000.0);
-        assert_eq!(roof.attainable(100.0, false), 60_000.0);
-        assert_eq!(roof.attainable(100.0, true), 30_000.0);
+        assert_eq!(roof.attainable(1.0, false, false), 3_000.0);
+        assert_eq!(roof.attainable(1.0, false, true), 7_000.0);
+        assert_eq!(roof.attainable(100.0, false, false), 60_000.0);
+        assert_eq!(roof.attainable(100.0, true, false), 30_000.0);
         let lines = roof_points(&roof, 0.1);
         assert_eq!(lines.len(), 4);
         assert_eq!(lines[1].y, 60_000.0);
