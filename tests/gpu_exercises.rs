@@ -87,3 +87,38 @@ fn every_kernel_exercise_has_a_test_here() {
         assert!(source.contains(&test), "no `{test}…` test for exercise {id}");
     }
 }
+
+/// `examples/exercises`, as `cargo test` builds it next to this test.
+fn exercises_example() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(format!("exercises{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is not built (cargo test builds the examples)",
+        path.display()
+    );
+    path
+}
+
+/// Runs without a GPU: the reader's command refuses an exercise that does not exist before it
+/// looks for a GPU, and its `--help` names every kernel exercise.
+#[test]
+fn the_readers_command_names_every_exercise_and_refuses_others() {
+    let out =
+        std::process::Command::new(exercises_example()).arg("9.9").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with("error: no kernel exercise 9.9"), "{stderr}");
+    let help =
+        std::process::Command::new(exercises_example()).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for id in exercises::ids() {
+        assert!(help.contains(id), "--help does not name exercise {id}: {help}");
+    }
+}
