@@ -9,6 +9,7 @@ pub mod ceilings;
 pub mod chapters;
 pub mod cmm;
 pub mod coalescing;
+pub mod exercises;
 pub mod harness;
 pub mod memory_spaces;
 pub mod roofline;

@@ -1,6 +1,14 @@
-//! Solutions of the chapter's exercises; `tests/atax_cpu.rs` checks their answers.
+//! Solutions of the chapter's exercises; `tests/atax_cpu.rs` checks their answers. The check
+//! of the kernel exercise is here too.
 
-use super::datasets::{bytes_moved, floor_ms, Dataset};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::datasets::{bytes_moved, floor_ms, Dataset, ODD_SIZES};
+use super::device::{AtaxFunction, AtaxKernel, BLOCK};
+use super::measure::kernels::HostProblem;
+use crate::exercises::{Passed, Version};
+use crate::harness::kernels::{KernelName, KernelTable};
+use crate::harness::Gpu;
 
 // ANCHOR: fused_floor
 /// Exercise 1: the floor times (ms) of a two-pass and of a one-pass ATAX on `d` with
@@ -44,3 +52,86 @@ pub fn pipelined_ms(
     kernel_done
 }
 // ANCHOR_END: overlap_bound
+
+crate::kernel_names! {
+    /// The kernels of exercise 7.4 (`kernels/exercises_atax.cu`).
+    pub enum TmpWarp in "exercises_atax.cu" {
+        /// The warp-per-row kernel 1 the reader starts from.
+        Exercise => "atax_tmp_warp_exercise",
+        /// The book's solution.
+        Solution => "atax_tmp_warp_solution",
+    }
+}
+
+/// The buffers of one float problem on the device.
+struct Buffers {
+    a: CudaSlice<f32>,
+    x: CudaSlice<f32>,
+    tmp: CudaSlice<f32>,
+    y: CudaSlice<f32>,
+}
+
+/// Exercise 7.4: runs one version of kernel 1, followed by the chapter's kernel 2 (one thread
+/// per column), through the chapter's check at every size of [`ODD_SIZES`], in float: `tmp`
+/// and `y` poisoned, the two kernels once, then `y` compared with the double-precision
+/// reference within the chapter's tolerance.
+pub fn check_tmp_warp(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
+    let table = KernelTable::<TmpWarp>::load(gpu)?;
+    let chapter = KernelTable::<AtaxKernel<f32>>::load(gpu)?;
+    let kernel = version.pick(TmpWarp::Exercise, TmpWarp::Solution);
+    let tmp_kernel = table.get(kernel);
+    let y_kernel = chapter.get(AtaxKernel::new(AtaxFunction::YThreadPerCol));
+    let mut passed = Passed::default();
+    for d in ODD_SIZES {
+        let problem = HostProblem::<f32>::new(d, (d.m * d.n) as u64);
+        let (m, n) = (u32::try_from(d.m)?, u32::try_from(d.n)?);
+        let mut buffers = Buffers {
+            a: gpu.stream.clone_htod(&problem.a)?,
+            x: gpu.stream.clone_htod(&problem.x)?,
+            tmp: gpu.stream.alloc_zeros(d.m)?,
+            y: gpu.stream.alloc_zeros(d.n)?,
+        };
+        // Kernel 1: a warp per row; kernel 2: a thread per column.
+        let blocks =
+            |threads: usize| (threads.div_ceil(BLOCK as usize).max(1) as u32, 1, 1);
+        let tmp_cfg = LaunchConfig {
+            grid_dim: blocks(32 * d.m),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let y_cfg = LaunchConfig { grid_dim: blocks(d.n), ..tmp_cfg };
+        let name = kernel.function();
+        let verified = gpu.verify_then_time(
+            &mut buffers,
+            |gpu, b| {
+                gpu.poison(&mut b.tmp)?;
+                gpu.poison(&mut b.y)
+            },
+            |s, b| {
+                // SAFETY: both kernels take (const float* a, const float* v, float* out,
+                // unsigned m, unsigned n) with a m x n, tmp m and x, y n floats long.
+                unsafe {
+                    s.launch_builder(tmp_kernel)
+                        .arg(&b.a)
+                        .arg(&b.x)
+                        .arg(&mut b.tmp)
+                        .arg(&m)
+                        .arg(&n)
+                        .launch(tmp_cfg)?;
+                    s.launch_builder(y_kernel)
+                        .arg(&b.a)
+                        .arg(&b.tmp)
+                        .arg(&mut b.y)
+                        .arg(&m)
+                        .arg(&n)
+                        .launch(y_cfg)?;
+                }
+                Ok(())
+            },
+            |gpu, b| problem.check(&name, &gpu.stream.clone_dtoh(&b.y)?),
+            &[],
+        )?;
+        passed.add(format!("{} x {}", d.m, d.n), verified.check.checked);
+    }
+    Ok(passed)
+}

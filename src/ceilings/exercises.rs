@@ -1,5 +1,11 @@
 //! Solutions to the exercises of the chapter "Measuring a GPU" (shown collapsed in the book;
-//! the tests below and the book's snippets check them).
+//! the tests below and the book's snippets check them), and the check of its kernel exercise.
+
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use crate::exercises::{Passed, Version};
+use crate::harness::kernels::{KernelName, KernelTable};
+use crate::harness::{inputs, verify, Gpu};
 
 // ANCHOR: memory_floor
 /// The shortest time, in milliseconds, in which a kernel can read `bytes_read` and write
@@ -30,6 +36,64 @@ pub fn smallest_worthwhile_bytes(fixed_us: f64, copy_gbps: f64, share: f64) -> f
     copy_gbps * 1e9 * fixed_us * 1e-6 * share / (1.0 - share)
 }
 // ANCHOR_END: smallest_worthwhile
+
+crate::kernel_names! {
+    /// The kernels of exercise 1.4 (`kernels/exercises_ceilings.cu`).
+    pub enum CopyVec4 in "exercises_ceilings.cu" {
+        /// The copy the reader starts from.
+        Exercise => "copy_vec4_exercise",
+        /// The book's solution.
+        Solution => "copy_vec4_solution",
+    }
+}
+
+/// The sizes exercise 1.4 is checked at: every remainder modulo 4, and sizes that need more
+/// than one pass of the grid.
+pub const COPY_VEC4_SIZES: [usize; 6] = [1, 2, 3, 1003, 1 << 20, (1 << 22) + 1];
+
+/// Threads per block of exercise 1.4's kernels.
+const COPY_VEC4_BLOCK: u32 = 256;
+
+/// Exercise 1.4: runs one version of the 16-byte copy through the chapter's check at every
+/// size of [`COPY_VEC4_SIZES`]: the destination poisoned, one launch, every element compared
+/// exactly with the source.
+pub fn check_copy_vec4(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
+    let table = KernelTable::<CopyVec4>::load(gpu)?;
+    let kernel = version.pick(CopyVec4::Exercise, CopyVec4::Solution);
+    let f = table.get(kernel);
+    let mut passed = Passed::default();
+    for n in COPY_VEC4_SIZES {
+        let src_host = inputs::random_f32(n, n as u64);
+        let src = gpu.stream.clone_htod(&src_host)?;
+        let mut dst = gpu.stream.alloc_zeros::<f32>(n)?;
+        // A few blocks per SM at most: the kernels stride over the rest.
+        let blocks = n.div_ceil(4).div_ceil(COPY_VEC4_BLOCK as usize);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks.clamp(1, 4 * gpu.info.sms as usize) as u32, 1, 1),
+            block_dim: (COPY_VEC4_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let n64 = n as u64;
+        let size = format!("n = {n}");
+        let verified = gpu.verify_then_time_output(
+            &mut dst,
+            |s, dst| {
+                // SAFETY: (const float*, float*, u64 n) with both buffers n floats long.
+                unsafe {
+                    s.launch_builder(f).arg(&src).arg(dst).arg(&n64).launch(cfg)?
+                };
+                Ok(())
+            },
+            // Exact: a copy changes no bit (and the poison, NaN, equals nothing).
+            |got: &[f32]| {
+                verify::check_exact(&kernel.function(), &size, got, &src_host)
+            },
+            &[],
+        )?;
+        passed.add(size, verified.check.checked);
+    }
+    Ok(passed)
+}
 
 #[cfg(test)]
 mod tests {

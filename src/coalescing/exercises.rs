@@ -1,11 +1,17 @@
 //! Solutions of the chapter's exercises; `tests/coalescing_cpu.rs` checks their answers.
+//! The check of the kernel exercise is here too.
 
 use std::ops::RangeInclusive;
 
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
 use super::banks::{column_read_words, conflict_degree};
 use super::patterns::Pattern;
-use super::reference::PARTICLE_BYTES;
+use super::reference::{self, PARTICLE_BYTES};
 use super::sectors::{footprint, Footprint};
+use crate::exercises::{Passed, Version};
+use crate::harness::kernels::{KernelName, KernelTable};
+use crate::harness::{inputs, verify, Gpu};
 
 // ANCHOR: float3_x
 /// Exercise 1: a warp reads only the `x` component of 32 consecutive `float3`
@@ -33,3 +39,63 @@ pub fn padded_record_fractions() -> (f64, f64) {
     (drift(PARTICLE_BYTES), drift(32))
 }
 // ANCHOR_END: padded_record
+
+crate::kernel_names! {
+    /// The kernels of exercise 3.4 (`kernels/exercises_coalescing.cu`).
+    pub enum TransposeTile in "exercises_coalescing.cu" {
+        /// The tiled transpose the reader starts from.
+        Exercise => "transpose_tile_exercise",
+        /// The book's solution.
+        Solution => "transpose_tile_solution",
+    }
+}
+
+/// The matrices (rows x columns) exercise 3.4 is checked at: the chapter's sizes that are
+/// multiples of no tile.
+pub const TRANSPOSE_TILE_SIZES: [(usize, usize); 5] =
+    [(1, 7), (7, 1), (33, 65), (1000, 1003), (31, 1025)];
+
+/// Exercise 3.4: runs one version of the tiled transpose through the chapter's check at every
+/// size of [`TRANSPOSE_TILE_SIZES`]: the output poisoned, one launch, every element compared
+/// exactly with [`reference::transpose`].
+pub fn check_transpose_tile(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
+    const TILE: usize = 32;
+    const ROWS: u32 = 8;
+    let table = KernelTable::<TransposeTile>::load(gpu)?;
+    let kernel = version.pick(TransposeTile::Exercise, TransposeTile::Solution);
+    let f = table.get(kernel);
+    let mut passed = Passed::default();
+    for (rows, cols) in TRANSPOSE_TILE_SIZES {
+        let input_host = inputs::random_f32(rows * cols, (rows * cols) as u64);
+        let want = reference::transpose(&input_host, rows, cols);
+        let input = gpu.stream.clone_htod(&input_host)?;
+        let mut out = gpu.stream.alloc_zeros::<f32>(rows * cols)?;
+        let cfg = LaunchConfig {
+            grid_dim: (cols.div_ceil(TILE) as u32, rows.div_ceil(TILE) as u32, 1),
+            block_dim: (TILE as u32, ROWS, 1),
+            shared_mem_bytes: 0,
+        };
+        let (rows64, cols64) = (rows as u64, cols as u64);
+        let size = format!("{rows} x {cols}");
+        let verified = gpu.verify_then_time_output(
+            &mut out,
+            |s, out| {
+                // SAFETY: (const float* in, float* out, u64 rows, u64 cols), both buffers
+                // rows x cols floats; the kernels bound-check every index.
+                unsafe {
+                    s.launch_builder(f)
+                        .arg(&input)
+                        .arg(out)
+                        .arg(&rows64)
+                        .arg(&cols64)
+                        .launch(cfg)?
+                };
+                Ok(())
+            },
+            |got: &[f32]| verify::check_exact(&kernel.function(), &size, got, &want),
+            &[],
+        )?;
+        passed.add(size, verified.check.checked);
+    }
+    Ok(passed)
+}

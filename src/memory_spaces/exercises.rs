@@ -1,9 +1,14 @@
 //! Solutions of the chapter's exercises; `tests/memory_spaces_cpu.rs` checks their answers.
+//! The check of the kernel exercise is here too.
 
+use cudarc::driver::{LaunchConfig, PushKernelArg};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::reference::cycle_length;
+use super::reference::{self, cycle_length};
+use crate::exercises::{Passed, Version};
+use crate::harness::kernels::{KernelName, KernelTable};
+use crate::harness::{inputs, verify, Gpu};
 
 // ANCHOR: stencil_words
 /// Exercise 1: for a stencil of `radius` (2 radius + 1 points) on blocks of `block` threads,
@@ -45,3 +50,58 @@ pub fn shuffled_chain_coverage(len: usize, seed: u64) -> f64 {
     cycle_length(&next, 0) as f64 / len as f64
 }
 // ANCHOR_END: shuffle_coverage
+
+crate::kernel_names! {
+    /// The kernels of exercise 2.4 (`kernels/exercises_memory_spaces.cu`).
+    pub enum StencilTile in "exercises_memory_spaces.cu" {
+        /// The tiled stencil the reader starts from.
+        Exercise => "stencil3_tile_exercise",
+        /// The book's solution.
+        Solution => "stencil3_tile_solution",
+    }
+}
+
+/// The sizes exercise 2.4 is checked at: one partial tile, one whole tile, a tile and one
+/// element, and sizes of many tiles that are multiples of nothing.
+pub const STENCIL_TILE_SIZES: [usize; 6] = [1, 255, 256, 257, 1000, 100_003];
+
+/// Threads per block of exercise 2.4's kernels (any size works; the tile follows it).
+const STENCIL_TILE_BLOCK: u32 = 256;
+
+/// Exercise 2.4: runs one version of the tiled stencil through the chapter's check at every
+/// size of [`STENCIL_TILE_SIZES`]: the output poisoned, one launch, every element compared
+/// exactly with [`reference::stencil3`], which adds in the kernels' order.
+pub fn check_stencil_tile(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
+    let table = KernelTable::<StencilTile>::load(gpu)?;
+    let kernel = version.pick(StencilTile::Exercise, StencilTile::Solution);
+    let f = table.get(kernel);
+    let mut passed = Passed::default();
+    for n in STENCIL_TILE_SIZES {
+        let a_host = inputs::random_f32(n, n as u64);
+        let want = reference::stencil3(&a_host);
+        let a = gpu.stream.clone_htod(&a_host)?;
+        let mut b = gpu.stream.alloc_zeros::<f32>(n)?;
+        // At most two blocks per SM, so that the larger sizes walk over several tiles.
+        let blocks = n.div_ceil(STENCIL_TILE_BLOCK as usize);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks.clamp(1, 2 * gpu.info.sms as usize) as u32, 1, 1),
+            block_dim: (STENCIL_TILE_BLOCK, 1, 1),
+            shared_mem_bytes: (STENCIL_TILE_BLOCK + 2) * 4,
+        };
+        let n64 = n as u64;
+        let size = format!("n = {n}");
+        let verified = gpu.verify_then_time_output(
+            &mut b,
+            |s, b| {
+                // SAFETY: (const float*, float*, u64 n) with both buffers n floats long, and
+                // (blockDim.x + 2) floats of dynamic shared memory.
+                unsafe { s.launch_builder(f).arg(&a).arg(b).arg(&n64).launch(cfg)? };
+                Ok(())
+            },
+            |got: &[f32]| verify::check_exact(&kernel.function(), &size, got, &want),
+            &[],
+        )?;
+        passed.add(size, verified.check.checked);
+    }
+    Ok(passed)
+}

@@ -3,6 +3,7 @@
 //!
 //! [`measure`] verifies and times; [`report`] draws every figure and table from the results.
 
+pub mod exercises;
 pub mod measure;
 pub mod report;
 
