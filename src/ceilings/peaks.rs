@@ -5,7 +5,7 @@
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::harness::ceiling::CeilingKernel;
-use crate::harness::kernels::KernelTable;
+use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::timing::Plan;
 use crate::harness::verify::{self, Tolerance};
 use crate::harness::{inputs, FullQuick, Gpu, Stats};
@@ -80,59 +80,48 @@ pub fn measure_fma(
     iters: u32,
     plan: Plan,
 ) -> anyhow::Result<Peak> {
-    let kernel = if double { CeilingKernel::FmaF64 } else { CeilingKernel::FmaF32 };
+    if double {
+        fma_peak::<f64>(gpu, table, CeilingKernel::FmaF64, f64::mul_add, iters, plan)
+    } else {
+        fma_peak::<f32>(gpu, table, CeilingKernel::FmaF32, f32::mul_add, iters, plan)
+    }
+}
+
+fn fma_peak<T>(
+    gpu: &Gpu,
+    table: &KernelTable<CeilingKernel>,
+    kernel: CeilingKernel,
+    fma: fn(T, T, T) -> T,
+    iters: u32,
+    plan: Plan,
+) -> anyhow::Result<Peak>
+where
+    T: From<f32> + Copy + std::ops::Add<Output = T> + PartialEq + std::fmt::Debug,
+    T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Default + Unpin,
+{
     let cfg = full_grid(gpu, table, kernel)?;
     let threads = cfg.grid_dim.0 as usize * BLOCK as usize;
-    let work = threads as f64 * iters as f64 * 16.0;
-    let name = if double { "fma_peak_f64" } else { "fma_peak_f32" };
+    let seed: Vec<T> = chain_seed();
+    // Every thread computes the same chains: the CPU's fused multiply-add rounds the same way.
+    let want = vec![fma_chains_reference(&seed, iters, fma); threads];
+    let seed = gpu.stream.clone_htod(&seed)?;
+    let mut out = gpu.stream.alloc_zeros::<T>(threads)?;
+    let (f, iters_arg) = (table.get(kernel), iters as i32);
     let size = format!("{threads} threads x {iters} steps");
-    let iters_arg = iters as i32;
-    let stats = if double {
-        let seed: Vec<f64> = chain_seed();
-        let want = vec![fma_chains_reference(&seed, iters, f64::mul_add); threads];
-        let seed = gpu.stream.clone_htod(&seed)?;
-        let mut out = gpu.stream.alloc_zeros::<f64>(threads)?;
-        let f = table.get(kernel);
-        gpu.verify_then_time_output(
-            &mut out,
-            |s, out| {
-                // SAFETY: (seed: 10 doubles, out: one per thread, iters) as the kernel takes.
-                unsafe {
-                    s.launch_builder(f)
-                        .arg(&seed)
-                        .arg(out)
-                        .arg(&iters_arg)
-                        .launch(cfg)?
-                };
-                Ok(())
-            },
-            |got| verify::check_exact(name, &size, got, &want),
-            &[plan],
-        )?
-    } else {
-        let seed: Vec<f32> = chain_seed();
-        let want = vec![fma_chains_reference(&seed, iters, f32::mul_add); threads];
-        let seed = gpu.stream.clone_htod(&seed)?;
-        let mut out = gpu.stream.alloc_zeros::<f32>(threads)?;
-        let f = table.get(kernel);
-        gpu.verify_then_time_output(
-            &mut out,
-            |s, out| {
-                // SAFETY: (seed: 10 floats, out: one per thread, iters) as the kernel takes.
-                unsafe {
-                    s.launch_builder(f)
-                        .arg(&seed)
-                        .arg(out)
-                        .arg(&iters_arg)
-                        .launch(cfg)?
-                };
-                Ok(())
-            },
-            |got| verify::check_exact(name, &size, got, &want),
-            &[plan],
-        )?
-    };
-    Ok(Peak { work, stats: stats.times[0].clone() })
+    let verified = gpu.verify_then_time_output(
+        &mut out,
+        |s, out| {
+            // SAFETY: (seed: 10 elements, out: one per thread, iters) as the kernel takes.
+            unsafe {
+                s.launch_builder(f).arg(&seed).arg(out).arg(&iters_arg).launch(cfg)?
+            };
+            Ok(())
+        },
+        |got| verify::check_exact(&kernel.function(), &size, got, &want),
+        &[plan],
+    )?;
+    let work = threads as f64 * f64::from(iters) * 16.0;
+    Ok(Peak { work, stats: verified.times[0].clone() })
 }
 // ANCHOR_END: measure_fma
 

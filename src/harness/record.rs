@@ -240,6 +240,59 @@ pub fn write_table<T: serde::Serialize>(
     Ok(())
 }
 
+/// Every key that says where and how a record was made (the rest say what it holds and how
+/// to draw it).
+pub const PROVENANCE_KEYS: &[&str] = &[
+    "gpu",
+    "compute_capability",
+    "sms",
+    "l2_mib",
+    "cpu",
+    "driver",
+    "cuda",
+    "cudarc",
+    "commit",
+    "date_utc",
+    "command",
+    "profile",
+];
+
+/// How a record written by a new run differs in shape from the book's record of the same
+/// name: its own metadata keys (in order), its columns, and how its figure is drawn. Values
+/// measured by the run (and titles that name its sizes) may differ; the shape may not.
+pub fn shape_differences(ours: &Record, book: &Record) -> Vec<String> {
+    let own = |r: &Record| -> Vec<String> {
+        r.meta
+            .0
+            .iter()
+            .map(|(k, _)| k.clone())
+            .filter(|k| !PROVENANCE_KEYS.contains(&k.as_str()))
+            .collect()
+    };
+    let mut problems = Vec::new();
+    if own(ours) != own(book) {
+        problems.push(format!(
+            "metadata keys {:?}, the book's {:?}",
+            own(ours),
+            own(book)
+        ));
+    }
+    if ours.header != book.header {
+        problems
+            .push(format!("columns {:?}, the book's {:?}", ours.header, book.header));
+    }
+    for key in ["plot", "x_label", "y_label", "x_log", "y_log"] {
+        if ours.meta.get(key) != book.meta.get(key) {
+            problems.push(format!(
+                "`{key}` {:?}, the book's {:?}",
+                ours.meta.get(key),
+                book.meta.get(key)
+            ));
+        }
+    }
+    problems
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

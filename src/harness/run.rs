@@ -420,6 +420,18 @@ fn compare_with_book(chapter: &'static Chapter, out: &Path) {
     }
 }
 
+/// A run that opens no GPU and writes into `dir`: for drawing a chapter's figures and tables
+/// from results that were not measured here (tests, redrawing).
+pub fn offline(chapter: &'static Chapter, dir: &Path) -> anyhow::Result<Run> {
+    let common = CommonArgs {
+        out: Some(dir.to_path_buf()),
+        quick: false,
+        reps: None,
+        seed: 2024,
+    };
+    start(chapter, Needs::Cpu, &common)
+}
+
 /// The whole life of an example: parse, check, open, run `body`, report where it wrote,
 /// exit with the right code.
 pub fn main<A: Example>(
