@@ -212,7 +212,12 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         &format!("events around a graph of {batch} kernels"),
     ));
     let title = "The ceilings of this GPU (median, min and max over repetitions)";
-    run.table("ceilings-summary", title, &[], &rows)?;
+    run.table(
+        "ceilings-summary",
+        title,
+        &[("headers", "measured_as = measured as")],
+        &rows,
+    )?;
 
     println!("{:<38} {:>9} {:>9} {:>9}  unit", "ceiling", "median", "min", "max");
     for r in &rows {
