@@ -4,20 +4,22 @@
 // Compiled at run time by NVRTC (no standard headers), so sizes are `unsigned long long`.
 
 // ANCHOR: copy
-// Copies n floats from src to dst (both in global memory). Each thread moves 16 bytes per
-// access (one float4, the widest load a thread can issue), and issues four independent loads
-// before the first store, so each thread keeps 64 bytes in flight: memory latency is hidden by
-// loads in flight, and a full SM of threads with one load each is not quite enough on HBM3.
-// Consecutive threads touch consecutive float4s, so each warp access is 512 contiguous bytes.
-// The grid strides over the array, so any grid size covers any n. cudaMalloc'd pointers are
-// 256-byte aligned, so the float4 view is aligned; the n % 4 tail is copied one float at a time.
+// Copies n floats from src to dst (both in global memory). Each thread moves 16 bytes
+// per access (one float4, the widest load a thread can issue), and issues four
+// independent loads before the first store, so each thread keeps 64 bytes in flight:
+// memory latency is hidden by loads in flight, and a full SM of threads with one load
+// each is not quite enough on HBM3. Consecutive threads touch consecutive float4s, so
+// each warp access is 512 contiguous bytes. The grid strides over the array, so any
+// grid size covers any n. cudaMalloc'd pointers are 256-byte aligned, so the float4
+// view is aligned; the n % 4 tail is copied one float at a time.
 //
 // Launch: any 1D grid; blocks of 256 threads. Parameters: (src, dst, n).
 extern "C" __global__ void copy_f32(const float* __restrict__ src,
                                     float* __restrict__ dst,
                                     unsigned long long n) {
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long first =
+        (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
 
     const unsigned long long n_vec = n / 4;
     const float4* src_vec = reinterpret_cast<const float4*>(src);

@@ -200,3 +200,39 @@ fn the_appendix_table_is_the_chapter_registry() {
         );
     }
 }
+
+/// The width of the book's code column, in characters: what rustfmt keeps the Rust sources
+/// to (`rustfmt.toml`), and what a listing shows without scrolling sideways.
+const CODE_COLUMN: usize = 88;
+
+/// Every line a chapter includes from a source file (Rust or CUDA) fits the code column: a
+/// longer one scrolls sideways on the page and cuts its comment mid-sentence.
+#[test]
+fn every_included_source_line_fits_the_code_column() {
+    let book = Path::new(ROOT).join("src/book");
+    let (mut long, mut seen) = (Vec::new(), 0);
+    for chapter in chapters() {
+        let text = std::fs::read_to_string(book.join(&chapter)).unwrap();
+        for inc in includes::includes_in(&text) {
+            if !(inc.path.ends_with(".rs") || inc.path.ends_with(".cu")) {
+                continue;
+            }
+            let body = std::fs::read_to_string(book.join(&inc.path)).unwrap();
+            let selected = includes::select(&body, inc.selector.as_deref()).unwrap();
+            for line in selected.lines() {
+                seen += 1;
+                let width = line.chars().count();
+                if width > CODE_COLUMN {
+                    long.push(format!("{chapter}: {} ({width}): {line}", inc.path));
+                }
+            }
+        }
+    }
+    assert!(seen > 1000, "only {seen} included lines");
+    assert!(
+        long.is_empty(),
+        "{} included lines are wider than {CODE_COLUMN} characters:\n{}",
+        long.len(),
+        long.join("\n")
+    );
+}
