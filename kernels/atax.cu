@@ -6,10 +6,12 @@
 typedef unsigned long long u64;
 
 // ANCHOR: baseline
-// Kernel 1 of the slides: one thread per row. Lane i walks row i, so at each step the 32 lanes
-// of a warp read 32 elements that lie a whole row apart: 32 sectors per request.
+// Kernel 1 of the slides: one thread per row. Lane i walks row i, so at each step the
+// 32 lanes of a warp read 32 elements that lie a whole row apart: 32 sectors per
+// request.
 template <typename T>
-__device__ void tmp_thread_per_row(const T* a, const T* x, T* tmp, unsigned m, unsigned n) {
+__device__ void tmp_thread_per_row(const T* a, const T* x, T* tmp, unsigned m,
+                                   unsigned n) {
     unsigned row = blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= m) return;
     const T* a_row = a + (u64)row * n;
@@ -18,10 +20,11 @@ __device__ void tmp_thread_per_row(const T* a, const T* x, T* tmp, unsigned m, u
     tmp[row] = sum;
 }
 
-// Kernel 2 of the slides: one thread per column. At each step the lanes read 32 neighbours of
-// one row: coalesced.
+// Kernel 2 of the slides: one thread per column. At each step the lanes read 32
+// neighbours of one row: coalesced.
 template <typename T>
-__device__ void y_thread_per_col(const T* a, const T* tmp, T* y, unsigned m, unsigned n) {
+__device__ void y_thread_per_col(const T* a, const T* tmp, T* y, unsigned m,
+                                 unsigned n) {
     unsigned col = blockIdx.x * blockDim.x + threadIdx.x;
     if (col >= n) return;
     T sum = 0;
@@ -31,9 +34,9 @@ __device__ void y_thread_per_col(const T* a, const T* tmp, T* y, unsigned m, uns
 // ANCHOR_END: baseline
 
 // ANCHOR: x_const
-// x in constant memory: every lane of a warp reads the same x[j] at the same step, the one
-// access pattern the constant cache serves in a single transaction. 64 KB is all a module may
-// declare, so one buffer holds either 16384 floats or 8192 doubles.
+// x in constant memory: every lane of a warp reads the same x[j] at the same step, the
+// one access pattern the constant cache serves in a single transaction. 64 KB is all a
+// module may declare, so one buffer holds either 16384 floats or 8192 doubles.
 union XConst {
     float f32[16384];
     double f64[8192];
@@ -55,8 +58,8 @@ __device__ void tmp_thread_per_row_x_const(const T* a, T* tmp, unsigned m, unsig
 // ANCHOR_END: x_const
 
 // ANCHOR: transposed
-// at = A^T (n x m), through a padded 32 x 33 shared tile so that both the read of A and the
-// write of at are coalesced. Block (32, 8); each thread moves 4 elements.
+// at = A^T (n x m), through a padded 32 x 33 shared tile so that both the read of A and
+// the write of at are coalesced. Block (32, 8); each thread moves 4 elements.
 template <typename T>
 __device__ void transpose_tile_shared(const T* a, T* at, unsigned m, unsigned n) {
     __shared__ T tile_shared[32][33];
@@ -70,14 +73,16 @@ __device__ void transpose_tile_shared(const T* a, T* at, unsigned m, unsigned n)
     unsigned out_col = row0 + threadIdx.x;  // a row index of A is a column index of at
     for (unsigned k = threadIdx.y; k < 32; k += 8) {
         unsigned out_row = blockIdx.x * 32 + k;
-        if (out_row < n && out_col < m) at[(u64)out_row * m + out_col] = tile_shared[threadIdx.x][k];
+        if (out_row < n && out_col < m)
+            at[(u64)out_row * m + out_col] = tile_shared[threadIdx.x][k];
     }
 }
 
-// Kernel 1 on the transposed matrix: one thread per row of A is one thread per column of at,
-// so the lanes read neighbours: coalesced.
+// Kernel 1 on the transposed matrix: one thread per row of A is one thread per column
+// of at, so the lanes read neighbours: coalesced.
 template <typename T>
-__device__ void tmp_from_transposed(const T* at, const T* x, T* tmp, unsigned m, unsigned n) {
+__device__ void tmp_from_transposed(const T* at, const T* x, T* tmp, unsigned m,
+                                    unsigned n) {
     unsigned row = blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= m) return;
     T sum = 0;
@@ -87,19 +92,22 @@ __device__ void tmp_from_transposed(const T* at, const T* x, T* tmp, unsigned m,
 // ANCHOR_END: transposed
 
 // ANCHOR: warp_per_row
-// The access fix without a transpose: one warp per row, the lanes read 32 neighbours at each
-// step, and a shuffle reduction adds the 32 partial sums.
+// The access fix without a transpose: one warp per row, the lanes read 32 neighbours at
+// each step, and a shuffle reduction adds the 32 partial sums.
 template <typename T>
 __device__ T warp_sum(T v) {
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    for (int offset = 16; offset > 0; offset /= 2)
+        v += __shfl_down_sync(0xffffffffu, v, offset);
     return v;  // the full sum is in lane 0
 }
 
 template <typename T>
-__device__ void tmp_warp_per_row(const T* a, const T* x, T* tmp, unsigned m, unsigned n) {
+__device__ void tmp_warp_per_row(const T* a, const T* x, T* tmp, unsigned m,
+                                 unsigned n) {
     unsigned lane = threadIdx.x % 32;
     unsigned row = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (row >= m) return;  // the whole warp leaves together: row is the same for all lanes
+    // the whole warp leaves together: row is the same for all lanes
+    if (row >= m) return;
     const T* a_row = a + (u64)row * n;
     T sum = 0;
     for (unsigned j = lane; j < n; j += 32) sum += a_row[j] * x[j];
@@ -109,11 +117,13 @@ __device__ void tmp_warp_per_row(const T* a, const T* x, T* tmp, unsigned m, uns
 // ANCHOR_END: warp_per_row
 
 // ANCHOR: tiled
-// Shared-memory tiling, block (32, 8), 32 rows per block. Each step stages a 32 x 32 tile of A
-// (read coalesced, row by row) and 32 elements of x; thread (tx, ty) then adds row tx times
-// columns 4ty..4ty+3 of the tile. The padding (33) makes the column-wise reads conflict-free.
+// Shared-memory tiling, block (32, 8), 32 rows per block. Each step stages a 32 x 32
+// tile of A (read coalesced, row by row) and 32 elements of x; thread (tx, ty) then
+// adds row tx times columns 4ty..4ty+3 of the tile. The padding (33) makes the
+// column-wise reads conflict-free.
 template <typename T>
-__device__ void tmp_tile_shared(const T* a, const T* x, T* tmp, unsigned m, unsigned n) {
+__device__ void tmp_tile_shared(const T* a, const T* x, T* tmp, unsigned m,
+                                unsigned n) {
     __shared__ T a_tile_shared[32][33];
     __shared__ T x_tile_shared[32];
     __shared__ T partial_shared[8][33];
@@ -127,11 +137,14 @@ __device__ void tmp_tile_shared(const T* a, const T* x, T* tmp, unsigned m, unsi
         }
         if (ty == 0) x_tile_shared[tx] = (col0 + tx < n) ? x[col0 + tx] : T(0);
         __syncthreads();  // tile and x slice complete before they are read
-        for (unsigned q = 0; q < 4; ++q) partial += a_tile_shared[tx][4 * ty + q] * x_tile_shared[4 * ty + q];
-        __syncthreads();  // every thread is done with the tile before the next one overwrites it
+        for (unsigned q = 0; q < 4; ++q)
+            partial += a_tile_shared[tx][4 * ty + q] * x_tile_shared[4 * ty + q];
+        // every thread is done with the tile before the next one overwrites it
+        __syncthreads();
     }
     partial_shared[ty][tx] = partial;
-    __syncthreads();  // all eight partial sums of each row are stored before they are added
+    // all eight partial sums of each row are stored before they are added
+    __syncthreads();
     if (ty == 0 && row0 + tx < m) {
         T sum = 0;
         for (unsigned k = 0; k < 8; ++k) sum += partial_shared[k][tx];
@@ -140,7 +153,8 @@ __device__ void tmp_tile_shared(const T* a, const T* x, T* tmp, unsigned m, unsi
 }
 
 // Kernel 2 tiled the same way: block (32, 8), 32 columns per block; each step stages 32
-// elements of tmp, thread (tx, ty) adds rows ty, ty+8, ty+16, ty+24 of the step for column tx.
+// elements of tmp, thread (tx, ty) adds rows ty, ty+8, ty+16, ty+24 of the
+// step for column tx.
 template <typename T>
 __device__ void y_tile_shared(const T* a, const T* tmp, T* y, unsigned m, unsigned n) {
     __shared__ T tmp_tile_shared[32];
@@ -157,10 +171,12 @@ __device__ void y_tile_shared(const T* a, const T* tmp, T* y, unsigned m, unsign
                 if (row < m) partial += a[(u64)row * n + col] * tmp_tile_shared[k];
             }
         }
-        __syncthreads();  // every thread is done with the slice before the next one overwrites it
+        // every thread is done with the slice before the next one overwrites it
+        __syncthreads();
     }
     partial_shared[ty][tx] = partial;
-    __syncthreads();  // all eight partial sums of each column are stored before they are added
+    // all eight partial sums of each column are stored before they are added
+    __syncthreads();
     if (ty == 0 && col < n) {
         T sum = 0;
         for (unsigned k = 0; k < 8; ++k) sum += partial_shared[k][tx];
@@ -170,18 +186,19 @@ __device__ void y_tile_shared(const T* a, const T* tmp, T* y, unsigned m, unsign
 // ANCHOR_END: tiled
 
 // ANCHOR: fused
-// One pass over A. A block owns the row pairs (2b, 2b + 1), (2b + 2G, 2b + 2G + 1), ... for
-// block b of G; thread t owns columns t, t + blockDim.x, ..., E of them, and keeps its slice
-// of both rows and of its running y contribution in registers. Per pair: the block reduces the
-// two rows' dot products with x (tmp_i, tmp_i+1) together, then every thread adds
-// a_ij * tmp_i + a_i+1,j * tmp_i+1 to its columns. Two rows per step halve the barriers per
-// byte and double the loads in flight while the block waits at them; x is read through the
-// read-only path each step (it stays in L1) so that both rows fit in registers. Each row of
-// A is read from device memory once. At the end each block writes its partial y (one row of
-// `partials`); reduce_partials adds those rows in a fixed order, so the result does not depend
-// on timing.
+// One pass over A. A block owns the row pairs (2b, 2b + 1), (2b + 2G, 2b + 2G + 1), ...
+// for block b of G; thread t owns columns t, t + blockDim.x, ..., E of them, and keeps
+// its slice of both rows and of its running y contribution in registers. Per pair: the
+// block reduces the two rows' dot products with x (tmp_i, tmp_i+1) together, then every
+// thread adds a_ij * tmp_i + a_i+1,j * tmp_i+1 to its columns. Two rows per step halve
+// the barriers per byte and double the loads in flight while the block waits at
+// them; x is read through the read-only path each step (it stays in L1) so that both
+// rows fit in registers. Each row of A is read from device memory once. At the end each
+// block writes its partial y (one row of `partials`); reduce_partials adds those rows
+// in a fixed order, so the result does not depend on timing.
 template <typename T, int E>
-__device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x, T* partials, unsigned m, unsigned n) {
+__device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x,
+                           T* partials, unsigned m, unsigned n) {
     __shared__ T warp_sums_shared[2][32];
     __shared__ T row_sums_shared[2];
     unsigned t = threadIdx.x, lane = t % 32, warp = t / 32, warps = blockDim.x / 32;
@@ -226,8 +243,8 @@ __device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x, T* 
             }
         }
         __syncthreads();  // tmp_i and tmp_i+1 are stored before anyone reads them
-        // No third barrier: warp 0 rewrites row_sums_shared only after the next pair's first
-        // barrier, which every thread reaches after reading it here.
+        // No third barrier: warp 0 rewrites row_sums_shared only after the next pair's
+        // first barrier, which every thread reaches after reading it here.
         const T tmp0 = row_sums_shared[0];
         const T tmp1 = row_sums_shared[1];
 #pragma unroll
@@ -240,8 +257,9 @@ __device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x, T* 
     }
 }
 
-// y[j] = sum over b of partials[b][j], b in order. Block (32, 32): thread (tx, ty) adds rows
-// ty, ty + 32, ... of column blockIdx.x * 32 + tx, then the 32 sums are added in ty order.
+// y[j] = sum over b of partials[b][j], b in order. Block (32, 32): thread (tx, ty) adds
+// rows ty, ty + 32, ... of column blockIdx.x * 32 + tx, then the 32 sums are
+// added in ty order.
 template <typename T>
 __device__ void reduce_partials(const T* partials, T* y, unsigned blocks, unsigned n) {
     __shared__ T sums_shared[32][33];

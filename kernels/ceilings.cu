@@ -1,23 +1,27 @@
-// Kernels of the chapter "Measuring a GPU": the copy that defines the bandwidth ceiling every
-// later chapter is measured against, and the empty kernel that measures what a launch costs.
+// Kernels of the chapter "Measuring a GPU": the copy that defines the bandwidth ceiling
+// every later chapter is measured against, and the empty kernel that measures what a
+// launch costs.
 //
-// Compiled at run time by NVRTC (no standard headers), so sizes are `unsigned long long`.
+// Compiled at run time by NVRTC (no standard headers), so sizes are `unsigned long
+// long`.
 
 // ANCHOR: copy
-// Copies n floats from src to dst (both in global memory). Each thread moves 16 bytes per
-// access (one float4, the widest load a thread can issue), and issues four independent loads
-// before the first store, so each thread keeps 64 bytes in flight: memory latency is hidden by
-// loads in flight, and a full SM of threads with one load each is not quite enough on HBM3.
-// Consecutive threads touch consecutive float4s, so each warp access is 512 contiguous bytes.
-// The grid strides over the array, so any grid size covers any n. cudaMalloc'd pointers are
-// 256-byte aligned, so the float4 view is aligned; the n % 4 tail is copied one float at a time.
+// Copies n floats from src to dst (both in global memory). Each thread moves 16 bytes
+// per access (one float4, the widest load a thread can issue), and issues four
+// independent loads before the first store, so each thread keeps 64 bytes in flight:
+// memory latency is hidden by loads in flight, and a full SM of threads with one load
+// each is not quite enough on HBM3. Consecutive threads touch consecutive float4s, so
+// each warp access is 512 contiguous bytes. The grid strides over the array, so any
+// grid size covers any n. cudaMalloc'd pointers are 256-byte aligned, so the float4
+// view is aligned; the n % 4 tail is copied one float at a time.
 //
 // Launch: any 1D grid; blocks of 256 threads. Parameters: (src, dst, n).
 extern "C" __global__ void copy_f32(const float* __restrict__ src,
                                     float* __restrict__ dst,
                                     unsigned long long n) {
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long first =
+        (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
 
     const unsigned long long n_vec = n / 4;
     const float4* src_vec = reinterpret_cast<const float4*>(src);
@@ -52,12 +56,12 @@ extern "C" __global__ void empty() {}
 // ANCHOR_END: empty
 
 // ANCHOR: fma_peak
-// The arithmetic ceiling: each thread runs eight independent multiply-add chains (enough
-// independent work to keep the FMA pipes busy through their latency) `iters` times, in
-// registers only. One FMA is two floating-point operations. seed[0..8] start the chains,
-// seed[8] and seed[9] are the multiplier and the addend (chosen so the chains converge: no
-// overflow, no denormals); every thread computes the same sum, which the host checks exactly
-// (the CPU's fused multiply-add rounds like the GPU's).
+// The arithmetic ceiling: each thread runs eight independent multiply-add chains
+// (enough independent work to keep the FMA pipes busy through their latency) `iters`
+// times, in registers only. One FMA is two floating-point operations. seed[0..8] start
+// the chains, seed[8] and seed[9] are the multiplier and the addend (chosen so the
+// chains converge: no overflow, no denormals); every thread computes the same sum,
+// which the host checks exactly (the CPU's fused multiply-add rounds like the GPU's).
 //
 // Launch: any 1D grid; parameters (seed, out, iters); out has one element per thread.
 template <typename T>
@@ -96,16 +100,19 @@ extern "C" __global__ void fma_peak_f64(const double* seed, double* out, int ite
 
 // ANCHOR: l2_read
 // The L2 ceiling, inside one launch: the grid reads a buffer small enough to stay in L2
-// `passes` times over, with 16-byte loads that skip L1 (`__ldcg`: cache in L2 only), four
-// loads in flight per thread. A single short launch would measure the launch, not the cache.
-// Each thread writes the sum of what it read, so no load can be dropped; the host checks every
-// sum against the CPU's.
+// `passes` times over, with 16-byte loads that skip L1 (`__ldcg`: cache in L2 only),
+// four loads in flight per thread. A single short launch would measure the launch, not
+// the cache. Each thread writes the sum of what it read, so no load can be dropped; the
+// host checks every sum against the CPU's.
 //
-// Launch: any 1D grid; parameters (src, n4 = number of float4s, passes, out), one out per thread.
-extern "C" __global__ void l2_read(const float4* __restrict__ src, unsigned long long n4,
-                                   int passes, float* __restrict__ out) {
+// Launch: any 1D grid; parameters (src, n4 = number of float4s, passes, out), one out
+// per thread.
+extern "C" __global__ void l2_read(const float4* __restrict__ src,
+                                   unsigned long long n4, int passes,
+                                   float* __restrict__ out) {
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long first =
+        (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int p = 0; p < passes; ++p) {
         unsigned long long i = first;

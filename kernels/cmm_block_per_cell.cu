@@ -89,9 +89,10 @@ __device__ void block_per_cell(const u32* __restrict__ dims_global, u64* cost_gl
     const u64 p_before_i = dims_global[i - 1];
     const u64 p_j = dims_global[j];
 
-    // This thread's share of the k range; k rises, so better_pair keeps its smallest tied k.
-    // k jumps by blockDim.x, so each load computes its index afresh (for the diagonal-major
-    // layout a multiply; the loads, not the index arithmetic, dominate here).
+    // This thread's share of the k range; k rises, so better_pair keeps its smallest
+    // tied k. k jumps by blockDim.x, so each load computes its index afresh (for the
+    // diagonal-major layout a multiply; the loads, not the index
+    // arithmetic, dominate here).
     u64 best_cost = NO_COST;
     u32 best_k = NO_SPLIT;
     for (int k = i + threadIdx.x; k < j; k += blockDim.x) {
@@ -111,7 +112,8 @@ __device__ void block_per_cell(const u32* __restrict__ dims_global, u64* cost_gl
         warp_best_cost_shared[warp] = best_cost;
         warp_best_k_shared[warp] = best_k;
     }
-    __syncthreads();  // every warp's best pair is in shared memory before warp 0 reads them
+    // every warp's best pair is in shared memory before warp 0 reads them
+    __syncthreads();
 
     if (warp == 0) {
         const int warps = blockDim.x / WARP_SIZE;

@@ -45,8 +45,8 @@ __device__ __forceinline__ int diag_index(int n, int i, int j)
 
 // ANCHOR: diagonal_oneblock
 template <typename Cost>
-__device__ void diagonal_oneblock(const u32* __restrict__ dims_global, Cost* cost_global,
-                                  u32* split_global, int n)
+__device__ void diagonal_oneblock(const u32* __restrict__ dims_global,
+                                  Cost* cost_global, u32* split_global, int n)
 {
     // Diagonal 0, the first n elements: a single matrix costs no multiplication.
     for (int i = threadIdx.x + 1; i <= n; i += blockDim.x) {
@@ -62,24 +62,29 @@ __device__ void diagonal_oneblock(const u32* __restrict__ dims_global, Cost* cos
             const Cost p_j = dims_global[j];             // columns of A_j
             Cost best_cost = ~Cost(0);
             int best_k = i;
-            // For neighbouring threads (i, i + 1) both loads below are neighbouring elements:
-            // M[i][k] is position i - 1 of diagonal k - i, M[k+1][j] is position k of
-            // diagonal j - k - 1, and both diagonals are the same for every thread at a step.
-            const Cost* left = cost_global + diag_index(n, i, i);       // &M[i][k] for k = i
-            const Cost* right = cost_global + diag_index(n, i + 1, j);  // &M[k+1][j] for k = i
+            // For neighbouring threads (i, i + 1) both loads below are neighbouring
+            // elements: M[i][k] is position i - 1 of diagonal k - i, M[k+1][j] is
+            // position k of diagonal j - k - 1, and both diagonals are the same for
+            // every thread at a step.
+            // &M[i][k] for k = i
+            const Cost* left = cost_global + diag_index(n, i, i);
+            // &M[k+1][j] for k = i
+            const Cost* right = cost_global + diag_index(n, i + 1, j);
             for (int k = i; k < j; ++k) {
                 // TUTORIAL: left == &cost_global[diag_index(n, i, k)],
                 //           right == &cost_global[diag_index(n, k + 1, j)].
                 const Cost candidate = *left     // M[i][k]
                                      + *right    // M[k+1][j]
                                      + p_before_i * dims_global[k] * p_j;
-                // Strictly smaller: on a tie the smaller k, met first, stays (as on the CPU).
+                // Strictly smaller: on a tie the smaller k, met first, stays
+                // (as on the CPU).
                 if (candidate < best_cost) {
                     best_cost = candidate;
                     best_k = k;
                 }
-                // Step both pointers to k + 1 (cmm::layout::Layout::{left_step, right_step}):
-                // M[i][k+1] is at the same position one diagonal up, n - (k - i) cells on;
+                // Step both pointers to k + 1 (cmm::layout::Layout::{left_step,
+                // right_step}): M[i][k+1] is at the same position one diagonal up,
+                // n - (k - i) cells on;
                 left += n - (k - i);
                 // M[k+2][j] is one diagonal down (which starts n - f + 1 cells earlier,
                 // f = j - k - 1) and one position further along: f - n in all.

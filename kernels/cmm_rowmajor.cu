@@ -30,8 +30,8 @@ typedef unsigned int u32;
 
 // ANCHOR: rowmajor_oneblock
 template <typename Cost>
-__device__ void rowmajor_oneblock(const u32* __restrict__ dims_global, Cost* cost_global,
-                                  u32* split_global, int n)
+__device__ void rowmajor_oneblock(const u32* __restrict__ dims_global,
+                                  Cost* cost_global, u32* split_global, int n)
 {
     const int row = n + 1;  // row stride of the (n + 1) x (n + 1) table
 
@@ -50,14 +50,16 @@ __device__ void rowmajor_oneblock(const u32* __restrict__ dims_global, Cost* cos
             Cost best_cost = ~Cost(0);
             int best_k = i;
             for (int k = i; k < j; ++k) {
-                // Neighbouring threads (i, i + 1) read addresses row + 1 elements apart, so
-                // (for all but the smallest n) each lane of a warp touches its own sector.
-                // Some of that is reuse L1 can catch: a lane's M[i][k] walks along its row,
-                // and its M[k+1][j] at step k is next to what lane i + 1 read at step k - 1.
+                // Neighbouring threads (i, i + 1) read addresses row + 1 elements
+                // apart, so (for all but the smallest n) each lane of a warp touches
+                // its own sector. Some of that is reuse L1 can catch: a lane's M[i][k]
+                // walks along its row, and its M[k+1][j] at step k is next to what lane
+                // i + 1 read at step k - 1.
                 const Cost candidate = cost_global[row * i + k]          // M[i][k]
                                      + cost_global[row * (k + 1) + j]    // M[k+1][j]
                                      + p_before_i * dims_global[k] * p_j;
-                // Strictly smaller: on a tie the smaller k, met first, stays (as on the CPU).
+                // Strictly smaller: on a tie the smaller k, met first, stays
+                // (as on the CPU).
                 if (candidate < best_cost) {
                     best_cost = candidate;
                     best_k = k;

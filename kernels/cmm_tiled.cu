@@ -71,11 +71,16 @@ typedef unsigned int u32;
 
 // ANCHOR: keys
 // The left operand of a candidate through c: cost(a, c) with the split bits set to c.
-__device__ __forceinline__ u64 left_key(u64 key_a_c, int c) { return (key_a_c & COST_MASK) | (u64)c; }
+__device__ __forceinline__ u64 left_key(u64 key_a_c, int c)
+{
+    return (key_a_c & COST_MASK) | (u64)c;
+}
 // The right operand: cost(c, b), split bits zero.
 __device__ __forceinline__ u64 right_key(u64 key_c_b) { return key_c_b & COST_MASK; }
-// left + right + p[a] p[c] p[b] << 16, the key of the candidate split c for cell (a, b).
-__device__ __forceinline__ u64 candidate(u64 left, u64 right, u32 p_a_times_p_c, u32 p_b_shifted)
+// left + right + p[a] p[c] p[b] << 16, the key of the candidate split c
+// for cell (a, b).
+__device__ __forceinline__ u64 candidate(u64 left, u64 right, u32 p_a_times_p_c,
+                                         u32 p_b_shifted)
 {
     return (u64)p_a_times_p_c * p_b_shifted + left + right;
 }
@@ -94,15 +99,17 @@ __device__ __forceinline__ u64 cell_group_min(u64 key)
 // ANCHOR: minplus
 // Block (x, y): block (I, J) = (x, x + D) of block diagonal D, its tiles K from
 // I + 1 + chunk * y; thread (row group tr, column group tc) owns the 4 x 4 cells
-// (tr + 16 m, tc + 16 q). Every c of a tile K lies strictly between every a of tile I and
-// every b of tile J, so all 64 x 64 cells take all 64 candidates, and every operand is a
-// finished cell of a lower block diagonal.
+// (tr + 16 m, tc + 16 q). Every c of a tile K lies strictly between every a of tile I
+// and every b of tile J, so all 64 x 64 cells take all 64 candidates, and every operand
+// is a finished cell of a lower block diagonal.
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
 cmm_tiled_minplus_u64(const u32* __restrict__ dims_global, u64* key_global,
                       int n, int stride, int D, int chunk)
 {
-    __shared__ u64 left_shared[TILE][HALF];   // left_key(T[a][c]): 64 rows a, 32 columns c
-    __shared__ u64 right_shared[HALF][TILE];  // right_key(T[c][b]): 32 rows c, 64 columns b
+    // left_key(T[a][c]): 64 rows a, 32 columns c
+    __shared__ u64 left_shared[TILE][HALF];
+    // right_key(T[c][b]): 32 rows c, 64 columns b
+    __shared__ u64 right_shared[HALF][TILE];
     __shared__ u32 p_c_shared[HALF];
 
     const int I = blockIdx.x, J = I + D;
@@ -115,7 +122,8 @@ cmm_tiled_minplus_u64(const u32* __restrict__ dims_global, u64* key_global,
     u64 best[4][4];
     for (int m = 0; m < 4; ++m) {
         const int a = a0 + tr + 16 * m, b = b0 + tc + 16 * m;
-        p_a[m] = a <= n ? dims_global[a] : 0;  // rows and columns past n are never written
+        // rows and columns past n are never written
+        p_a[m] = a <= n ? dims_global[a] : 0;
         p_b_shifted[m] = b <= n ? dims_global[b] << SPLIT_BITS : 0;
         for (int q = 0; q < 4; ++q) best[m][q] = NO_KEY;
     }
@@ -126,13 +134,16 @@ cmm_tiled_minplus_u64(const u32* __restrict__ dims_global, u64* key_global,
             // Stage both strips; consecutive threads read consecutive keys of one row.
             for (int e = threadIdx.x; e < TILE * HALF; e += THREADS) {
                 const int r = e / HALF, cc = e % HALF;
-                left_shared[r][cc] = left_key(key_global[(size_t)(a0 + r) * stride + c0 + cc], c0 + cc);
+                const u64 key_a_c = key_global[(size_t)(a0 + r) * stride + c0 + cc];
+                left_shared[r][cc] = left_key(key_a_c, c0 + cc);
             }
             for (int e = threadIdx.x; e < HALF * TILE; e += THREADS) {
                 const int cc = e / TILE, s = e % TILE;
-                right_shared[cc][s] = right_key(key_global[(size_t)(c0 + cc) * stride + b0 + s]);
+                right_shared[cc][s] =
+                    right_key(key_global[(size_t)(c0 + cc) * stride + b0 + s]);
             }
-            if (threadIdx.x < HALF) p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
+            if (threadIdx.x < HALF)
+                p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
             __syncthreads();  // the strips are complete before anyone reads them
 
             #pragma unroll 4
@@ -141,15 +152,20 @@ cmm_tiled_minplus_u64(const u32* __restrict__ dims_global, u64* key_global,
                 u64 left[4], right[4];
                 u32 p_a_times_p_c[4];
                 for (int m = 0; m < 4; ++m) {
-                    left[m] = left_shared[tr + 16 * m][cc];  // 2 rows per warp: broadcast
+                    // 2 rows per warp: broadcast
+                    left[m] = left_shared[tr + 16 * m][cc];
                     p_a_times_p_c[m] = p_a[m] * p_c;
                 }
-                for (int q = 0; q < 4; ++q) right[q] = right_shared[cc][tc + 16 * q];  // 128 B per warp
+                // 128 B per warp
+                for (int q = 0; q < 4; ++q) right[q] = right_shared[cc][tc + 16 * q];
                 for (int m = 0; m < 4; ++m)
                     for (int q = 0; q < 4; ++q)
-                        best[m][q] = min_key(best[m][q], candidate(left[m], right[q], p_a_times_p_c[m], p_b_shifted[q]));
+                        best[m][q] = min_key(best[m][q], candidate(left[m], right[q],
+                                                                   p_a_times_p_c[m],
+                                                                   p_b_shifted[q]));
             }
-            __syncthreads();  // everyone is done with the strips before they are overwritten
+            // everyone is done with the strips before they are overwritten
+            __syncthreads();
         }
     }
 
@@ -174,22 +190,23 @@ struct SweepTiles {
 };
 
 // ANCHOR: wavefront
-// One block per block (I, J = I + D) of block diagonal D >= 1. On entry the table holds, for
-// each cell, the best key over the c of the tiles between I and J (or NO_KEY when D = 1).
-// Left to do: c in tile I above a, whose operands are T[a][c] (block (I, I), final) and
-// T[c][b] (this block, row c below row a), and c in tile J below b, whose operands are
-// T[a][c] (this block, column c left of column b) and T[c][b] (block (J, J), final).
-// Cell (r, s) therefore depends on the cells below it and to its left, and is final at step
-// t = (63 - r) + s of a sweep over the anti-diagonals.
+// One block per block (I, J = I + D) of block diagonal D >= 1. On entry the table
+// holds, for each cell, the best key over the c of the tiles between I and J (or NO_KEY
+// when D = 1). Left to do: c in tile I above a, whose operands are T[a][c]
+// (block (I, I), final) and T[c][b] (this block, row c below row a), and c in tile J
+// below b, whose operands are T[a][c] (this block, column c left of column b) and
+// T[c][b] (block (J, J), final). Cell (r, s) therefore depends on the cells below it
+// and to its left, and is final at step t = (63 - r) + s of a sweep over
+// the anti-diagonals.
 //
-// The sweep pushes instead of pulling: anti-diagonal t - 1, just finished, holds exactly one
-// cell of each column and one of each row, so at step t every unfinished cell (r, s) takes
-// at most two candidates — through the finished cell of its column (c below r) and the one
-// of its row (c left of s) — into a running minimum in a register. Each candidate is taken
-// exactly once, at the step after its operand is finished, with no reduction between threads;
-// a cell is written to shared memory at its own step t. (Pulling all t candidates of the
-// cells of step t at once, and reducing over threads, left most threads idle and cost about
-// three times as long.)
+// The sweep pushes instead of pulling: anti-diagonal t - 1, just finished, holds
+// exactly one cell of each column and one of each row, so at step t every unfinished
+// cell (r, s) takes at most two candidates, through the finished cell of its column
+// (c below r) and the one of its row (c left of s), into a running minimum in a
+// register. Each candidate is taken exactly once, at the step after its operand is
+// finished, with no reduction between threads; a cell is written to shared memory at
+// its own step t. (Pulling all t candidates of the cells of step t at once, and
+// reducing over threads, left most threads idle and cost about three times as long.)
 extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
 cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
                         int n, int stride, int D)
@@ -203,7 +220,8 @@ cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
     const int a0 = I * TILE, b0 = J * TILE;
     for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
         const int r = e / TILE, s = e % TILE;
-        tiles.left[r][s] = left_key(key_global[(size_t)(a0 + r) * stride + a0 + s], a0 + s);
+        const u64 key_a_c = key_global[(size_t)(a0 + r) * stride + a0 + s];
+        tiles.left[r][s] = left_key(key_a_c, a0 + s);
         tiles.right[r][s] = right_key(key_global[(size_t)(b0 + r) * stride + b0 + s]);
     }
     // Thread x owns cells x, x + 1024, ...: a warp holds 32 neighbours of one row.
@@ -226,18 +244,27 @@ cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
             if (final_step < t || b0 + s > n) continue;  // finished, or past the chain
             const u32 p_a = p_shared[0][r], p_b_shifted = p_shared[1][s] << SPLIT_BITS;
             if (t > 0) {
-                // The cell of column s on anti-diagonal t - 1 is in row c = 64 - t + s, below r.
+                // The cell of column s on anti-diagonal t - 1 is in row
+                // c = 64 - t + s, below r.
                 const int c_col = TILE - t + s;
                 if (c_col < TILE)
-                    best[m] = min_key(best[m], candidate(tiles.left[r][c_col], right_key(tiles.cell[c_col][s]),
-                                                         p_a * p_shared[0][c_col], p_b_shifted));
-                // The cell of row r on anti-diagonal t - 1 is in column c = t - 64 + r, left of s.
+                    best[m] = min_key(
+                        best[m],
+                        candidate(tiles.left[r][c_col],
+                                  right_key(tiles.cell[c_col][s]),
+                                  p_a * p_shared[0][c_col], p_b_shifted));
+                // The cell of row r on anti-diagonal t - 1 is in column
+                // c = t - 64 + r, left of s.
                 const int c_row = t - TILE + r;
                 if (c_row >= 0)
-                    best[m] = min_key(best[m], candidate(left_key(tiles.cell[r][c_row], b0 + c_row), tiles.right[c_row][s],
-                                                         p_a * p_shared[1][c_row], p_b_shifted));
+                    best[m] = min_key(
+                        best[m],
+                        candidate(left_key(tiles.cell[r][c_row], b0 + c_row),
+                                  tiles.right[c_row][s],
+                                  p_a * p_shared[1][c_row], p_b_shifted));
             }
-            if (final_step == t)  // a single matrix (b = a + 1, only when D = 1) costs nothing
+            // a single matrix (b = a + 1, only when D = 1) costs nothing
+            if (final_step == t)
                 tiles.cell[r][s] = a0 + r + 1 == b0 + s ? 0 : best[m];
         }
         __syncthreads();  // anti-diagonal t is written before step t + 1 reads it
@@ -245,7 +272,8 @@ cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
 
     for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
         const int r = e / TILE, s = e % TILE;
-        if (b0 + s <= n) key_global[(size_t)(a0 + r) * stride + b0 + s] = tiles.cell[r][s];
+        if (b0 + s <= n)
+            key_global[(size_t)(a0 + r) * stride + b0 + s] = tiles.cell[r][s];
     }
 }
 // ANCHOR_END: wavefront

@@ -1,14 +1,16 @@
-// Exercise 6.3 of the chapter "Beyond the paper": a warp per cell, its 32 lanes splitting the
-// k range, first with a mistake in how the lanes' answers are combined, then with the
-// chapter's 64-bit key. `cargo run --release --example exercises -- 6.3` runs the first
-// through the chapter's check (`--solution`: the second), and `tests/gpu_exercises.rs` shows
-// that the first fails the check and the second passes it.
+// Exercise 6.3 of the chapter "Beyond the paper": a warp per cell, its 32 lanes
+// splitting the k range, first with a mistake in how the lanes' answers are combined,
+// then with the chapter's 64-bit key. `cargo run --release --example exercises -- 6.3`
+// runs the first through the chapter's check (`--solution`: the second), and
+// `tests/gpu_exercises.rs` shows that the first fails the check and the second passes
+// it.
 //
-// Both kernels: launched once per diagonal d = 1 .. n-1, in order, on one stream, with grid
-// (n - d, 1, 1) (block b computes cell i = b + 1) and block (32, 1, 1); the main diagonal is
-// zero before the first launch. Parameters (dims, cost, split, n, d): p[0..n], then the
-// (n + 1)^2 costs and splits of the row-major table, M[i][j] at (n + 1) i + j. The host proves
-// that every cost is below 2^48 and that n < 2^16, so a cost and a split fit one 64-bit key.
+// Both kernels: launched once per diagonal d = 1 .. n-1, in order, on one stream, with
+// grid (n - d, 1, 1) (block b computes cell i = b + 1) and block (32, 1, 1); the main
+// diagonal is zero before the first launch. Parameters (dims, cost, split, n, d):
+// p[0..n], then the (n + 1)^2 costs and splits of the row-major table, M[i][j] at (n +
+// 1) i + j. The host proves that every cost is below 2^48 and that n < 2^16, so a cost
+// and a split fit one 64-bit key.
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -55,8 +57,8 @@ extern "C" __global__ void cmm_warp_solution(const u32* __restrict__ dims_global
     const int i = blockIdx.x + 1;
     const int j = i + d;
     const int row = n + 1;
-    // One key per candidate, cost * 2^16 + k: the smallest key is the smallest cost and, of
-    // equal costs, the smallest k. A lane with no k keeps the largest key.
+    // One key per candidate, cost * 2^16 + k: the smallest key is the smallest cost
+    // and, of equal costs, the smallest k. A lane with no k keeps the largest key.
     u64 best_key = ~0ull;
     for (int k = i + threadIdx.x; k < j; k += 32) {
         const u64 candidate = cost_global[row * i + k]            // M[i][k]

@@ -1,13 +1,14 @@
-// Exercise 5.4 of the chapter "Chained matrix multiplication and the diagonal data layout": one
-// thread per cell of a diagonal, the table diagonal-major, first with a mistake, then right.
-// `cargo run --release --example exercises -- 5.4` runs the first through the chapter's check
-// (`--solution`: the second), and `tests/gpu_exercises.rs` shows that the first fails the
-// check and the second passes it.
+// Exercise 5.4 of the chapter "Chained matrix multiplication and the diagonal data
+// layout": one thread per cell of a diagonal, the table diagonal-major, first with a
+// mistake, then right. `cargo run --release --example exercises -- 5.4` runs the first
+// through the chapter's check (`--solution`: the second), and `tests/gpu_exercises.rs`
+// shows that the first fails the check and the second passes it.
 //
-// Both kernels: launched once per diagonal d = 1 .. n-1, in order, on one stream, with grid
-// (ceil((n - d) / B), 1, 1) and block (B, 1, 1); the main diagonal is zero before the first
-// launch. Parameters (dims, cost, split, n, d): p[0..n], then the n (n + 1) / 2 costs and
-// splits of the diagonal-major table. The host proves that no sum can wrap 64 bits.
+// Both kernels: launched once per diagonal d = 1 .. n-1, in order, on one stream, with
+// grid (ceil((n - d) / B), 1, 1) and block (B, 1, 1); the main diagonal is zero before
+// the first launch. Parameters (dims, cost, split, n, d): p[0..n], then the n (n + 1) /
+// 2 costs and splits of the diagonal-major table. The host proves that no sum can wrap
+// 64 bits.
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -55,8 +56,8 @@ extern "C" __global__ void cmm_cell_solution(const u32* __restrict__ dims_global
         const u64 candidate = cost_global[diag_index(n, i, k)]        // M[i][k]
                             + cost_global[diag_index(n, k + 1, j)]    // M[k+1][j]
                             + (u64)dims_global[i - 1] * dims_global[k] * dims_global[j];
-        // Strictly smaller: of two equal costs the smaller k, met first, stays, as in the
-        // serial program the check compares with.
+        // Strictly smaller: of two equal costs the smaller k, met first, stays, as in
+        // the serial program the check compares with.
         if (candidate < best_cost) {
             best_cost = candidate;
             best_k = k;

@@ -1,13 +1,14 @@
-//! The roofline: every kernel of the book that does floating-point arithmetic, placed by its
-//! arithmetic intensity (FLOPs per byte it must move) and the rate it reached, under the
-//! ceilings the same GPU measured (`ceilings-peaks`: FP32 and FP64 multiply-adds, the L2 read
-//! inside one launch, device memory's best copy).
+//! The roofline: every kernel of the book that does floating-point arithmetic, placed
+//! by its arithmetic intensity (FLOPs per byte it must move) and the rate it reached,
+//! under the ceilings the same GPU measured (`ceilings-peaks`: FP32 and FP64
+//! multiply-adds, the L2 read inside one launch, device memory's best copy).
 //!
-//! It is composed from the records of a folder (the book's `figures/`, or a reader's run), so it
-//! needs no GPU: `reproduce` draws it after measuring, and `reproduce --roofline` on any folder.
-//! Bytes are the ones each algorithm must move (inputs read once, outputs written once), as the
-//! chapters compute them; kernels that do no arithmetic (copies, transposes, strided reads) have
-//! an intensity of zero and are shown against the bandwidth ceilings in their own chapters.
+//! It is composed from the records of a folder (the book's `figures/`, or a reader's
+//! run), so it needs no GPU: `reproduce` draws it after measuring, and `reproduce
+//! --roofline` on any folder. Bytes are the ones each algorithm must move (inputs read
+//! once, outputs written once), as the chapters compute them; kernels that do no
+//! arithmetic (copies, transposes, strided reads) have an intensity of zero and are
+//! shown against the bandwidth ceilings in their own chapters.
 
 use std::path::Path;
 
@@ -30,8 +31,8 @@ pub struct Roof {
 }
 
 impl Roof {
-    /// The attainable rate at `intensity` FLOP/byte: the lower of the arithmetic peak and
-    /// what device memory (or, for data that stays in L2, the L2) can feed.
+    /// The attainable rate at `intensity` FLOP/byte: the lower of the arithmetic peak
+    /// and what device memory (or, for data that stays in L2, the L2) can feed.
     pub fn attainable(&self, intensity: f64, double: bool, l2_resident: bool) -> f64 {
         let peak = if double { self.fp64_gflops } else { self.fp32_gflops };
         let bandwidth = if l2_resident { self.l2_gbps } else { self.dram_gbps };
@@ -89,7 +90,8 @@ pub struct KernelPoint {
     pub seconds: f64,
     /// The record it was read from.
     pub source: &'static str,
-    /// Whether its data stayed in L2 (then L2, not device memory, is its bandwidth roof).
+    /// Whether its data stayed in L2 (then L2, not device memory, is its bandwidth
+    /// roof).
     pub l2_resident: bool,
 }
 
@@ -110,14 +112,14 @@ fn dataset_shape(label: &str) -> Option<(f64, f64)> {
 }
 
 // ANCHOR: points
-/// The kernels of the book that do floating-point arithmetic, read from the records in `dir`
-/// (records that are missing contribute nothing):
-/// - matrix multiply steps and cuBLAS: `2 M N K` FLOPs over the `4 (M K + K N + M N)` bytes
-///   of the three matrices (`tiling-kernels`);
-/// - ATAX, every variant at the largest float and the largest double matrix: `4 M N` FLOPs
-///   over the bytes the variant moves (`atax-kernels`, L2 cold);
-/// - the signal example (one multiply-add per matrix element) and the three-point stencil
-///   (two adds per element, 8 useful bytes) from the rates the memory-spaces chapter recorded.
+/// The kernels of the book that do floating-point arithmetic, read from the records in
+/// `dir` (records that are missing contribute nothing): - matrix multiply steps and
+/// cuBLAS: `2 M N K` FLOPs over the `4 (M K + K N + M N)` bytes of the three matrices
+/// (`tiling-kernels`); - ATAX, every variant at the largest float and the largest
+/// double matrix: `4 M N` FLOPs over the bytes the variant moves (`atax-kernels`, L2
+/// cold); - the signal example (one multiply-add per matrix element) and the
+/// three-point stencil (two adds per element, 8 useful bytes) from the rates the
+/// memory-spaces chapter recorded.
 pub fn read_points(dir: &Path) -> Vec<KernelPoint> {
     let mut points = Vec::new();
     if let Ok(rec) = read(dir, "tiling-kernels") {
@@ -199,7 +201,8 @@ pub fn read_points(dir: &Path) -> Vec<KernelPoint> {
             if !keep(x) {
                 continue;
             }
-            // One second's worth of the kernel: its bytes and FLOPs at the measured rate.
+            // One second's worth of the kernel: its bytes and FLOPs at the measured
+            // rate.
             let bytes = gbps * 1e9;
             let l2_resident = series.starts_with("L2 warm");
             let cache = match (series.starts_with("L2 "), l2_resident) {
@@ -220,8 +223,8 @@ pub fn read_points(dir: &Path) -> Vec<KernelPoint> {
         }
     };
     let not_copy = |x: &str| x != "copy kernel";
-    // signal: 2 FLOPs per 4-byte element (the results, one float per 2500-float row, are
-    // within 0.04% of the bytes and counted in the rate).
+    // signal: 2 FLOPs per 4-byte element (the results, one float per 2500-float row,
+    // are within 0.04% of the bytes and counted in the rate).
     from_rate("memory_spaces-signal", "signal", &not_copy, 0.5);
     // stencil: b[j] = a[j-1] + a[j] + a[j+1], 2 FLOPs per 8 useful bytes.
     from_rate("memory_spaces-stencil", "stencil", &not_copy, 0.25);
@@ -229,8 +232,8 @@ pub fn read_points(dir: &Path) -> Vec<KernelPoint> {
 }
 // ANCHOR_END: points
 
-/// The figures and the table this module writes, all composed by `reproduce` (and listed in
-/// [`crate::chapters::REPRODUCE_WRITES`]).
+/// The figures and the table this module writes, all composed by `reproduce` (and
+/// listed in [`crate::chapters::REPRODUCE_WRITES`]).
 pub const STEMS: &[&str] = &[
     "ceilings-roofline",
     "ceilings-roofline-kernels",
@@ -256,8 +259,8 @@ struct KernelRow {
     percent: String,
 }
 
-/// The provenance of a composed record: the device and ceilings of `roof`, this program's
-/// build and command, and the records it read.
+/// The provenance of a composed record: the device and ceilings of `roof`, this
+/// program's build and command, and the records it read.
 fn meta_for(roof: &Roof, points: &[KernelPoint]) -> Meta {
     let mut sources: Vec<&str> = points.iter().map(|p| p.source).collect();
     sources.push("ceilings-peaks");
@@ -282,8 +285,8 @@ fn meta_for(roof: &Roof, points: &[KernelPoint]) -> Meta {
         .with("l2_gbps", &format!("{:.0}", roof.l2_gbps))
 }
 
-/// The roofs as lines: device memory and L2 from the left edge to where each meets the FP32
-/// peak; the peaks themselves are the figure's reference lines.
+/// The roofs as lines: device memory and L2 from the left edge to where each meets the
+/// FP32 peak; the peaks themselves are the figure's reference lines.
 fn roof_points(roof: &Roof, x_min: f64) -> Vec<Point> {
     let line = |name: &str, gbps: f64| {
         let ridge = roof.fp32_gflops / gbps;

@@ -1,7 +1,8 @@
 //! The built book in a real browser, offline: headless Chromium opens every page from `file://`
 //! with the network disabled (every request goes to a proxy that does not exist), and a script
 //! injected into a copy of each page records failed loads, console errors and uncaught
-//! exceptions, and checks that every image decoded. Search must find "coalescing". A
+//! exceptions, and checks that every image decoded and that no table scrolls sideways in a
+//! desktop window (the text column at its full width). Search must find "coalescing". A
 //! screenshot of every chapter in the light and the dark theme is saved for review, into
 //! `target/book-screenshots/` (or `$CMBOOK_SCREENSHOTS`).
 //!
@@ -72,6 +73,12 @@ console.error = function () { window.__cmbookProblems.push('console.error: ' + A
 window.addEventListener('load', function () { setTimeout(function () {
   var images = document.images, broken = [];
   for (var i = 0; i < images.length; i++) { if (!(images[i].complete && images[i].naturalWidth > 0)) broken.push(images[i].src); }
+  document.querySelectorAll('.table-wrapper').forEach(function (w) {
+    if (w.scrollWidth > w.clientWidth + 1) {
+      var th = w.querySelector('th');
+      window.__cmbookProblems.push('a table scrolls sideways, ' + w.scrollWidth + ' px in a ' + w.clientWidth + '-px column: ' + (th ? th.textContent.trim() : '?') + ' ...');
+    }
+  });
   var report = document.createElement('pre');
   report.id = 'cmbook-report';
   report.textContent = JSON.stringify({ images: images.length, broken: broken, problems: window.__cmbookProblems });
@@ -143,7 +150,13 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
         )
         .unwrap();
         let url = format!("file://{}", book.path().join(&checked).display());
-        let dom = headless(&browser, profile.path(), &url, &["--dump-dom".to_string()]);
+        // A desktop window: the text column at mdBook's full 750 px, beside the sidebar.
+        let dom = headless(
+            &browser,
+            profile.path(),
+            &url,
+            &["--window-size=1280,2000".to_string(), "--dump-dom".to_string()],
+        );
         match parse_report(&dom) {
             None => failures.push(format!(
                 "{page}: the page did not finish loading (no report in the DOM)"

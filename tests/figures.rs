@@ -137,3 +137,56 @@ fn every_figure_is_written_by_the_example_the_registry_names() {
         }
     }
 }
+
+/// Every table of the book reads without its CSV: plain-English headers (no raw column name
+/// such as `median_ms`), a flag or command in a cell shown as code (so that it copies as
+/// typed), and one line under it saying where its numbers come from — "Computed by …" for a
+/// table that code computed, "Measured on …" for the others.
+#[test]
+fn every_table_has_plain_headers_code_for_commands_and_one_source_line() {
+    use cmbook::harness::record;
+    let figures = Path::new(ROOT).join("figures");
+    let (mut problems, mut tables) = (Vec::new(), 0);
+    for entry in std::fs::read_dir(figures.join("data")).unwrap() {
+        let path = entry.unwrap().path();
+        let rec = record::read_csv(&path).unwrap();
+        if rec.meta.get("plot").is_some() {
+            continue;
+        }
+        tables += 1;
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let md = record::markdown_table(&rec, &format!("figures/data/{name}")).unwrap();
+        let outside_code = |cell: &str| -> String {
+            cell.split('`').step_by(2).collect::<Vec<_>>().join(" ")
+        };
+        let mut headers_seen = false;
+        for line in md.lines().filter(|l| l.starts_with('|') && !l.starts_with("|---"))
+        {
+            let cells: Vec<&str> =
+                line.trim_matches('|').split(" | ").map(str::trim).collect();
+            if !headers_seen {
+                headers_seen = true;
+                for h in cells.iter().filter(|h| outside_code(h).contains('_')) {
+                    problems.push(format!("{name}: header `{h}` is a raw column name"));
+                }
+                continue;
+            }
+            for cell in cells {
+                let text = outside_code(cell);
+                if text.split_whitespace().any(|w| w.starts_with("--")) {
+                    problems.push(format!("{name}: a flag outside code: {cell}"));
+                }
+            }
+        }
+        let source_lines = md.matches("<small>").count();
+        let computed = rec.meta.get("computed").is_some();
+        let says = if computed { "<small>Computed by " } else { "<small>Measured on " };
+        if source_lines != 1 || !md.contains(says) {
+            problems.push(format!(
+                "{name}: its line under the table should start `{says}`"
+            ));
+        }
+    }
+    assert!(tables > 20, "only {tables} tables");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

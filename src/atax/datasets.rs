@@ -46,15 +46,17 @@ pub const ODD_SIZES: [Dataset; 5] = [
 ];
 
 // ANCHOR: bytes_moved
-/// Bytes a kernel variant must move between device memory and the SMs at the least: A read
-/// `passes` times (1 for the fused kernel, 2 for everything that computes tmp and y in two
-/// kernels), x read once, y written once, tmp written and read once by two-kernel variants.
+/// Bytes a kernel variant must move between device memory and the SMs at the least: A
+/// read `passes` times (1 for the fused kernel, 2 for everything that computes tmp and
+/// y in two kernels), x read once, y written once, tmp written and read once by
+/// two-kernel variants.
 pub fn bytes_moved(d: Dataset, elem_bytes: usize, passes: u64) -> u64 {
     let vectors = (d.n + d.n) as u64 + if passes >= 2 { 2 * d.m as u64 } else { 0 };
     passes * d.matrix_bytes(elem_bytes) + vectors * elem_bytes as u64
 }
 
-/// The least time to move `bytes` at `gb_per_s` (10⁹ bytes per second), in milliseconds.
+/// The least time to move `bytes` at `gb_per_s` (10⁹ bytes per second),
+/// in milliseconds.
 pub fn floor_ms(bytes: u64, gb_per_s: f64) -> f64 {
     bytes as f64 / (gb_per_s * 1e9) * 1e3
 }

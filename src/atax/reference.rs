@@ -32,7 +32,8 @@ pub fn atax<T: Copy + Into<f64> + Sync>(
         .take(m)
         .map(|row| row.iter().zip(x).map(|(&a, &x)| a.into() * x.into()).sum())
         .collect();
-    // y by blocks of rows, each block's partial sums added in block order: deterministic.
+    // y by blocks of rows, each block's partial sums added in block
+    // order: deterministic.
     let rows_per_block = m.div_ceil(rayon::current_num_threads().max(1) * 4).max(1);
     let zero = || (vec![0f64; n], vec![0f64; n]);
     let partials: Vec<(Vec<f64>, Vec<f64>)> = (0..m.div_ceil(rows_per_block))
@@ -59,11 +60,12 @@ pub fn atax<T: Copy + Into<f64> + Sync>(
 // ANCHOR_END: reference
 
 // ANCHOR: tolerance
-/// The tolerance for a GPU y computed in a type with machine epsilon `eps`, reductions of
-/// length `m` (y) and `n` (tmp). Rounding errors of a sum of k terms grow like √k · eps times
-/// the sum of the terms' magnitudes when they do not all point the same way; the factor 4 is
-/// headroom for the orders the kernels add in (tree, blocked, sequential). A wrong index or a
-/// missing row changes y_j by about its own size, far beyond this.
+/// The tolerance for a GPU y computed in a type with machine epsilon `eps`, reductions
+/// of length `m` (y) and `n` (tmp). Rounding errors of a sum of k terms grow like
+/// √k · eps times the sum of the terms' magnitudes when they do not all point the same
+/// way; the factor 4 is headroom for the orders the kernels add in (tree, blocked,
+/// sequential). A wrong index or a missing row changes y_j by about its own size,
+/// far beyond this.
 pub fn tolerance(eps: f64, m: usize, n: usize, max_magnitude: f64) -> Tolerance {
     let growth = 4.0 * eps * ((m + n) as f64).sqrt();
     Tolerance::new(growth * max_magnitude.max(f64::MIN_POSITIVE), growth)

@@ -5,7 +5,7 @@ use crate::harness::format::{ratio, us};
 use crate::harness::plot::{Axis, PanelBy, Point, Spec, Ticks};
 use crate::harness::{Run, Stats};
 
-use super::datasets::{floor_ms, Dataset, LARGE_SQUARE};
+use super::datasets::{floor_ms, Dataset, LARGE_SQUARE, POLYBENCH};
 use super::measure::{
     EndToEndResult, KernelResult, KernelVariant, Results, Strategy, Transfer,
 };
@@ -17,6 +17,66 @@ const AFTER_COPY: &str =
 
 fn key(d: &Dataset, elem: &str) -> String {
     format!("{} {}", d.name, elem)
+}
+
+/// How the tables are shown (see `harness::table`): plain headers with units, the spread of
+/// the repetitions beside the median, the datasets the chapter discusses in view and the
+/// others folded.
+const KERNELS_SHOWN: [(&str, &str); 2] = [
+    (
+        "headers",
+        "mb_moved = MB moved | floor_us = floor (µs) | \
+         warm_median_us = L2 warm, median (µs) | warm_min_us = L2 warm, fastest (µs) | \
+         warm_max_us = L2 warm, slowest (µs) | cold_median_us = L2 cold, median (µs) | \
+         slides_mean_us = slides' method (µs) | \
+         cold_fraction_of_copy = of copy bandwidth, L2 cold | \
+         worst_rel_err = worst relative error",
+    ),
+    (
+        "columns",
+        "{dataset}, {type} = dataset | variant | floor_us | warm_median_us | \
+         {warm_min_us}–{warm_max_us} = L2 warm, fastest–slowest (µs) | \
+         cold_median_us | slides_mean_us | cold_fraction_of_copy",
+    ),
+];
+/// How `atax-end-to-end` is shown (see `harness::table`).
+const END_TO_END_SHOWN: [(&str, &str); 2] = [
+    (
+        "headers",
+        "median_ms = median (ms) | min_ms = fastest (ms) | max_ms = slowest (ms) | \
+         slides_mean_ms = slides' method (ms) | speedup_median = speedup, median | \
+         speedup_slides_method = speedup, slides' method | \
+         over_pinned_copy_of_a = time over the pinned copy of A",
+    ),
+    (
+        "columns",
+        "{dataset}, {type} = dataset | strategy | median_ms | \
+         {min_ms}–{max_ms} = fastest–slowest (ms) | slides_mean_ms | speedup_median | \
+         speedup_slides_method | over_pinned_copy_of_a",
+    ),
+];
+/// How `atax-slides` is shown (see `harness::table`).
+const SLIDES_SHOWN: [(&str, &str); 2] = [
+    (
+        "headers",
+        "technique = technique (slides) | our_strategy = our strategy | \
+         slides_claim = slides' speedup | ours_median = our speedup, median | \
+         ours_slides_method = our speedup, slides' method | \
+         ours_kernels_only = our speedup, kernels only",
+    ),
+    ("fold", "dataset = EXTRALARGE double"),
+];
+
+/// The `fold` key of a table with a `dataset` column: the largest dataset measured (the square
+/// beyond L2) in view, and EXTRALARGE too where the chapter discusses it.
+fn fold_datasets<'a>(
+    datasets: impl Iterator<Item = &'a Dataset>,
+    extralarge: bool,
+) -> String {
+    let largest = datasets.max_by_key(|d| d.m * d.n).map(Dataset::label);
+    let xl = POLYBENCH.iter().find(|d| extralarge && d.name == "EXTRALARGE");
+    let kept: Vec<String> = xl.map(Dataset::label).into_iter().chain(largest).collect();
+    format!("dataset = {}", kept.join(" | "))
 }
 
 impl Results {
@@ -205,8 +265,14 @@ fn kernels_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         })
         .collect();
     let title = "Kernel times, A already on the device (L2 warm and cold)";
-    let l2 = [("l2", "warm and cold (both columns)")];
-    run.table("atax-kernels", title, &l2, &kernel_rows)
+    let fold = fold_datasets(r.kernels.iter().map(|k| &k.d), true);
+    let shown = [("l2", "warm and cold (both columns)"), ("fold", &fold)];
+    run.table(
+        "atax-kernels",
+        title,
+        &[&shown[..], &KERNELS_SHOWN].concat(),
+        &kernel_rows,
+    )
 }
 
 /// `atax-end-to-end`: every host strategy with its transfers.
@@ -237,7 +303,14 @@ fn end_to_end_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         .collect();
     let title =
         "End to end: copies in, kernels, y back; speedup over pageable + baseline";
-    run.table("atax-end-to-end", title, &[("l2", AFTER_COPY)], &e2e_rows)
+    let fold = fold_datasets(r.end_to_end.iter().map(|e| &e.d), false);
+    let shown = [("l2", AFTER_COPY), ("fold", &fold)];
+    run.table(
+        "atax-end-to-end",
+        title,
+        &[&shown[..], &END_TO_END_SHOWN].concat(),
+        &e2e_rows,
+    )
 }
 
 /// `atax-slides`: the slides' claims next to our speedups.
@@ -283,7 +356,8 @@ fn slides_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let title =
         "The slides' speedups (EXTRALARGE, double) next to ours, end to end over \
                  pageable + baseline";
-    run.table("atax-slides", title, &[("l2", AFTER_COPY)], &slides_rows)
+    let shown = [&[("l2", AFTER_COPY)][..], &SLIDES_SHOWN].concat();
+    run.table("atax-slides", title, &shown, &slides_rows)
 }
 
 /// `atax-targets`: the chapter's three targets, each computed from the results; returns them
@@ -406,7 +480,9 @@ fn skipped_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         })
         .collect();
     let title = "What could not run, and why";
-    run.table("atax-skipped", title, &[("l2", "n/a")], &skipped)
+    let empty =
+        "Nothing was skipped: every variant and every strategy ran at every dataset.";
+    run.table("atax-skipped", title, &[("l2", "n/a"), ("empty", empty)], &skipped)
 }
 
 /// `atax-speedup`: end-to-end speedup per strategy and dataset.

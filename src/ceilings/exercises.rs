@@ -8,9 +8,9 @@ use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::{inputs, verify, Gpu};
 
 // ANCHOR: memory_floor
-/// The shortest time, in milliseconds, in which a kernel can read `bytes_read` and write
-/// `bytes_written` bytes of device memory at a copy bandwidth of `copy_gbps` GB/s (counted,
-/// like the copy, as bytes read plus bytes written).
+/// The shortest time, in milliseconds, in which a kernel can read `bytes_read` and
+/// write `bytes_written` bytes of device memory at a copy bandwidth of `copy_gbps` GB/s
+/// (counted, like the copy, as bytes read plus bytes written).
 pub fn memory_floor_ms(bytes_read: f64, bytes_written: f64, copy_gbps: f64) -> f64 {
     (bytes_read + bytes_written) / (copy_gbps * 1e9) * 1e3
 }
@@ -18,8 +18,8 @@ pub fn memory_floor_ms(bytes_read: f64, bytes_written: f64, copy_gbps: f64) -> f
 
 // ANCHOR: launch_share
 /// The share of a program's time spent on launches when it runs `kernels` kernels of
-/// `kernel_us` microseconds each and every launch costs `launch_us` microseconds that the GPU
-/// cannot overlap with work (a launch after a synchronisation, for instance).
+/// `kernel_us` microseconds each and every launch costs `launch_us` microseconds that
+/// the GPU cannot overlap with work (a launch after a synchronisation, for instance).
 pub fn launch_share(kernels: usize, kernel_us: f64, launch_us: f64) -> f64 {
     let launches = kernels as f64 * launch_us;
     launches / (launches + kernels as f64 * kernel_us)
@@ -27,12 +27,13 @@ pub fn launch_share(kernels: usize, kernel_us: f64, launch_us: f64) -> f64 {
 // ANCHOR_END: launch_share
 
 // ANCHOR: smallest_worthwhile
-/// The smallest number of bytes a copy must move (read + write) for its time to be at least
-/// `share` (e.g. 0.9) bandwidth and at most `1 - share` fixed cost, given a fixed cost of
-/// `fixed_us` microseconds per launch and a bandwidth of `copy_gbps` GB/s.
+/// The smallest number of bytes a copy must move (read + write) for its time to be at
+/// least `share` (e.g. 0.9) bandwidth and at most `1 - share` fixed cost, given a fixed
+/// cost of `fixed_us` microseconds per launch and a bandwidth of `copy_gbps` GB/s.
 pub fn smallest_worthwhile_bytes(fixed_us: f64, copy_gbps: f64, share: f64) -> f64 {
     assert!((0.0..1.0).contains(&share));
-    // bytes / B >= share * (bytes / B + fixed)  <=>  bytes >= B * fixed * share / (1 - share)
+    // bytes / B >= share * (bytes / B + fixed)
+    //     <=>  bytes >= B * fixed * share / (1 - share)
     copy_gbps * 1e9 * fixed_us * 1e-6 * share / (1.0 - share)
 }
 // ANCHOR_END: smallest_worthwhile

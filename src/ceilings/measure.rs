@@ -221,7 +221,8 @@ pub fn measure_launch(
         round_trip.push(t.elapsed().as_secs_f64() * 1e3);
     }
 
-    // The same batch captured once into a graph, then replayed: one launch call for `batch` nodes.
+    // The same batch captured once into a graph, then replayed: one launch call
+    // for `batch` nodes.
     gpu.stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
     for _ in 0..batch {

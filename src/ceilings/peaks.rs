@@ -1,6 +1,7 @@
-//! The other ceilings a roofline needs: how many floating-point operations per second the GPU
-//! does (FP32 and FP64 multiply-adds in registers) and how many bytes per second its L2 cache
-//! delivers when a launch is long enough to measure the cache and not the launch.
+//! The other ceilings a roofline needs: how many floating-point operations per second
+//! the GPU does (FP32 and FP64 multiply-adds in registers) and how many bytes per
+//! second its L2 cache delivers when a launch is long enough to measure the cache and
+//! not the launch.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
@@ -71,8 +72,8 @@ fn full_grid(
 }
 
 // ANCHOR: measure_fma
-/// Verifies, then times, `fma_peak_f32` (`double = false`) or `fma_peak_f64` on a grid that
-/// fills every SM: 16 FLOPs per thread and step.
+/// Verifies, then times, `fma_peak_f32` (`double = false`) or `fma_peak_f64` on a grid
+/// that fills every SM: 16 FLOPs per thread and step.
 pub fn measure_fma(
     gpu: &Gpu,
     table: &KernelTable<CeilingKernel>,
@@ -102,7 +103,8 @@ where
     let cfg = full_grid(gpu, table, kernel)?;
     let threads = cfg.grid_dim.0 as usize * BLOCK as usize;
     let seed: Vec<T> = chain_seed();
-    // Every thread computes the same chains: the CPU's fused multiply-add rounds the same way.
+    // Every thread computes the same chains: the CPU's fused multiply-add rounds the
+    // same way.
     let want = vec![fma_chains_reference(&seed, iters, fma); threads];
     let seed = gpu.stream.clone_htod(&seed)?;
     let mut out = gpu.stream.alloc_zeros::<T>(threads)?;
@@ -111,7 +113,8 @@ where
     let verified = gpu.verify_then_time_output(
         &mut out,
         |s, out| {
-            // SAFETY: (seed: 10 elements, out: one per thread, iters) as the kernel takes.
+            // SAFETY: (seed: 10 elements, out: one per thread, iters) as the kernel
+            // takes.
             unsafe {
                 s.launch_builder(f).arg(&seed).arg(out).arg(&iters_arg).launch(cfg)?
             };
@@ -125,8 +128,8 @@ where
 }
 // ANCHOR_END: measure_fma
 
-/// The sums `l2_read` writes, per thread, in double precision: thread `t` reads the float4s
-/// `t, t + threads, ...` in every pass.
+/// The sums `l2_read` writes, per thread, in double precision: thread `t` reads the
+/// float4s `t, t + threads, ...` in every pass.
 pub fn l2_read_reference(src: &[f32], threads: usize, passes: u32) -> Vec<f64> {
     let n4 = src.len() / 4;
     (0..threads)
@@ -142,8 +145,8 @@ pub fn l2_read_reference(src: &[f32], threads: usize, passes: u32) -> Vec<f64> {
         .collect()
 }
 
-/// Verifies, then times, `passes` reads of a buffer of `bytes` bytes (a multiple of 16 that
-/// fits in L2) inside one launch, L2 warm.
+/// Verifies, then times, `passes` reads of a buffer of `bytes` bytes (a multiple of 16
+/// that fits in L2) inside one launch, L2 warm.
 pub fn measure_l2_read(
     gpu: &Gpu,
     table: &KernelTable<CeilingKernel>,
@@ -165,12 +168,14 @@ pub fn measure_l2_read(
     let (n4, passes_arg) = ((bytes / 16) as u64, passes as i32);
     let f = table.get(CeilingKernel::L2Read);
     let size = format!("{bytes} bytes x {passes} passes");
-    // Float sums of a few hundred terms in [-4, 4): far inside this tolerance; NaN never is.
+    // Float sums of a few hundred terms in [-4, 4): far inside this tolerance; NaN
+    // never is.
     let tol = Tolerance::new(1e-3, 1e-4);
     let verified = gpu.verify_then_time_output(
         &mut out,
         |s, out| {
-            // SAFETY: (src as float4s, n4, passes, out: one per thread) as the kernel takes.
+            // SAFETY: (src as float4s, n4, passes, out: one per thread) as the kernel
+            // takes.
             unsafe {
                 s.launch_builder(f)
                     .arg(&src)

@@ -212,7 +212,12 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         &format!("events around a graph of {batch} kernels"),
     ));
     let title = "The ceilings of this GPU (median, min and max over repetitions)";
-    run.table("ceilings-summary", title, &[], &rows)?;
+    run.table(
+        "ceilings-summary",
+        title,
+        &[("headers", "measured_as = measured as")],
+        &rows,
+    )?;
     peaks_table(run, r)?;
 
     println!("{:<38} {:>9} {:>9} {:>9}  unit", "ceiling", "median", "min", "max");
@@ -326,7 +331,10 @@ fn peaks_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table(
         "ceilings-peaks",
         title,
-        &[("l2", "warm for the arithmetic and the L2 read; cold for device memory")],
+        &[
+            ("l2", "warm for the arithmetic and the L2 read; cold for device memory"),
+            ("headers", "measured_as = measured as"),
+        ],
         &rows,
     )
 }

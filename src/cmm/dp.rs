@@ -264,9 +264,9 @@ pub fn solve_serial(dims: &[u32]) -> Result<DpTable, CmmError> {
 }
 
 // ANCHOR: serial_dp
-/// The serial program (the paper's Listing 1). `cost` and `split` hold the `(n + 1)^2` cells of
-/// the paper's indexing `(n + 1) * i + j`, zeroed; `dims` has `n + 1` entries. The caller has
-/// proved that no sum or product below exceeds `u64::MAX`.
+/// The serial program (the paper's Listing 1). `cost` and `split` hold the `(n + 1)^2`
+/// cells of the paper's indexing `(n + 1) * i + j`, zeroed; `dims` has `n + 1` entries.
+/// The caller has proved that no sum or product below exceeds `u64::MAX`.
 pub fn fill_serial(dims: &[u32], cost: &mut [u64], split: &mut [u32]) {
     let n = dims.len() - 1;
     let row = n + 1; // row stride of the (n + 1) x (n + 1) buffer
@@ -383,13 +383,13 @@ pub fn solve_parallel(dims: &[u32]) -> Result<DpTable, CmmError> {
 }
 
 // ANCHOR: contiguous_dp
-/// The program as a fair CPU runs it: cells of a diagonal spread over rayon's threads (run it
-/// inside a one-thread pool for a serial time), and a second, column-major copy of the costs
-/// so that both operands of the k loop, `M[i][i..j]` and `M[i+1..=j][j]`, are contiguous
-/// slices. [`solve_parallel`] walks the second operand down a column, `n + 1` costs apart,
-/// which misses the cache on every `k` once a column no longer fits it. Results equal
-/// [`solve_serial`]'s exactly (same scan order and tie rule per cell). Needs
-/// [`gpu_safe_bound`] (plain `u64` arithmetic), as the kernels do.
+/// The program as a fair CPU runs it: cells of a diagonal spread over rayon's threads
+/// (run it inside a one-thread pool for a serial time), and a second, column-major copy
+/// of the costs so that both operands of the k loop, `M[i][i..j]` and `M[i+1..=j][j]`,
+/// are contiguous slices. [`solve_parallel`] walks the second operand down a column,
+/// `n + 1` costs apart, which misses the cache on every `k` once a column no longer
+/// fits it. Results equal [`solve_serial`]'s exactly (same scan order and tie rule per
+/// cell). Needs [`gpu_safe_bound`] (plain `u64` arithmetic), as the kernels do.
 pub fn solve_contiguous(dims: &[u32]) -> Result<DpTable, CmmError> {
     let n = validate_dims(dims)?;
     gpu_safe_bound(dims)?;

@@ -12,8 +12,8 @@ use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::{Gpu, UsageError};
 
 // ANCHOR: left_to_right
-/// Scalar multiplications of the naive order `((A1 A2) A3) ... An`: the running product is
-/// always `p0 x pk`, and multiplying it by `A(k+1)` costs `p0 * pk * p(k+1)`.
+/// Scalar multiplications of the naive order `((A1 A2) A3) ... An`: the running product
+/// is always `p0 x pk`, and multiplying it by `A(k+1)` costs `p0 * pk * p(k+1)`.
 pub fn left_to_right_cost(dims: &[u32]) -> u128 {
     dims.windows(2)
         .skip(1)
@@ -23,17 +23,17 @@ pub fn left_to_right_cost(dims: &[u32]) -> u128 {
 // ANCHOR_END: left_to_right
 
 // ANCHOR: wasted_cells
-/// Cells of the paper's row-major table (`(n + 1)^2`) that never hold a cost, against the
-/// diagonal-major layout, which stores exactly the `n (n + 1) / 2` cells `i <= j`.
+/// Cells of the paper's row-major table (`(n + 1)^2`) that never hold a cost, against
+/// the diagonal-major layout, which stores exactly the `n (n + 1) / 2` cells `i <= j`.
 pub fn wasted_cells(n: usize) -> usize {
     (n + 1) * (n + 1) - n * (n + 1) / 2
 }
 // ANCHOR_END: wasted_cells
 
 // ANCHOR: cells_per_diagonal
-/// How many cells (threads of the paper's kernel) are busy on each diagonal d = 1 .. n-1, and
-/// the average share of a block of `n` threads that works: the one-block kernel idles more and
-/// more threads as the diagonals shorten.
+/// How many cells (threads of the paper's kernel) are busy on each diagonal
+/// d = 1 .. n-1, and the average share of a block of `n` threads that works: the
+/// one-block kernel idles more and more threads as the diagonals shorten.
 pub fn average_busy_share(n: usize) -> f64 {
     if n < 2 {
         return 0.0;

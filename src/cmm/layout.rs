@@ -50,17 +50,18 @@ pub fn packed_row_index(n: usize, row: usize, col: usize) -> usize {
 }
 
 // ANCHOR: diag_index
-/// First index of diagonal `d` (`0 <= d <= n`) in the diagonal-major order of an `n x n`
-/// upper triangle. Diagonal `e` holds `n - e` cells, so this is `n + (n - 1) + ... + (n - d + 1)`.
-/// `diagonal_offset(n, n)` is one past the last cell.
+/// First index of diagonal `d` (`0 <= d <= n`) in the diagonal-major order of an
+/// `n x n` upper triangle. Diagonal `e` holds `n - e` cells, so this is
+/// `n + (n - 1) + ... + (n - d + 1)`. `diagonal_offset(n, n)` is one
+/// past the last cell.
 pub fn diagonal_offset(n: usize, d: usize) -> usize {
     debug_assert!(d <= n);
     d * (2 * n + 1 - d) / 2
 }
 
-/// Index of `(row, col)`, `row <= col < n`, in the diagonal-major order of Seifi & Al-Mamun 2024,
-/// Figure 4: diagonal `d = col - row` is stored contiguously, ordered by row, and the diagonals
-/// follow one another starting with the main diagonal `d = 0`.
+/// Index of `(row, col)`, `row <= col < n`, in the diagonal-major order of Seifi &
+/// Al-Mamun 2024, Figure 4: diagonal `d = col - row` is stored contiguously, ordered by
+/// row, and the diagonals follow one another starting with the main diagonal `d = 0`.
 pub fn diag_index(n: usize, row: usize, col: usize) -> usize {
     debug_assert!(row <= col && col < n);
     diagonal_offset(n, col - row) + row

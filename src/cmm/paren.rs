@@ -167,8 +167,8 @@ impl Reader<'_> {
 }
 
 // ANCHOR: parenthesization
-/// The optimal order recorded in a filled table, as text: `split(i, j) = k` means the last
-/// product is `(A_i..A_k)(A_{k+1}..A_j)`, and each side is read back the same way.
+/// The optimal order recorded in a filled table, as text: `split(i, j) = k` means the
+/// last product is `(A_i..A_k)(A_{k+1}..A_j)`, and each side is read back the same way.
 pub fn parenthesization(table: &DpTable) -> String {
     fn write_range(table: &DpTable, i: usize, j: usize, out: &mut String) {
         if i == j {

@@ -139,8 +139,9 @@ impl<'g> TiledKernels<'g> {
     }
 
     // ANCHOR: enqueue
-    /// Enqueues one complete solve on `stream`: reset the keys to the identity of min, block
-    /// diagonal 0, then for each block diagonal D its min-plus launch (D >= 2) and its sweep.
+    /// Enqueues one complete solve on `stream`: reset the keys to the identity of min,
+    /// block diagonal 0, then for each block diagonal D its min-plus launch
+    /// (D >= 2) and its sweep.
     pub fn enqueue(
         &self,
         stream: &Arc<CudaStream>,
@@ -151,7 +152,8 @@ impl<'g> TiledKernels<'g> {
         {
             let (ptr, _sync) =
                 cudarc::driver::DevicePtrMut::device_ptr_mut(&mut p.keys, stream);
-            // SAFETY: ptr and bytes describe the key table; the memset is ordered on `stream`.
+            // SAFETY: ptr and bytes describe the key table; the memset is
+            // ordered on `stream`.
             unsafe {
                 cudarc::driver::result::memset_d8_async(
                     ptr,
@@ -188,12 +190,14 @@ impl<'g> TiledKernels<'g> {
                     .arg(&stride)
                     .arg(&d_arg)
                     .arg(&chunk_arg);
-                // SAFETY: (dims, keys, n, stride, D, chunk) as in the header; splits * chunk covers the D - 1 tiles.
+                // SAFETY: (dims, keys, n, stride, D, chunk) as in the header;
+                // splits * chunk covers the D - 1 tiles.
                 unsafe { b.launch(cfg)? };
             }
             let mut b = stream.launch_builder(self.table.get(TiledKernel::Wavefront));
             b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride).arg(&d_arg);
-            // SAFETY: (dims, keys, n, stride, D) as in the header; one block per block of diagonal D.
+            // SAFETY: (dims, keys, n, stride, D) as in the header; one block per
+            // block of diagonal D.
             unsafe { b.launch(sweep(on_diagonal))? };
         }
         Ok(())

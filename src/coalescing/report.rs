@@ -350,7 +350,11 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table(
         "coalescing-readonly-ptx",
         &format!("Global loads and stores in the PTX of {}", r.compiled_by),
-        &[("source", "counted in the PTX of this run (no measurement)")],
+        &[
+            ("source", "counted in the PTX of this run (no measurement)"),
+            ("computed", "`coalescing::ptx` from the PTX that NVRTC writes"),
+            ("headers", "ld.global = `ld.global` | ld.global.nc = `ld.global.nc` | st.global = `st.global`"),
+        ],
         &ptx_rows,
     )?;
 
@@ -428,7 +432,11 @@ fn write_bank_table(run: &Run) -> anyhow::Result<()> {
     run.table(
         "coalescing-banks",
         "Computed, not measured: a warp reads column 0 of tile_shared, lane l reading tile_shared[l][0]",
-        &[("source", "computed by cmbook::coalescing::banks (no measurement)")],
+        &[
+            ("source", "computed by cmbook::coalescing::banks (no measurement)"),
+            ("computed", "`coalescing::banks`"),
+            ("fold", "4"),
+        ],
         &rows,
     )
 }

@@ -21,8 +21,8 @@ pub fn open_blas(gpu: &Gpu) -> anyhow::Result<CudaBlas> {
     tf32_environment_check(std::env::var("NVIDIA_TF32_OVERRIDE").ok().as_deref())?;
     let blas = CudaBlas::new(gpu.stream.clone())?;
     // The default mode computes FP32 in FP32 without TF32 (the pedantic mode would also
-    // forbid cuBLAS's fast reduction orders: a slower, unfair reference). Set it explicitly,
-    // then read back what the handle does.
+    // forbid cuBLAS's fast reduction orders: a slower, unfair reference). Set it
+    // explicitly, then read back what the handle does.
     // SAFETY: sets the handle's math mode; the handle is valid for the call.
     unsafe {
         cudarc::cublas::sys::cublasSetMathMode(
@@ -32,8 +32,9 @@ pub fn open_blas(gpu: &Gpu) -> anyhow::Result<CudaBlas> {
         .result()?
     };
     let mut mode = 0u32;
-    // SAFETY: cublasGetMathMode writes one C enum (an unsigned int) through the pointer;
-    // reading it as u32 accepts any combination of flags, which no Rust enum value could hold.
+    // SAFETY: cublasGetMathMode writes one C enum (an unsigned int) through the
+    // pointer; reading it as u32 accepts any combination of flags, which no Rust enum
+    // value could hold.
     unsafe {
         cudarc::cublas::sys::cublasGetMathMode(
             *blas.handle(),
@@ -48,9 +49,9 @@ pub fn open_blas(gpu: &Gpu) -> anyhow::Result<CudaBlas> {
 
 // ANCHOR: sgemm_row_major
 /// Row-major `c (m x n) = a (m x k) b (k x n)` with cuBLAS SGEMM, on a handle from
-/// [`open_blas`] (FP32, no TF32). cuBLAS is column-major: row-major C = A B is column-major
-/// C^T = B^T A^T, so B goes first, and every leading dimension is a row length. Refuses
-/// buffers shorter than the shapes and sides past cuBLAS's 32-bit ints.
+/// [`open_blas`] (FP32, no TF32). cuBLAS is column-major: row-major C = A B is
+/// column-major C^T = B^T A^T, so B goes first, and every leading dimension is a row
+/// length. Refuses buffers shorter than the shapes and sides past cuBLAS's 32-bit ints.
 pub fn sgemm_row_major(
     blas: &CudaBlas,
     (m, k, n): (usize, usize, usize),
@@ -83,7 +84,8 @@ pub fn sgemm_row_major(
         beta: 0.0f32,
         ldc: n,
     };
-    // SAFETY: the buffers hold at least k x n, m x k and m x n floats (checked above), as cfg says.
+    // SAFETY: the buffers hold at least k x n, m x k and m x n floats (checked
+    // above), as cfg says.
     unsafe { blas.gemm(cfg, b, a, c)? };
     Ok(())
 }

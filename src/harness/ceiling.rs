@@ -89,8 +89,8 @@ impl CopyResult {
 }
 
 // ANCHOR: measure_copy
-/// Verifies, then times, a device-to-device copy of `bytes` bytes: our copy kernel and the
-/// driver's `cuMemcpyDtoD`, under the same plan.
+/// Verifies, then times, a device-to-device copy of `bytes` bytes: our copy kernel and
+/// the driver's `cuMemcpyDtoD`, under the same plan.
 pub fn measure_copy(
     gpu: &Gpu,
     copy: &CopyKernel,

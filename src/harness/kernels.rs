@@ -155,8 +155,8 @@ impl Gpu {
 }
 
 // ANCHOR: kernel_name
-/// The functions of the book's kernel files, named by a Rust enum instead of a string: a
-/// chapter says `table.get(TransposeKernel::PaddedTile)`, never `"transpose_padded"`.
+/// The functions of the book's kernel files, named by a Rust enum instead of a string:
+/// a chapter says `table.get(TransposeKernel::PaddedTile)`, never `"transpose_padded"`.
 /// [`kernel_names!`](crate::kernel_names) writes the enum and this impl from one list.
 pub trait KernelName: Copy + Eq + std::hash::Hash + fmt::Debug + 'static {
     /// Every function a chapter loads, in the order its tables list them.
@@ -263,8 +263,8 @@ impl<K: KernelName> KernelTable<K> {
 
 impl Module {
     // ANCHOR: set_constant
-    /// Writes `values` into the `__constant__` array `symbol` of this module, through the
-    /// driver's address of the symbol viewed as `values.len()` elements.
+    /// Writes `values` into the `__constant__` array `symbol` of this module, through
+    /// the driver's address of the symbol viewed as `values.len()` elements.
     pub fn set_constant<T: cudarc::driver::DeviceRepr>(
         &self,
         stream: &Arc<cudarc::driver::CudaStream>,
@@ -272,7 +272,8 @@ impl Module {
         values: &[T],
     ) -> anyhow::Result<()> {
         let mut bytes = self.module.get_global(symbol, stream)?;
-        // SAFETY: the symbol is an array of plain T; transmute_mut refuses a longer view.
+        // SAFETY: the symbol is an array of plain T; transmute_mut
+        // refuses a longer view.
         let mut elements = unsafe { bytes.transmute_mut::<T>(values.len()) }
             .ok_or_else(|| {
                 anyhow::anyhow!(

@@ -12,7 +12,8 @@
 //! | [`ceiling`]   | the copy and transfer ceilings every chapter divides by               |
 //! | [`compare`]   | a reader's run beside the book's: headline numbers and claims          |
 //! | [`blas`]      | cuBLAS handles, each checked to compute FP32 in FP32                  |
-//! | [`record`]    | CSV files with provenance, and the Markdown tables the chapters include |
+//! | [`record`]    | CSV files with provenance                                             |
+//! | [`table`]     | the Markdown tables the chapters include, shaped by their CSV's keys  |
 //! | [`plot`]      | SVG figures drawn from those CSV files alone                          |
 //! | [`format`]    | how numbers are written into tables                                   |
 //! | [`includes`]  | mdBook's `{{#include}}`, for the snippet tests and the anchor checks  |
@@ -33,6 +34,7 @@ pub mod reproduce;
 pub mod run;
 pub mod sanitizer;
 pub mod stats;
+pub mod table;
 pub mod timing;
 pub mod verify;
 

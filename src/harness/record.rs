@@ -184,43 +184,11 @@ pub fn read_csv(path: &Path) -> anyhow::Result<Record> {
     parse_csv(&text).with_context(|| format!("{} is not a record", path.display()))
 }
 
-/// The sentence under every table and figure: where and how its numbers were measured.
-pub fn provenance_line(meta: &Meta, data_file: &str) -> String {
-    let get = |k: &str| meta.get(k).unwrap_or("?");
-    format!(
-        "Measured on {} (cc {}), driver {}, CUDA {}, cudarc {}, commit {}, {}. Data: {}",
-        get("gpu"),
-        get("compute_capability"),
-        get("driver"),
-        get("cuda"),
-        get("cudarc"),
-        get("commit"),
-        get("date_utc"),
-        data_file
-    )
-}
-
-/// Renders a record as the Markdown table a chapter includes, with its provenance below.
+/// Renders a record as the Markdown table a chapter includes, with the line saying where its
+/// numbers come from below it (see [`super::table`] for the metadata that shapes it).
 /// `data_link` is how the chapter links to the CSV.
-pub fn markdown_table(record: &Record, data_link: &str) -> String {
-    let mut md = String::new();
-    md.push_str(&format!("| {} |\n", record.header.join(" | ")));
-    md.push_str(&format!("|{}\n", "---|".repeat(record.header.len())));
-    for row in &record.rows {
-        md.push_str(&format!("| {} |\n", row.join(" | ")));
-    }
-    let title = record.meta.get("title").map(|t| format!("{t}. ")).unwrap_or_default();
-    md.push_str(&format!(
-        "\n<small>{title}{}</small>\n",
-        provenance_line(
-            &record.meta,
-            &format!(
-                "[{}]({data_link})",
-                data_link.rsplit('/').next().unwrap_or(data_link)
-            )
-        )
-    ));
-    md
+pub fn markdown_table(record: &Record, data_link: &str) -> anyhow::Result<String> {
+    super::table::markdown(record, data_link)
 }
 
 /// Writes `dir/data/<stem>.csv` and the table `dir/<stem>.md` rendered from that file.
@@ -235,7 +203,7 @@ pub fn write_table<T: serde::Serialize>(
     let record = read_csv(&csv_path)?;
     std::fs::write(
         dir.join(format!("{stem}.md")),
-        markdown_table(&record, &format!("figures/data/{stem}.csv")),
+        markdown_table(&record, &format!("figures/data/{stem}.csv"))?,
     )?;
     Ok(())
 }
@@ -349,7 +317,7 @@ mod tests {
     fn markdown_table_has_header_rows_and_provenance() {
         let rows = [Row { size_bytes: 1, gb_per_s: 2.0, what: "x" }];
         let rec = parse_csv(&to_csv_string(&meta(), &rows).unwrap()).unwrap();
-        let md = markdown_table(&rec, "figures/data/t.csv");
+        let md = markdown_table(&rec, "figures/data/t.csv").unwrap();
         assert!(
             md.starts_with(
                 "| size_bytes | gb_per_s | what |\n|---|---|---|\n| 1 | 2.0 | x |\n"

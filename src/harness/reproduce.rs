@@ -287,7 +287,11 @@ fn sanitize(
                  (memcheck with --leak-check full)";
     let meta = Meta::for_gpu(&gpu.info, &run::command_line())
         .with("profile", run::profile())
-        .with("title", title);
+        .with("title", title)
+        // Shown with plain headers, the commands as code, one tool in view (harness::table).
+        .with("headers", "kernels_used = kernels used | exit_code = exit code")
+        .with("code", "example | arguments")
+        .with("fold", "tool = memcheck");
     record::write_table(out, "sanitizer", &meta, &rows)?;
     for r in &rows {
         println!(

@@ -124,7 +124,8 @@ where
     let mut pairs = Vec::with_capacity(plan.reps);
     for _ in 0..plan.reps {
         if plan.l2 == L2::Cold {
-            gpu.flush_l2()?; // before the first event: the flush is not part of the work
+            // Before the first event: the flush is not part of the work.
+            gpu.flush_l2()?;
         }
         let (start, stop) = (gpu.timing_event()?, gpu.timing_event()?);
         start.record(&gpu.stream)?;
@@ -132,7 +133,8 @@ where
         stop.record(&gpu.stream)?;
         pairs.push((start, stop));
     }
-    // One synchronisation at the end: repetitions run back to back, as they would in real use.
+    // One synchronisation at the end: repetitions run back to back, as they
+    // would in real use.
     gpu.stream.synchronize()?;
     let mut samples = Vec::with_capacity(pairs.len());
     for (start, stop) in &pairs {

@@ -29,8 +29,8 @@ impl Tolerance {
     }
 
     // ANCHOR: accepts
-    /// Whether `got` is close enough to `want`. NaN (in either) is never close; infinities
-    /// pass only when both are the same infinity.
+    /// Whether `got` is close enough to `want`. NaN (in either) is never close;
+    /// infinities pass only when both are the same infinity.
     pub fn accepts(&self, got: f64, want: f64) -> bool {
         if got.is_nan() || want.is_nan() {
             return false;
@@ -210,10 +210,11 @@ impl Gpu {
     /// Correct before fast: the one protocol every GPU result of the book goes through.
     ///
     /// 1. `poison` fills every output with `0xFF` bytes (NaN as a float, all-ones as an
-    ///    integer), so an element the work never writes cannot pass with an old right answer;
+    ///    integer), so an element the work never writes cannot pass with an
+    ///    old right answer;
     /// 2. `work` is enqueued once and the stream synchronised;
-    /// 3. `check` reads the outputs back and compares them with the CPU's: a wrong result
-    ///    ends the run here, as an error, before anything is timed;
+    /// 3. `check` reads the outputs back and compares them with the CPU's: a wrong
+    ///    result ends the run here, as an error, before anything is timed;
     /// 4. only then is `work` timed, once under each of `plans` (none: verify only).
     ///
     /// `state` holds the buffers the three steps share (each step borrows it in turn).

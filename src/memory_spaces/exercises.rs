@@ -11,9 +11,10 @@ use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::{inputs, verify, Gpu};
 
 // ANCHOR: stencil_words
-/// Exercise 1: for a stencil of `radius` (2 radius + 1 points) on blocks of `block` threads,
-/// the global words per output that the untiled kernel asks for, and that the tiled kernel
-/// loads into its tile (its elements plus a halo of `radius` on each side).
+/// Exercise 1: for a stencil of `radius` (2 radius + 1 points) on blocks of `block`
+/// threads, the global words per output that the untiled kernel asks for, and that the
+/// tiled kernel loads into its tile (its elements plus a halo of
+/// `radius` on each side).
 pub fn stencil_words_per_output(radius: u32, block: u32) -> (f64, f64) {
     let untiled = (2 * radius + 1) as f64;
     let tiled = (block + 2 * radius) as f64 / block as f64;
@@ -22,8 +23,9 @@ pub fn stencil_words_per_output(radius: u32, block: u32) -> (f64, f64) {
 // ANCHOR_END: stencil_words
 
 // ANCHOR: constant_serialization
-/// Exercise 2: a warp-wide load from constant memory is served one distinct word at a time.
-/// Lane `l` reads `signal_const[l % k]`: how many words does one such load cost, for each `k`?
+/// Exercise 2: a warp-wide load from constant memory is served one distinct word at a
+/// time. Lane `l` reads `signal_const[l % k]`: how many words does one such load
+/// cost, for each `k`?
 pub fn constant_words_per_load(ks: &[u32]) -> Vec<(u32, usize)> {
     ks.iter()
         .map(|&k| {
@@ -37,14 +39,15 @@ pub fn constant_words_per_load(ks: &[u32]) -> Vec<(u32, usize)> {
 // ANCHOR_END: constant_serialization
 
 // ANCHOR: shuffle_coverage
-/// Exercise 3: build the chase's chain from an ordinary Fisher–Yates shuffle instead of a
-/// single cycle, and follow it from element 0. What fraction of the elements does the walk
-/// visit before it repeats itself?
+/// Exercise 3: build the chase's chain from an ordinary Fisher-Yates shuffle instead of
+/// a single cycle, and follow it from element 0. What fraction of the elements does the
+/// walk visit before it repeats itself?
 pub fn shuffled_chain_coverage(len: usize, seed: u64) -> f64 {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut next: Vec<u32> = (0..len as u32).collect();
     for i in (1..len).rev() {
-        let j = rng.gen_range(0..=i); // j may be i: the shuffle can make any permutation
+        // j may be i: the shuffle can make any permutation.
+        let j = rng.gen_range(0..=i);
         next.swap(i, j);
     }
     cycle_length(&next, 0) as f64 / len as f64

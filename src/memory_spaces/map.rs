@@ -42,25 +42,34 @@ pub fn space_rows(info: &DeviceInfo) -> Vec<SpaceRow> {
     vec![
         SpaceRow {
             space: "registers",
-            declared: "a scalar local variable (`float acc;`), an array indexed only by constants",
+            declared: "a scalar local variable (`float acc;`), an array indexed \
+                       only by constants",
             scope: "thread",
             lifetime: "thread",
             location: "on chip (register file of the SM)",
             cached: "n/a",
             threads: "read/write (own)",
             host: "none",
-            capacity: format!("{} 32-bit registers per SM ({})", info.registers_per_sm, kib(registers_bytes)),
+            capacity: format!(
+                "{} 32-bit registers per SM ({})",
+                info.registers_per_sm,
+                kib(registers_bytes)
+            ),
         },
         SpaceRow {
             space: "local",
-            declared: "an array indexed at run time, or registers spilled by the compiler",
+            declared: "an array indexed at run time, or registers spilled by the \
+                       compiler",
             scope: "thread",
             lifetime: "thread",
             location: "off chip (device memory)",
             cached: "L1 and L2",
             threads: "read/write (own)",
             host: "none",
-            capacity: format!("carved from device memory ({})", gib(info.total_mem_bytes)),
+            capacity: format!(
+                "carved from device memory ({})",
+                gib(info.total_mem_bytes)
+            ),
         },
         SpaceRow {
             space: "shared",
@@ -71,18 +80,27 @@ pub fn space_rows(info: &DeviceInfo) -> Vec<SpaceRow> {
             cached: "n/a (it is the on-chip store)",
             threads: "read/write (whole block)",
             host: "none (sets the dynamic size at launch)",
-            capacity: format!("{} per block (opt-in), {} per SM", kib(info.shared_per_block_optin), kib(info.shared_per_sm)),
+            capacity: format!(
+                "{} per block (opt-in), {} per SM",
+                kib(info.shared_per_block_optin),
+                kib(info.shared_per_sm)
+            ),
         },
         SpaceRow {
             space: "global",
-            declared: "`cuMemAlloc` (a kernel pointer argument), or `__device__ float g[N];`",
+            declared: "`cuMemAlloc` (a kernel pointer argument), or \
+                       `__device__ float g[N];`",
             scope: "grid, and every later grid",
             lifetime: "application (until freed)",
             location: "off chip (device memory)",
             cached: "L2; L1 for loads",
             threads: "read/write (all)",
             host: "read/write (copies)",
-            capacity: format!("{} device memory behind {} of L2", gib(info.total_mem_bytes), mib(info.l2_bytes)),
+            capacity: format!(
+                "{} device memory behind {} of L2",
+                gib(info.total_mem_bytes),
+                mib(info.l2_bytes)
+            ),
         },
         SpaceRow {
             space: "constant",
@@ -97,7 +115,8 @@ pub fn space_rows(info: &DeviceInfo) -> Vec<SpaceRow> {
         },
         SpaceRow {
             space: "read-only path (texture)",
-            declared: "global memory read with `__ldg` or through `const T* __restrict__`",
+            declared: "global memory read with `__ldg` or through \
+                       `const T* __restrict__`",
             scope: "grid",
             lifetime: "application (until freed)",
             location: "off chip, read through the L1/texture cache",

@@ -157,15 +157,17 @@ pub fn bandwidth_registers(blocks: u32, block_threads: u32, passes: u32) -> Vec<
 }
 
 // ANCHOR: single_cycle
-/// A random cyclic permutation of `0..len` (Sattolo's algorithm): following `next` from any
-/// element visits every element once before it returns. A plain shuffle would leave several
-/// cycles, and a chase that started in a short one would measure a smaller footprint.
+/// A random cyclic permutation of `0..len` (Sattolo's algorithm): following `next` from
+/// any element visits every element once before it returns. A plain shuffle would leave
+/// several cycles, and a chase that started in a short one would measure a
+/// smaller footprint.
 pub fn single_cycle(len: usize, seed: u64) -> Vec<u32> {
     assert!(len >= 1 && len <= u32::MAX as usize);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut next: Vec<u32> = (0..len as u32).collect();
     for i in (1..len).rev() {
-        let j = rng.gen_range(0..i); // j < i, never i itself: this is what makes one cycle
+        // j < i, never i itself: this is what makes one cycle.
+        let j = rng.gen_range(0..i);
         next.swap(i, j);
     }
     next

@@ -103,7 +103,10 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table(
         "memory_spaces-map",
         "The memory spaces of a CUDA kernel, with this GPU's capacities",
-        &[("source", "capacities read from the device at run time; the other columns after the CUDA C++ Programming Guide")],
+        &[
+            ("source", "capacities read from the device at run time; the other columns after the CUDA C++ Programming Guide"),
+            ("columns", "space | declared as | {scope}; {lifetime} = scope; lifetime | where | cached | kernel threads | host | this GPU has"),
+        ],
         &r.map,
     )?;
 

@@ -117,7 +117,8 @@ pub fn launch(
     let f = kernels.function(step)?;
     let mut builder = stream.launch_builder(f);
     builder.arg(&ops.a).arg(&ops.b).arg(&mut ops.c).arg(&m).arg(&n).arg(&k);
-    // Steps 5 and 6 load float4 where every group of 4 is aligned: K and N multiples of 4.
+    // Steps 5 and 6 load float4 where every group of 4 is aligned: K and
+    // N multiples of 4.
     let vec = i32::from(
         matches!(step, Step::Float4 | Step::QuadDoubleBuffer)
             && ops.k.is_multiple_of(4)
@@ -126,16 +127,17 @@ pub fn launch(
     if matches!(step, Step::Regs8x8 | Step::Float4 | Step::QuadDoubleBuffer) {
         builder.arg(&vec);
     }
-    // SAFETY: the arguments match the kernel's signature; the kernels bound-check every index.
+    // SAFETY: the arguments match the kernel's signature; the kernels
+    // bound-check every index.
     unsafe { builder.launch(cfg)? };
     Ok(())
 }
 // ANCHOR_END: launch
 
 // ANCHOR: verify
-/// Correct before fast, through [`Gpu::verify_then_time`]: C is poisoned, `step` runs once
-/// and is checked by [`check`]; only then is it timed, once under each of `plans` (none:
-/// verify only).
+/// Correct before fast, through [`Gpu::verify_then_time`]: C is poisoned, `step` runs
+/// once and is checked by [`check`]; only then is it timed, once under each of `plans`
+/// (none: verify only).
 pub fn verify_then_time(
     gpu: &Gpu,
     kernels: &Kernels,

@@ -29,9 +29,9 @@ pub fn legal_orders(
 // ANCHOR_END: legal_orders
 
 // ANCHOR: smallest_tile
-/// Exercise 2: the smallest square block tile T for which a multiply whose every block reads
-/// its operands from memory (4 / T bytes per FLOP) is no longer limited by bandwidth:
-/// `4 / T <= bandwidth / flop_rate`.
+/// Exercise 2: the smallest square block tile T for which a multiply whose every block
+/// reads its operands from memory (4 / T bytes per FLOP) is no longer limited by
+/// bandwidth: `4 / T <= bandwidth / flop_rate`.
 pub fn smallest_square_tile(bandwidth_gb_s: f64, gflop_s: f64) -> usize {
     assert!(bandwidth_gb_s > 0.0 && gflop_s > 0.0);
     let bytes_per_flop = bandwidth_gb_s / gflop_s;

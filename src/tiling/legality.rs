@@ -77,8 +77,9 @@ pub fn validate(depth: usize, distances: &[Vec<i64>]) -> Result<(), BadNest> {
 }
 
 // ANCHOR: check_order
-/// Is running the loops in `order` legal? `order[p]` names the original loop (0 = outermost)
-/// that goes to position `p`; `distances` are the dependence distances in the original order.
+/// Is running the loops in `order` legal? `order[p]` names the original loop
+/// (0 = outermost) that goes to position `p`; `distances` are the dependence distances
+/// in the original order.
 pub fn check_order(
     distances: &[Vec<i64>],
     order: &[usize],
@@ -102,10 +103,10 @@ pub fn check_order(
 // ANCHOR_END: check_order
 
 // ANCHOR: fully_permutable
-/// Are loops `first..=last` (0 = outermost) fully permutable, i.e. may they be put in any
-/// order? The lecture's condition: for every dependence, either the loops outside the band
-/// already carry it (`(d_0 .. d_{first-1})` lexicographically positive) or all of its
-/// components inside the band are `>= 0`.
+/// Are loops `first..=last` (0 = outermost) fully permutable, i.e. may they be put in
+/// any order? The lecture's condition: for every dependence, either the loops outside
+/// the band already carry it (`(d_0 .. d_{first-1})` lexicographically positive) or all
+/// of its components inside the band are `>= 0`.
 pub fn fully_permutable(
     distances: &[Vec<i64>],
     depth: usize,
@@ -146,10 +147,10 @@ pub fn all_orders(depth: usize) -> Vec<Vec<usize>> {
 
 // ANCHOR: brute_force
 /// Executes, on a cube of side `extent`, the loop nest whose statement is
-/// `A[I] = 3 A[I - d_1] + 5 A[I - d_2] + .. + seed(I)` (wrapping integer arithmetic; reads
-/// outside the cube see 1), with the loops in `order`. The statement has exactly the flow
-/// dependences `distances`; comparing the arrays two orders leave shows whether reordering
-/// changed the result.
+/// `A[I] = 3 A[I - d_1] + 5 A[I - d_2] + .. + seed(I)` (wrapping integer arithmetic;
+/// reads outside the cube see 1), with the loops in `order`. The statement has exactly
+/// the flow dependences `distances`; comparing the arrays two orders leave shows
+/// whether reordering changed the result.
 pub fn run_nest(extent: usize, distances: &[Vec<i64>], order: &[usize]) -> Vec<u64> {
     let depth = order.len();
     let cells = extent.pow(depth as u32);
@@ -159,7 +160,8 @@ pub fn run_nest(extent: usize, distances: &[Vec<i64>], order: &[usize]) -> Vec<u
             (0..extent as i64).contains(&x).then(|| acc * extent + x as usize)
         })
     };
-    // Counters in the permuted order: position p runs loop order[p]; the last one is innermost.
+    // Counters in the permuted order: position p runs loop order[p]; the last
+    // one is innermost.
     let mut counter = vec![0usize; depth];
     for _ in 0..cells {
         let mut iter = vec![0i64; depth];

@@ -1,5 +1,6 @@
-//! Solutions to the exercises of the chapter "Beyond the paper" (shown collapsed in the book;
-//! the tests below and the book's snippets check them), and the check of its kernel exercise.
+//! Solutions to the exercises of the chapter "Beyond the paper" (shown collapsed in the
+//! book; the tests below and the book's snippets check them), and the check of its
+//! kernel exercise.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
@@ -12,26 +13,27 @@ use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::Gpu;
 
 // ANCHOR: steps_for_tile
-/// Exercise 6.1: the dependent steps of a tiled solve of `n` matrices (`n + 1` points) with
-/// tiles of `tile` points: the sweep of the first block diagonal takes `tile - 1` steps, the
-/// sweep of every later one `2 tile - 1`.
+/// Exercise 6.1: the dependent steps of a tiled solve of `n` matrices (`n + 1` points)
+/// with tiles of `tile` points: the sweep of the first block diagonal takes `tile - 1`
+/// steps, the sweep of every later one `2 tile - 1`.
 pub fn dependent_steps_with_tile(n: usize, tile: usize) -> usize {
     assert!(tile >= 1);
     let tiles = (n + 1).div_ceil(tile);
     (tile - 1) + (tiles - 1) * (2 * tile - 1)
 }
 
-/// The time one step may take, in nanoseconds, for the whole chain to fit in `target_ms`.
+/// The time one step may take, in nanoseconds, for the whole chain to fit in
+/// `target_ms`.
 pub fn step_budget_ns(n: usize, tile: usize, target_ms: f64) -> f64 {
     target_ms * 1e6 / dependent_steps_with_tile(n, tile) as f64
 }
 // ANCHOR_END: steps_for_tile
 
 // ANCHOR: largest_dimension
-/// Exercise 6.2: the largest dimension `p` such that a chain of `n` matrices, all dimensions
-/// at most `p`, passes `proof` (one of the crate's bounds, such as
-/// [`dp::gpu_safe_bound_key48`]); 0 if not even `p = 1` does. The bound grows with `p`, so a
-/// binary search finds the edge.
+/// Exercise 6.2: the largest dimension `p` such that a chain of `n` matrices, all
+/// dimensions at most `p`, passes `proof` (one of the crate's bounds, such as
+/// [`dp::gpu_safe_bound_key48`]); 0 if not even `p = 1` does. The bound grows with `p`,
+/// so a binary search finds the edge.
 pub fn largest_dimension(n: usize, proof: fn(&[u32]) -> Result<(), CmmError>) -> u32 {
     let fits = |p: u32| proof(&vec![p; n + 1]).is_ok();
     let (mut lo, mut hi) = (0u32, u32::MAX); // fits(lo) or lo == 0; !fits(hi)
@@ -60,18 +62,18 @@ crate::kernel_names! {
     }
 }
 
-/// The chains exercise 6.3 is checked at: 70 matrices of one size (every split a tie, and
-/// more candidates per cell than a warp has lanes), and 300 random matrices with dimensions
-/// 1 to 1000.
+/// The chains exercise 6.3 is checked at: 70 matrices of one size (every split a tie,
+/// and more candidates per cell than a warp has lanes), and 300 random matrices with
+/// dimensions 1 to 1000.
 pub fn warp_per_cell_chains() -> Vec<Vec<u32>> {
     vec![vec![7; 71], dp::random_dims(300, 1000, 63)]
 }
 
-/// Exercise 6.3: runs one version of the warp-per-cell kernel through the chapter's check on
-/// every chain of [`warp_per_cell_chains`]: the row-major table poisoned but for its main
-/// diagonal, one launch per diagonal, then every cell's cost and split compared with the
-/// serial program's. A chain whose costs could reach 2^48 is refused first: the solution
-/// keeps a cost and a split in one 64-bit key.
+/// Exercise 6.3: runs one version of the warp-per-cell kernel through the chapter's
+/// check on every chain of [`warp_per_cell_chains`]: the row-major table poisoned but
+/// for its main diagonal, one launch per diagonal, then every cell's cost and split
+/// compared with the serial program's. A chain whose costs could reach 2^48 is refused
+/// first: the solution keeps a cost and a split in one 64-bit key.
 pub fn check_warp_per_cell(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
     let table = KernelTable::<WarpPerCell>::load(gpu)?;
     let kernel = version.pick(WarpPerCell::Exercise, WarpPerCell::Solution);
@@ -98,8 +100,9 @@ pub fn check_warp_per_cell(gpu: &Gpu, version: Version) -> anyhow::Result<Passed
                         shared_mem_bytes: 0,
                     };
                     let d32 = d as i32;
-                    // SAFETY: (const u32* dims, u64* cost, u32* split, int n, int d) with
-                    // n + 1 dimensions and (n + 1)^2 cells; the bounds were proved above.
+                    // SAFETY: (const u32* dims, u64* cost, u32* split, int n, int d)
+                    // with n + 1 dimensions and (n + 1)^2 cells; the bounds were proved
+                    // above.
                     unsafe {
                         s.launch_builder(f)
                             .arg(&t.dims)
@@ -140,7 +143,8 @@ mod tests {
     fn any_tile_leaves_about_two_steps_per_matrix() {
         for tile in [16, 32, 64, 128] {
             let steps = dependent_steps_with_tile(1024, tile);
-            assert!((1900..=2200).contains(&steps), "tile {tile}: {steps}"); // 1999 to 2167
+            // 1999 to 2167
+            assert!((1900..=2200).contains(&steps), "tile {tile}: {steps}");
         }
         let budget = step_budget_ns(1024, 64, 1.0);
         assert!((budget - 477.3).abs() < 0.1, "{budget}");

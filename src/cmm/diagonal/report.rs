@@ -171,6 +171,12 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How `cmm-worked-example` is shown (see `harness::table`).
+const WORKED_SHOWN: [(&str, &str); 2] = [
+    ("headers", "scalar_multiplications = scalar multiplications"),
+    ("computed", "`cmm::dp`"),
+];
+
 /// The five orders of the worked example and the DP's answer.
 fn worked_example(run: &Run, r: &Results) -> anyhow::Result<()> {
     let optimum = r.worked.optimal_cost();
@@ -189,8 +195,18 @@ fn worked_example(run: &Run, r: &Results) -> anyhow::Result<()> {
         optimum,
         paren::parenthesization(&r.worked)
     );
-    run.table("cmm-worked-example", &title, &[], &rows)
+    run.table("cmm-worked-example", &title, &WORKED_SHOWN, &rows)
 }
+
+/// How `cmm-layout-memory` is shown (see `harness::table`).
+const MEMORY_SHOWN: [(&str, &str); 2] = [
+    (
+        "headers",
+        "row_major_holds = row-major holds | \
+         diagonal_major_holds = diagonal-major holds",
+    ),
+    ("computed", "`cmm::layout`"),
+];
 
 /// The paper's figures 2-4: the 6x6 upper triangle in both memory orders.
 fn layout_tables(run: &Run) -> anyhow::Result<()> {
@@ -216,7 +232,7 @@ fn layout_tables(run: &Run) -> anyhow::Result<()> {
     let title =
         "The upper triangle of a 6x6 table, cells lettered in row order (the paper's \
                  Figure 2), from cmm::layout";
-    run.table("cmm-layout-matrix", title, &[], &matrix)?;
+    run.table("cmm-layout-matrix", title, &[("computed", "`cmm::layout`")], &matrix)?;
     let rm = layout::row_major_memory(n6);
     let dm = layout::diagonal_major_memory(n6);
     let memory: Vec<MemoryRow> = (0..rm.len().max(dm.len()))
@@ -229,8 +245,21 @@ fn layout_tables(run: &Run) -> anyhow::Result<()> {
     let title =
         "Memory order of the 6x6 triangle: row-major with the lower half unused \
                  (Figure 3) and diagonal-major, packed (Figure 4), from cmm::layout";
-    run.table("cmm-layout-memory", title, &[], &memory)
+    run.table("cmm-layout-memory", title, &MEMORY_SHOWN, &memory)
 }
+
+/// How `cmm-traffic` is shown (see `harness::table`).
+const TRAFFIC_SHOWN: [(&str, &str); 2] = [
+    (
+        "headers",
+        "cost_bytes = cost (bytes) | sectors_per_warp_load = sectors per warp load | \
+         lines_per_warp_load = lines per warp load | \
+         sector_efficiency = sector efficiency | \
+         total_sectors_millions = sectors (millions) | \
+         fresh_sectors_millions = fresh sectors (millions)",
+    ),
+    ("computed", "`cmm::traffic`"),
+];
 
 /// Traffic computed from the index functions: sectors per warp load.
 fn traffic_table(run: &Run, r: &Results) -> anyhow::Result<()> {
@@ -256,8 +285,19 @@ fn traffic_table(run: &Run, r: &Results) -> anyhow::Result<()> {
          measured): 32-byte sectors and 128-byte lines per warp-wide load",
         r.settings.traffic_n
     );
-    run.table("cmm-traffic", &title, &[], &rows)
+    run.table("cmm-traffic", &title, &TRAFFIC_SHOWN, &rows)
 }
+
+/// How `cmm-table1-compare` is shown (see `harness::table`).
+const TABLE1_HEADERS: [(&str, &str); 1] = [(
+    "headers",
+    "paper_serial_ms = paper: serial CPU (ms) | paper_cuda_ms = paper: CUDA (ms) | \
+     paper_layout_ms = paper: CUDA, diagonal layout (ms) | \
+     paper_layout_speedup = paper: speedup of the layout | \
+     our_serial_ms = ours: serial CPU (ms) | our_rowmajor_ms = ours: row-major (ms) | \
+     our_diagonal_ms = ours: diagonal-major (ms) | \
+     our_layout_speedup = ours: speedup of the layout",
+)];
 
 /// Table 1 beside the paper's, the times as a figure, and the layout's speedup.
 fn table1(run: &Run, r: &Results) -> anyhow::Result<Vec<Table1Row>> {
@@ -319,7 +359,12 @@ fn table1(run: &Run, r: &Results) -> anyhow::Result<Vec<Table1Row>> {
     let title =
         "Table 1 of the paper (V100) beside ours: milliseconds per complete DP; GPU \
                  times are kernel time with the table on the GPU, CPU times one core";
-    run.table("cmm-table1-compare", title, &[KERNEL_L2], &rows)?;
+    run.table(
+        "cmm-table1-compare",
+        title,
+        &[&[KERNEL_L2][..], &TABLE1_HEADERS].concat(),
+        &rows,
+    )?;
     run.figure(
         "cmm-table1-times",
         &[KERNEL_L2],
@@ -349,6 +394,14 @@ fn table1(run: &Run, r: &Results) -> anyhow::Result<Vec<Table1Row>> {
     )?;
     Ok(rows)
 }
+
+/// How `cmm-breakeven-n` is shown (see `harness::table`).
+const BREAKEVEN_HEADERS: [(&str, &str); 1] = [(
+    "headers",
+    "first_n_gpu_faster = first n where the GPU is faster | \
+     gpu_faster_from_n_on = GPU faster at every n from | \
+     counted = what the GPU time counts",
+)];
 
 /// The breakeven (the paper's Figure 6) and where the GPU overtakes the CPU.
 fn breakeven(run: &Run, r: &Results) -> anyhow::Result<()> {
@@ -409,8 +462,20 @@ fn breakeven(run: &Run, r: &Results) -> anyhow::Result<()> {
         },
     ];
     let title = "Where the GPU (row-major, end to end) overtakes the serial CPU";
-    run.table("cmm-breakeven-n", title, &[END_TO_END_L2], &rows)
+    run.table(
+        "cmm-breakeven-n",
+        title,
+        &[&[END_TO_END_L2][..], &BREAKEVEN_HEADERS].concat(),
+        &rows,
+    )
 }
+
+/// How `cmm-experiments` is shown (see `harness::table`).
+const EXPERIMENTS_HEADERS: [(&str, &str); 1] = [(
+    "headers",
+    "rowmajor_ms = row-major (ms) | diagonal_ms = diagonal-major (ms) | \
+     diagonal_speedup = speedup of the diagonal layout",
+)];
 
 /// What the layout's speedup depends on: n, the row stride, the cost width, the index.
 fn experiments(run: &Run, r: &Results) -> anyhow::Result<Vec<ExperimentRow>> {
@@ -484,7 +549,12 @@ fn experiments(run: &Run, r: &Results) -> anyhow::Result<Vec<ExperimentRow>> {
     let title =
         "What the layout's speedup depends on: one-block kernels, milliseconds per \
                  complete DP";
-    run.table("cmm-experiments", title, &[KERNEL_L2], &experiments)?;
+    run.table(
+        "cmm-experiments",
+        title,
+        &[&[KERNEL_L2][..], &EXPERIMENTS_HEADERS].concat(),
+        &experiments,
+    )?;
     Ok(experiments)
 }
 

@@ -90,8 +90,8 @@ pub fn measure_affine_read<T: Element>(
     let want = reference::affine_read(src_host, n, stride, offset);
     let size = format!("n={n} stride={stride} offset={offset}");
 
-    // Correct before fast: poison, run once, compare every element with the CPU (only the
-    // n elements written travel back), then time.
+    // Correct before fast: poison, run once, compare every element with the CPU (only
+    // the n elements written travel back), then time.
     let verified = gpu.verify_then_time(
         &mut (dst, got),
         |gpu, (dst, _)| gpu.poison(&mut **dst),

@@ -101,8 +101,17 @@ pub fn audit_figures(dir: &Path) -> anyhow::Result<Vec<String>> {
         } else {
             let md = dir.join(format!("{stem}.md"));
             match std::fs::read_to_string(&md) {
-                Ok(committed) if committed == record::markdown_table(&rec, &format!("figures/data/{name}")) => {}
-                Ok(_) => problems.push(format!("{stem}.md differs from the table {name} renders (stale or hand-edited)")),
+                Ok(committed) => {
+                    match record::markdown_table(&rec, &format!("figures/data/{name}")) {
+                        Ok(drawn) if drawn == committed => {}
+                        Ok(_) => problems.push(format!(
+                            "{stem}.md differs from the table {name} renders (stale or hand-edited)"
+                        )),
+                        Err(e) => {
+                            problems.push(format!("{name} cannot be shown as a table: {e:#}"))
+                        }
+                    }
+                }
                 Err(_) => problems.push(format!("{stem}.md is missing")),
             }
         }
@@ -136,7 +145,7 @@ pub fn redraw_all(dir: &Path) -> anyhow::Result<usize> {
         } else {
             std::fs::write(
                 dir.join(format!("{stem}.md")),
-                record::markdown_table(&rec, &format!("figures/data/{stem}.csv")),
+                record::markdown_table(&rec, &format!("figures/data/{stem}.csv"))?,
             )?;
         }
         count += 1;

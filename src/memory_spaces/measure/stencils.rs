@@ -68,8 +68,8 @@ pub fn launch_stencil(
 }
 
 // ANCHOR: measure_stencils
-/// Verifies, then times, the three stencils on `n` random floats. The amount of work is the
-/// useful bytes: every element read once and written once.
+/// Verifies, then times, the three stencils on `n` random floats. The amount of work is
+/// the useful bytes: every element read once and written once.
 pub fn measure_stencils(
     gpu: &Gpu,
     kernels: &Kernels,

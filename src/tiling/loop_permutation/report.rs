@@ -112,6 +112,18 @@ fn opt(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{x:.4}"))
 }
 
+/// How `tiling-predictions` is shown (see `harness::table`).
+const PREDICTIONS_SHOWN: [(&str, &str); 2] = [
+    (
+        "headers",
+        "block_tile = block tile | threads_per_block = threads per block | \
+         global_bytes_per_flop = global bytes per FLOP | \
+         shared_bytes_per_flop = shared bytes per FLOP | \
+         b_tile_wavefronts_per_float4_read = B-tile wavefronts per float4 read",
+    ),
+    ("computed", "`tiling::model`"),
+];
+
 /// `tiling-predictions`: the model's numbers for every step, computed by
 /// [`crate::tiling::model`].
 fn predictions_table(run: &Run) -> anyhow::Result<()> {
@@ -134,5 +146,5 @@ fn predictions_table(run: &Run) -> anyhow::Result<()> {
         })
         .collect();
     let title = "What each step asks of memory, per FLOP (model, before measuring)";
-    run.table("tiling-predictions", title, &[], &rows)
+    run.table("tiling-predictions", title, &PREDICTIONS_SHOWN, &rows)
 }

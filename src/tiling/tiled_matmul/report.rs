@@ -88,6 +88,24 @@ pub fn summary_lines(r: &Results) -> anyhow::Result<Vec<String>> {
     Ok(lines)
 }
 
+/// How `tiling-kernels` is shown (see `harness::table`).
+const KERNELS_HEADERS: [(&str, &str); 1] = [(
+    "headers",
+    "threads_per_block = threads per block | \
+     shared_bytes_per_block = shared bytes per block | \
+     registers_per_thread = registers per thread | \
+     spill_bytes = spill bytes per thread | blocks_per_sm = blocks per SM | \
+     warps_per_sm = warps per SM | gflops_median = GFLOP/s, median | \
+     percent_of_cublas = % of cuBLAS",
+)];
+
+/// How `tiling-verification` is shown (see `harness::table`).
+const VERIFICATION_HEADERS: [(&str, &str); 1] = [(
+    "headers",
+    "elements_compared = elements compared | worst_abs_err = worst absolute error | \
+     tolerance_abs = tolerance (absolute)",
+)];
+
 /// Writes `tiling-matmul` (figure), `tiling-kernels` and `tiling-verification` (tables), and
 /// prints the summary.
 pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
@@ -135,9 +153,17 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.figure("tiling-matmul", &extra, &spec, &points)?;
     let title =
         format!("Occupancy and speed of every step at {m} x {n} x {k}, L2 cold");
-    run.table("tiling-kernels", &title, &extra, &rows)?;
+    run.table(
+        "tiling-kernels",
+        &title,
+        &[&extra[..], &KERNELS_HEADERS].concat(),
+        &rows,
+    )?;
     let title = "Every step against the double-precision CPU reference";
-    run.table("tiling-verification", title, &extra, &r.verified)?;
+    // Every step at the size timed in view, the smaller sizes folded.
+    let fold = format!("size = {m} x {n} x {k}");
+    let shown = [&extra[..], &VERIFICATION_HEADERS, &[("fold", &fold)]].concat();
+    run.table("tiling-verification", title, &shown, &r.verified)?;
 
     for line in summary_lines(r)? {
         println!("{line}");
