@@ -11,4 +11,5 @@ pub mod cmm;
 pub mod coalescing;
 pub mod harness;
 pub mod memory_spaces;
+pub mod multi_gpu;
 pub mod tiling;
