@@ -521,6 +521,7 @@ pub const MULTI_GPU: Chapter = Chapter {
         "multi_gpu-peer-summary",
         "multi_gpu-peer",
         "multi_gpu-both-ways",
+        "multi_gpu-in-flight",
         "multi_gpu-latency",
         "multi_gpu-collectives",
         "multi_gpu-collectives-time",

@@ -90,10 +90,13 @@ fn every_path_between_two_gpus_delivers_every_byte() {
     let (ka, kb) = (PeerKernels::load(&a).unwrap(), PeerKernels::load(&b).unwrap());
     let pair = Pair { a: &a, b: &b, kernels_a: &ka, kernels_b: &kb, peer_access: true };
     let sizes = [4096 + 3, (1 << 20) + 100, 3 << 20];
-    let points = peer::measure_paths(&pair, &sizes, 2, 7, |_| {})
+    let (points, in_flight) = peer::measure_paths(&pair, &sizes, 2, 7, |_| {})
         .unwrap_or_else(|e| panic!("{e:#}"));
     assert_eq!(points.len(), sizes.len() * Path::ALL.len());
     assert!(points.iter().all(|p| p.gbps().median > 0.0));
+    let blocks = peer::sweep_blocks(ka.full_grid()).len()
+        + peer::sweep_blocks(kb.full_grid()).len();
+    assert_eq!(in_flight.len(), blocks, "every grid of the sweep, both directions");
 }
 
 #[test]

@@ -368,10 +368,14 @@ pub fn measure(
                     launch_all(&shares)?;
                     all_reduce(&mut shares)
                 })?);
+                // Alone, 20 back to back (as in the collectives' sweep): the all-reduce's own
+                // cost, without the skew of starting two GPUs at once that one call would see.
                 let warm = Plan::new(2, reps, L2::Warm);
-                all_reduce_time = Some(time_streams(&streams, &[], warm, 1, || {
-                    all_reduce(&mut shares)
-                })?);
+                let batch = super::collectives::ITERS;
+                all_reduce_time =
+                    Some(time_streams(&streams, &[], warm, batch, || {
+                        all_reduce(&mut shares)
+                    })?);
             }
 
             // End to end: A and x up, the kernels, the all-reduce, y down from GPU 0.

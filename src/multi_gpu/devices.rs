@@ -33,15 +33,19 @@ pub fn pci_bus_id(gpu: &Gpu) -> anyhow::Result<String> {
     ))
 }
 
-/// Lets kernels and copies on `from` address `to`'s memory directly. `Ok(false)` when the
-/// driver says the pair cannot (then peer copies go through the host).
+// ANCHOR: peer_access
+/// Lets kernels on `from` address `to`'s memory directly. `Ok(false)` when the driver says
+/// the pair cannot (then copies between them go through the host).
+///
+/// Two switches, because `to`'s memory comes from two allocators: `cuCtxEnablePeerAccess`
+/// opens what `cuMemAlloc` returns, and the access list of `to`'s memory pool opens what the
+/// stream-ordered allocator (`cuMemAllocAsync`, which cudarc uses) returns. Without the second,
+/// a kernel on `from` that touches a buffer of `to` stops with an illegal address.
 pub fn enable_peer_access(from: &Gpu, to: &Gpu) -> anyhow::Result<bool> {
+    let (from_dev, to_dev) = (from.ctx.cu_device(), to.ctx.cu_device());
     let mut can = 0;
     // SAFETY: writes one int.
-    unsafe {
-        sys::cuDeviceCanAccessPeer(&mut can, from.ctx.cu_device(), to.ctx.cu_device())
-    }
-    .result()?;
+    unsafe { sys::cuDeviceCanAccessPeer(&mut can, from_dev, to_dev) }.result()?;
     if can == 0 {
         return Ok(false);
     }
@@ -49,10 +53,25 @@ pub fn enable_peer_access(from: &Gpu, to: &Gpu) -> anyhow::Result<bool> {
     // SAFETY: both contexts are alive; the flags must be 0.
     match unsafe { sys::cuCtxEnablePeerAccess(to.ctx.cu_ctx(), 0) } {
         sys::CUresult::CUDA_SUCCESS
-        | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(true),
-        e => Err(anyhow::anyhow!("cuCtxEnablePeerAccess failed: {e:?}")),
+        | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+        e => anyhow::bail!("cuCtxEnablePeerAccess failed: {e:?}"),
     }
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let access = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: from_dev,
+        },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: the pool is `to`'s current one; the descriptor names a device of this process.
+    unsafe {
+        sys::cuDeviceGetMemPool(&mut pool, to_dev).result()?;
+        sys::cuMemPoolSetAccess(pool, &access, 1).result()?;
+    }
+    Ok(true)
 }
+// ANCHOR_END: peer_access
 
 // ANCHOR: p2p_attributes
 /// What the CUDA driver says about the path from one GPU to another.

@@ -9,7 +9,7 @@ use super::atax::{self, AtaxGpu, AtaxPoint, HostProblem};
 use super::collectives::{self, CollectivePoint};
 use super::devices::{self, PairInfo};
 use super::nccl::{self, Collective, Comms};
-use super::peer::{self, Latency, Pair, PeerKernels, PeerPoint};
+use super::peer::{self, InFlightPoint, Latency, Pair, PeerKernels, PeerPoint};
 use super::torch::TorchReference;
 use crate::harness::ceiling::{self, CopyKernel, CopyResult};
 use crate::harness::timing::Plan;
@@ -63,6 +63,8 @@ pub struct Results {
     pub local_copy: CopyResult,
     /// Every path between GPU 0 and GPU 1 at every size (empty with one GPU).
     pub peer: Vec<PeerPoint>,
+    /// The copy kernels between GPU 0 and GPU 1 with fewer blocks, at the largest size.
+    pub in_flight: Vec<InFlightPoint>,
     /// Which GPU chased (the second, reading the first's memory, when there are two).
     pub chase_gpu: usize,
     pub latency: Vec<Latency>,
@@ -190,7 +192,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
 
     let kernels: Vec<PeerKernels> =
         gpus.iter().map(|g| PeerKernels::load(g)).collect::<Result<_, _>>()?;
-    let mut peer_points = Vec::new();
+    let (mut peer_points, mut in_flight) = (Vec::new(), Vec::new());
     if count >= 2 {
         if !peer_access_01 {
             skipped.push(
@@ -206,7 +208,8 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
             kernels_b: &kernels[1],
             peer_access: peer_access_01,
         };
-        peer_points = peer::measure_paths(&pair, &peer_sizes, reps, seed, &mut step)?;
+        (peer_points, in_flight) =
+            peer::measure_paths(&pair, &peer_sizes, reps, seed, &mut step)?;
     }
 
     step("latency of one load");
@@ -272,6 +275,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         pairs,
         local_copy,
         peer: peer_points,
+        in_flight,
         chase_gpu,
         latency,
         collectives: collective_points,

@@ -26,7 +26,41 @@ crate::kernel_names! {
 }
 
 /// Threads per block of the copy kernel.
-const COPY_BLOCK: u32 = 256;
+pub const COPY_BLOCK: u32 = 256;
+/// Loads of 16 bytes each thread of the copy kernel issues before its first store
+/// (`PEER_LOADS` in `kernels/multi_gpu.cu`).
+pub const PEER_LOADS: usize = 8;
+
+/// Bytes one block of the copy kernel keeps in flight.
+pub fn block_in_flight() -> usize {
+    COPY_BLOCK as usize * PEER_LOADS * 16
+}
+
+/// Blocks of the in-flight sweep: 4, 8, 16, ... up to `full` (the grid that fills the GPU).
+pub fn sweep_blocks(full: u32) -> Vec<u32> {
+    let mut blocks: Vec<u32> = std::iter::successors(Some(4u32), |b| Some(b * 2))
+        .take_while(|b| *b < full)
+        .collect();
+    blocks.push(full);
+    blocks
+}
+
+/// The copy kernel with a given number of blocks, at the sweep's largest size.
+#[derive(Debug, Clone)]
+pub struct InFlightPoint {
+    /// [`Path::KernelPush`] or [`Path::KernelPull`].
+    pub path: Path,
+    pub blocks: u32,
+    pub bytes: usize,
+    pub time: Stats,
+}
+
+impl InFlightPoint {
+    /// Bytes the grid keeps in flight: blocks × threads × loads × 16.
+    pub fn in_flight(&self) -> usize {
+        self.blocks as usize * block_in_flight()
+    }
+}
 /// Streams (of the sending GPU) the split copy-engine path spreads one copy over.
 pub const COPY_STREAMS: usize = 4;
 /// Chunks of the pipelined host-staged path.
@@ -48,7 +82,8 @@ impl PeerKernels {
     }
 
     /// Enqueues a copy of `bytes` bytes from `src` to `dst` (either may be a peer's memory,
-    /// with peer access enabled) on `stream`, which must belong to this kernel's GPU.
+    /// with peer access enabled) on `stream`, which must belong to this kernel's GPU, with
+    /// enough blocks to fill every SM.
     ///
     /// # Safety
     /// Both addresses must hold `bytes` bytes and be reachable from this GPU.
@@ -59,9 +94,29 @@ impl PeerKernels {
         dst: CUdeviceptr,
         bytes: usize,
     ) -> anyhow::Result<()> {
+        self.copy_with_blocks(stream, src, dst, bytes, self.grid)
+    }
+
+    /// Blocks that fill every SM of this GPU.
+    pub fn full_grid(&self) -> u32 {
+        self.grid
+    }
+
+    /// [`PeerKernels::copy`] with at most `blocks` blocks of [`COPY_BLOCK`] threads.
+    ///
+    /// # Safety
+    /// As for [`PeerKernels::copy`].
+    pub unsafe fn copy_with_blocks(
+        &self,
+        stream: &Arc<CudaStream>,
+        src: CUdeviceptr,
+        dst: CUdeviceptr,
+        bytes: usize,
+        blocks: u32,
+    ) -> anyhow::Result<()> {
         let blocks_needed = bytes.div_ceil(16).div_ceil(COPY_BLOCK as usize).max(1);
         let cfg = LaunchConfig {
-            grid_dim: (self.grid.min(blocks_needed as u32), 1, 1),
+            grid_dim: (blocks.max(1).min(blocks_needed as u32), 1, 1),
             block_dim: (COPY_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
@@ -230,14 +285,15 @@ pub struct Pair<'a> {
     pub peer_access: bool,
 }
 
-/// Verifies, then times, every path at every size of `sizes` from `a` to `b`.
+/// Verifies, then times, every path at every size of `sizes` from `a` to `b`; then, at the
+/// largest size, the copy kernels with fewer blocks than fill the GPU.
 pub fn measure_paths(
     pair: &Pair,
     sizes: &[usize],
     reps: usize,
     seed: u64,
     mut progress: impl FnMut(&str),
-) -> anyhow::Result<Vec<PeerPoint>> {
+) -> anyhow::Result<(Vec<PeerPoint>, Vec<InFlightPoint>)> {
     let (a, b) = (pair.a, pair.b);
     let max = *sizes.iter().max().expect("one size");
     a.ensure_fits(2 * max, "the peer copies' buffers")?;
@@ -279,16 +335,44 @@ pub fn measure_paths(
                     .collect(),
                 _ => vec![a.stream.clone(), b.stream.clone()],
             };
-            verify_path(pair, &mut bufs, &extra, path, bytes)?;
+            verify_path(pair, &mut bufs, &extra, None, path, bytes)?;
             let plan = Plan::new(2, reps, L2::Warm);
             let time = time_streams(&streams, &[], plan, batch_for(bytes), || {
-                enqueue(pair, &bufs, &extra, path, bytes)
+                enqueue(pair, &bufs, &extra, None, path, bytes)
             })?;
             points.push(PeerPoint { path, bytes, time });
         }
     }
+    // How many bytes in flight the link needs: the kernels with fewer and fewer blocks.
+    let mut in_flight = Vec::new();
+    if pair.peer_access {
+        for path in [Path::KernelPull, Path::KernelPush] {
+            let kernels =
+                if path == Path::KernelPull { pair.kernels_b } else { pair.kernels_a };
+            for blocks in sweep_blocks(kernels.full_grid()) {
+                progress(&format!("{} with {blocks} blocks", path.name()));
+                let sweep = Sweep { path, blocks };
+                verify_path(pair, &mut bufs, &extra, Some(sweep), path, max)?;
+                let stream =
+                    if path == Path::KernelPull { &b.stream } else { &a.stream };
+                let plan = Plan::new(2, reps, L2::Warm);
+                let time =
+                    time_streams(std::slice::from_ref(stream), &[], plan, 1, || {
+                        enqueue(pair, &bufs, &extra, Some(sweep), path, max)
+                    })?;
+                in_flight.push(InFlightPoint { path, blocks, bytes: max, time });
+            }
+        }
+    }
     drop(bufs.staging);
-    Ok(points)
+    Ok((points, in_flight))
+}
+
+/// The copy kernel of `path` launched with `blocks` blocks instead of the full grid.
+#[derive(Debug, Clone, Copy)]
+struct Sweep {
+    path: Path,
+    blocks: u32,
 }
 
 /// Poisons the destinations, runs `path` once, and compares every byte that arrived.
@@ -296,6 +380,7 @@ fn verify_path(
     pair: &Pair,
     bufs: &mut Buffers,
     extra: &[Arc<CudaStream>],
+    sweep: Option<Sweep>,
     path: Path,
     bytes: usize,
 ) -> anyhow::Result<()> {
@@ -306,11 +391,14 @@ fn verify_path(
         devices::poison(&b.stream, ptr(&bufs.dst_b, &b.stream), bytes)?;
     }
     devices::synchronize(&[a.stream.clone(), b.stream.clone()])?;
-    enqueue(pair, bufs, extra, path, bytes)?;
+    enqueue(pair, bufs, extra, sweep, path, bytes)?;
     devices::synchronize(&[a.stream.clone(), b.stream.clone()])?;
     devices::synchronize(extra)?;
     let size = format!("{bytes} bytes");
-    let name = path.name();
+    let name = match sweep {
+        Some(s) => format!("{} with {} blocks", path.name(), s.blocks),
+        None => path.name(),
+    };
     let (into_a, into_b) = match path {
         Path::Local => (true, false),
         Path::CopyEngineBothWays | Path::KernelPushBothWays => (true, true),
@@ -328,12 +416,12 @@ fn verify_path(
     Ok(())
 }
 
-// ANCHOR: enqueue_path
 /// Enqueues one copy of `bytes` bytes by `path` (a → b; and b → a for both ways).
 fn enqueue(
     pair: &Pair,
     bufs: &Buffers,
     extra: &[Arc<CudaStream>],
+    sweep: Option<Sweep>,
     path: Path,
     bytes: usize,
 ) -> anyhow::Result<()> {
@@ -341,6 +429,14 @@ fn enqueue(
     let (src_a, dst_a) = (ptr(&bufs.src_a, &a.stream), ptr(&bufs.dst_a, &a.stream));
     let (src_b, dst_b) = (ptr(&bufs.src_b, &b.stream), ptr(&bufs.dst_b, &b.stream));
     let host = bufs.staging_ptr;
+    if let Some(Sweep { path, blocks }) = sweep {
+        let (k, s) = match path {
+            Path::KernelPull => (pair.kernels_b, &b.stream),
+            _ => (pair.kernels_a, &a.stream),
+        };
+        // SAFETY: as below.
+        return unsafe { k.copy_with_blocks(s, src_a, dst_b, bytes, blocks) };
+    }
     // SAFETY: every buffer holds at least `bytes` bytes (the sweep's largest size); peer
     // pointers are used by kernels only where peer access is enabled.
     unsafe {
@@ -391,7 +487,6 @@ fn enqueue(
     }
     Ok(())
 }
-// ANCHOR_END: enqueue_path
 
 /// Byte range `[lo, hi)` of piece `i` of `pieces` over `bytes`, cut at multiples of 256 bytes.
 pub fn piece(bytes: usize, pieces: usize, i: usize) -> (usize, usize) {

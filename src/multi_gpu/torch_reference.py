@@ -109,8 +109,8 @@ def main():
                     % (world, " ".join(sys.argv[1:])))
             f.write("collective,ranks,bytes,time_us,time_us_min,time_us_max,algbw_gbps,busbw_gbps\n")
             for b, med, lo, hi, alg, bus in rows:
-                f.write(f"all-reduce,{world},{b},{med * 1e6:.3f},{lo * 1e6:.3f},{hi * 1e6:.3f},"
-                        f"{alg:.3f},{bus:.3f}\n")
+                f.write(f"all-reduce,{world},{b},{med * 1e6:.6g},{lo * 1e6:.6g},{hi * 1e6:.6g},"
+                        f"{alg:.6g},{bus:.6g}\n")
         print(f"torch.distributed all-reduce over {gpus}, NCCL {nccl}: "
               f"{rows[-1][5]:.1f} GB/s bus bandwidth at {rows[-1][0]} bytes; wrote {args.out}")
     dist.destroy_process_group()
