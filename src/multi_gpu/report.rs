@@ -502,7 +502,7 @@ fn report_collectives(
     let ranks_text = ranks.to_string();
     let mut extra: Vec<(&str, &str)> = vec![
         ("ranks", ranks_text.as_str()),
-        ("iterations", "20 collectives per timed repetition (after 20 untimed)"),
+        ("iterations", "20 collectives per timed repetition, after one untimed"),
     ];
     if let Some(t) = &torch_meta {
         extra.push(("torch_reference", t.as_str()));
