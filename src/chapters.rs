@@ -503,6 +503,105 @@ pub const ATAX: Chapter = Chapter {
     ],
 };
 
+macro_rules! peer {
+    // A row of the peer-copy summary by path; `size` says at which size.
+    ($path:literal) => {
+        pick!("multi_gpu-peer-summary", [("path", $path)], "GB/s", ["size"])
+    };
+}
+
+pub const MULTI_GPU: Chapter = Chapter {
+    example: "multi_gpu",
+    page: "multi_gpu.md",
+    title: "Memory across GPUs",
+    needs: Needs::GpuAndNccl,
+    reps: FullQuick::new(10, 3),
+    writes: &[
+        "multi_gpu-devices",
+        "multi_gpu-topology",
+        "multi_gpu-peer-summary",
+        "multi_gpu-peer",
+        "multi_gpu-both-ways",
+        "multi_gpu-in-flight",
+        "multi_gpu-latency",
+        "multi_gpu-collectives",
+        "multi_gpu-collectives-time",
+        "multi_gpu-collectives-table",
+        "multi_gpu-torch",
+        "multi_gpu-atax-table",
+        "multi_gpu-atax",
+        "multi_gpu-targets",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1", "--peer-mib", "1", "--collective-mib", "1"],
+    note: "needs NCCL; two GPUs or more for all of it; run src/multi_gpu/torch_reference.py \
+           first for the PyTorch comparison",
+    headlines: &[
+        Headline {
+            what: "peer copy, copy engine, one way",
+            pick: peer!("copy engine, one way"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "peer copy, copy engine, both ways at once",
+            pick: peer!("copy engine, both ways"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "NCCL all-reduce bus bandwidth, largest size",
+            pick: pick!(
+                "multi_gpu-collectives-table",
+                [("collective", "all-reduce")],
+                "busbw GB/s",
+                ["size"]
+            ),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "dependent load of the peer GPU's memory",
+            pick: pick!(
+                "multi_gpu-latency",
+                [("GPU loads from", "the peer GPU's memory")],
+                "ns per load",
+                ["footprint"]
+            ),
+            unit: "ns",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[
+        Claim {
+            text: "a kernel that reads the peer's memory reaches at least 90% of the copy \
+                   engines (largest copy)",
+            a: peer!("kernel reads the peer"),
+            b: Some(peer!("copy engine, one way")),
+            at_least: 0.9,
+        },
+        Claim {
+            text: "a copy over the peer link is faster than one through the host",
+            a: peer!("copy engine, one way"),
+            b: Some(peer!("through the host, 8 chunks")),
+            at_least: 1.0,
+        },
+        Claim {
+            text: "NCCL's all-reduce through cudarc reaches at least 95% of torch.distributed's \
+                   bus bandwidth (largest size)",
+            a: pick!("multi_gpu-torch", [], "cudarc / torch", ["size"]),
+            b: None,
+            at_least: 0.95,
+        },
+        Claim {
+            text: "splitting ATAX's rows over the GPUs makes the kernels at least 1.8x faster \
+                   (largest matrix, all GPUs)",
+            a: pick!("multi_gpu-atax-table", [], "speedup, kernels", ["GPUs", "matrix"]),
+            b: None,
+            at_least: 1.8,
+        },
+    ],
+};
+
 /// Every chapter's example, in the book's order.
 pub const ALL: &[Chapter] = &[
     CEILINGS,
@@ -513,6 +612,7 @@ pub const ALL: &[Chapter] = &[
     CMM_DIAGONAL,
     CMM_BEYOND,
     ATAX,
+    MULTI_GPU,
 ];
 
 /// What `reproduce` writes itself (not a chapter's measurement): the sanitizer table and the

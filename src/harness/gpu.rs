@@ -22,6 +22,8 @@ pub enum GpuUnavailable {
     NoNvrtc,
     /// `libcublas.so.13` was not found (only examples that compare with cuBLAS need it).
     NoCublas,
+    /// NCCL (`libnccl.so`) was not found (only the example that spans several GPUs needs it).
+    NoNccl,
 }
 
 impl fmt::Display for GpuUnavailable {
@@ -41,6 +43,11 @@ impl fmt::Display for GpuUnavailable {
                 f,
                 "no cuBLAS: libcublas.so.13 was not found (it ships with the CUDA 13.0 toolkit or the \
                  nvidia-cublas wheel; put its folder on LD_LIBRARY_PATH)"
+            ),
+            Self::NoNccl => write!(
+                f,
+                "no NCCL: libnccl.so was not found (install NCCL, e.g. the libnccl2 package, or put \
+                 a link named libnccl.so to its libnccl.so.2 in a folder on LD_LIBRARY_PATH)"
             ),
         }
     }
@@ -81,6 +88,12 @@ impl Libraries {
             Ok(())
         }
     }
+}
+
+/// Whether NCCL can be loaded under a name cudarc looks for (`libnccl.so`, ...).
+pub fn nccl_present() -> bool {
+    // SAFETY: this only tries to dlopen the candidate names; nothing is called.
+    unsafe { cudarc::nccl::sys::is_culib_present() }
 }
 
 /// What the figures' provenance and the device line say about the device.
@@ -142,6 +155,14 @@ pub struct Gpu {
 impl Gpu {
     /// Opens device 0 after checking that the driver and NVRTC exist (and cuBLAS if asked).
     pub fn open(need_cublas: bool) -> Result<Self, GpuUnavailable> {
+        Self::open_ordinal(0, need_cublas)
+    }
+
+    /// Opens device `ordinal` (0, 1, ...), with the same checks as [`Gpu::open`].
+    pub fn open_ordinal(
+        ordinal: usize,
+        need_cublas: bool,
+    ) -> Result<Self, GpuUnavailable> {
         Libraries::probe().check(need_cublas)?;
         let count = CudaContext::device_count().map_err(|e| {
             GpuUnavailable::NoDevice(format!("cuInit/cuDeviceGetCount failed ({e:?})"))
@@ -149,11 +170,20 @@ impl Gpu {
         if count == 0 {
             return Err(GpuUnavailable::NoDevice("it reports 0 CUDA devices".into()));
         }
-        let ctx = CudaContext::new(0).map_err(|e| {
-            GpuUnavailable::NoDevice(format!("device 0 could not be opened ({e:?})"))
+        if ordinal >= count as usize {
+            return Err(GpuUnavailable::NoDevice(format!(
+                "it reports {count} CUDA devices, so there is no device {ordinal}"
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| {
+            GpuUnavailable::NoDevice(format!(
+                "device {ordinal} could not be opened ({e:?})"
+            ))
         })?;
         let info = read_info(&ctx).map_err(|e| {
-            GpuUnavailable::NoDevice(format!("device 0 could not be queried ({e:?})"))
+            GpuUnavailable::NoDevice(format!(
+                "device {ordinal} could not be queried ({e:?})"
+            ))
         })?;
         // A stream of our own (not the legacy default stream) so graphs can capture on it.
         let stream = ctx.new_stream().map_err(|e| {
@@ -268,6 +298,7 @@ mod tests {
             (GpuUnavailable::NoDriver, "libcuda"),
             (GpuUnavailable::NoNvrtc, "libnvrtc"),
             (GpuUnavailable::NoCublas, "libcublas"),
+            (GpuUnavailable::NoNccl, "libnccl"),
             (
                 GpuUnavailable::NoDevice("it reports 0 CUDA devices".into()),
                 "0 CUDA devices",

@@ -18,7 +18,7 @@
 //! |-----------|---------|
 //! | 0 | measured and verified |
 //! | 1 | a result was wrong (verification failed) or the GPU reported an error |
-//! | 2 | it could not run here: no GPU, driver, NVRTC or cuBLAS, or bad command-line input |
+//! | 2 | it could not run here: no GPU, driver, NVRTC, cuBLAS or NCCL, or bad command-line input |
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,6 +40,8 @@ pub enum Needs {
     Gpu,
     /// A CUDA GPU, its driver, NVRTC and cuBLAS.
     GpuAndCublas,
+    /// One or more CUDA GPUs, their driver, NVRTC and NCCL.
+    GpuAndNccl,
 }
 
 impl Needs {
@@ -54,6 +56,10 @@ impl Needs {
             Needs::GpuAndCublas => {
                 "Needs: an NVIDIA GPU with a driver for CUDA 13.0 or newer, and \
                  libnvrtc.so.13 and libcublas.so.13 on the loader path."
+            }
+            Needs::GpuAndNccl => {
+                "Needs: one or more NVIDIA GPUs with a driver for CUDA 13.0 or newer, and \
+                 libnvrtc.so.13 and NCCL (libnccl.so) on the loader path."
             }
         }
     }
@@ -367,7 +373,13 @@ pub fn start(
             let cpu = meta.get("cpu").unwrap_or("cpu").to_string();
             (None, meta, cpu)
         }
-        Needs::Gpu | Needs::GpuAndCublas => {
+        Needs::Gpu | Needs::GpuAndCublas | Needs::GpuAndNccl => {
+            if needs == Needs::GpuAndNccl {
+                super::gpu::Libraries::probe().check(false)?;
+                if !super::gpu::nccl_present() {
+                    return Err(GpuUnavailable::NoNccl.into());
+                }
+            }
             let gpu = Gpu::open(needs == Needs::GpuAndCublas)?;
             println!("{}", gpu.info.line());
             let meta = Meta::for_gpu(&gpu.info, &command);
@@ -490,6 +502,7 @@ mod tests {
     #[test]
     fn exit_codes() {
         assert_eq!(exit_code_for(&anyhow::Error::new(GpuUnavailable::NoDriver)), 2);
+        assert_eq!(exit_code_for(&anyhow::Error::new(GpuUnavailable::NoNccl)), 2);
         assert_eq!(
             exit_code_for(&anyhow::Error::new(UsageError("n must be > 0".into()))),
             2

@@ -1,0 +1,286 @@
+//! What the chapter "Memory across GPUs" measures, in the order the chapter tells it: what
+//! links the GPUs, copies between two of them by every path, the latency of one peer load,
+//! NCCL's collectives over every GPU, and ATAX split over 1, 2, 4, ... GPUs. With one GPU it
+//! measures what one GPU can show and names the rest in one line.
+
+use std::path::PathBuf;
+
+use super::atax::{self, AtaxGpu, AtaxPoint, HostProblem};
+use super::collectives::{self, CollectivePoint};
+use super::devices::{self, PairInfo};
+use super::nccl::{self, Collective, Comms};
+use super::peer::{self, InFlightPoint, Latency, Pair, PeerKernels, PeerPoint};
+use super::torch::TorchReference;
+use crate::harness::ceiling::{self, CopyKernel, CopyResult};
+use crate::harness::timing::Plan;
+use crate::harness::{FullQuick, Gpu, Run, UsageError, L2};
+
+/// Largest peer copy, in MiB.
+pub const PEER_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
+/// Largest collective (nccl-tests' size), in MiB.
+pub const COLLECTIVE_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
+/// Rows of the largest ATAX matrix.
+pub const ATAX_ROWS: FullQuick<u64> = FullQuick::new(65536, 4096);
+/// Columns of every ATAX matrix (the fused kernel covers up to 16384 floats).
+pub const ATAX_COLS: FullQuick<u64> = FullQuick::new(16384, 1024);
+/// Bytes the latency chase walks through, in MiB: far beyond the L2 of the GPU.
+pub const CHASE_MIB: FullQuick<u64> = FullQuick::new(256, 32);
+/// Dependent loads per chase.
+pub const CHASE_STEPS: FullQuick<u64> = FullQuick::new(20_000, 2_000);
+
+const MIB: usize = 1 << 20;
+
+/// The sizes of one run.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Use at most this many GPUs (all by default).
+    pub gpus: Option<usize>,
+    pub peer_mib: u64,
+    pub collective_mib: u64,
+    pub atax_rows: u64,
+    pub atax_cols: u64,
+    /// The CSV `torch_reference.py` wrote, to compare NCCL through cudarc with PyTorch's.
+    pub torch_reference: Option<PathBuf>,
+}
+
+/// One GPU of the run.
+#[derive(Debug, Clone)]
+pub struct Device {
+    pub ordinal: usize,
+    pub name: String,
+    pub pci_bus_id: String,
+    pub memory_gib: f64,
+    pub sms: i32,
+    pub l2_mib: usize,
+}
+
+/// Everything the chapter's figures and tables are drawn from.
+pub struct Results {
+    pub devices: Vec<Device>,
+    pub nccl_version: String,
+    pub pairs: Vec<PairInfo>,
+    /// GPU 0's own copy ceiling (the copy kernel and `cuMemcpyDtoD`, L2 cold).
+    pub local_copy: CopyResult,
+    /// Every path between GPU 0 and GPU 1 at every size (empty with one GPU).
+    pub peer: Vec<PeerPoint>,
+    /// The copy kernels between GPU 0 and GPU 1 with fewer blocks, at the largest size.
+    pub in_flight: Vec<InFlightPoint>,
+    /// Which GPU chased (the second, reading the first's memory, when there are two).
+    pub chase_gpu: usize,
+    pub latency: Vec<Latency>,
+    pub collectives: Vec<CollectivePoint>,
+    pub torch: Option<TorchReference>,
+    pub atax: Vec<AtaxPoint>,
+    /// What this run could not measure, and why (one GPU, no peer access).
+    pub skipped: Vec<String>,
+}
+
+impl Results {
+    pub fn gpu_count(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// `2 × NVIDIA H200`, or the names one by one when they differ.
+    pub fn gpus_line(&self) -> String {
+        let first = &self.devices[0].name;
+        if self.devices.iter().all(|d| &d.name == first) {
+            format!("{} × {first}", self.devices.len())
+        } else {
+            self.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(" + ")
+        }
+    }
+
+    /// The link between GPU 0 and GPU 1 as nvidia-smi names it, if known.
+    pub fn link_01(&self) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|p| p.from == 0 && p.to == 1)
+            .and_then(|p| p.link.as_deref())
+    }
+}
+
+/// Verifies, then times, everything the chapter shows.
+pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
+    let first = run.gpu();
+    let (reps, seed, quick) = (run.reps(), run.seed, run.quick);
+    let available = devices::device_count()?;
+    let count = match settings.gpus {
+        Some(n) if n > available => {
+            return Err(UsageError(format!(
+                "--gpus {n}: this machine has {available} CUDA GPU{}",
+                if available == 1 { "" } else { "s" }
+            ))
+            .into())
+        }
+        Some(n) => n,
+        None => available,
+    };
+    let cols = settings.atax_cols as usize;
+    if crate::atax::device::fused_shape(cols, &[1, 2, 4, 8, 16]).is_none() {
+        return Err(UsageError(format!(
+            "--atax-cols {cols}: the fused kernel covers at most 16384 columns"
+        ))
+        .into());
+    }
+    let others = devices::open_others(count)?;
+    for g in &others {
+        println!("{}", g.info.line());
+    }
+    let gpus: Vec<&Gpu> = std::iter::once(first).chain(others.iter()).collect();
+    let nccl_version = nccl::version()?;
+    println!(
+        "NCCL {nccl_version} ({}={})",
+        nccl::NVLS_VARIABLE,
+        std::env::var(nccl::NVLS_VARIABLE).unwrap_or_default()
+    );
+    let devices = gpus
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            Ok(Device {
+                ordinal: i,
+                name: g.info.name.clone(),
+                pci_bus_id: devices::pci_bus_id(g)?,
+                memory_gib: g.info.total_mem_bytes as f64 / (1u64 << 30) as f64,
+                sms: g.info.sms,
+                l2_mib: g.info.l2_bytes / MIB,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+
+    // Topology: what the driver says of every ordered pair; peer access where it can.
+    let mut pairs = Vec::new();
+    let mut peer_access_01 = count >= 2;
+    for (i, a) in gpus.iter().enumerate() {
+        for (j, b) in gpus.iter().enumerate() {
+            if i != j {
+                pairs.push(devices::pair_info((i, a), (j, b))?);
+                let enabled = devices::enable_peer_access(a, b)?;
+                if i < 2 && j < 2 {
+                    peer_access_01 &= enabled;
+                }
+            }
+        }
+    }
+    devices::read_links(&gpus, &mut pairs);
+
+    let peer_max = settings.peer_mib as usize * MIB;
+    let collective_sizes = collectives::sizes(settings.collective_mib as usize * MIB);
+    let atax_rows = atax::row_sizes(settings.atax_rows as usize, count);
+    let mut skipped = Vec::new();
+    let peer_sizes = if count >= 2 { peer::copy_sizes(peer_max) } else { Vec::new() };
+    let bar = run.progress(
+        1 + peer_sizes.len() * peer::Path::ALL.len()
+            + 3
+            + if count >= 2 { 3 * collective_sizes.len() } else { 0 }
+            + atax::gpu_counts(count).len() * atax_rows.len(),
+    );
+    let mut step = |what: &str| {
+        bar.set_message(what.to_string());
+        bar.inc(1);
+    };
+
+    step("GPU 0's copy ceiling");
+    let copy = CopyKernel::load(first)?;
+    let local_copy = ceiling::measure_copy(
+        first,
+        &copy,
+        peer_max,
+        Plan::new(3, reps, L2::Cold),
+        seed,
+    )?;
+
+    let kernels: Vec<PeerKernels> =
+        gpus.iter().map(|g| PeerKernels::load(g)).collect::<Result<_, _>>()?;
+    let (mut peer_points, mut in_flight) = (Vec::new(), Vec::new());
+    if count >= 2 {
+        if !peer_access_01 {
+            skipped.push(
+                "the kernels that address the peer's memory and the peer-load latency (the \
+                 driver reports no peer access between GPU 0 and GPU 1)"
+                    .to_string(),
+            );
+        }
+        let pair = Pair {
+            a: gpus[0],
+            b: gpus[1],
+            kernels_a: &kernels[0],
+            kernels_b: &kernels[1],
+            peer_access: peer_access_01,
+        };
+        (peer_points, in_flight) =
+            peer::measure_paths(&pair, &peer_sizes, reps, seed, &mut step)?;
+    }
+
+    step("latency of one load");
+    let chase_gpu = if count >= 2 { 1 } else { 0 };
+    let chase_peer = if count >= 2 && peer_access_01 { Some(gpus[0]) } else { None };
+    let latency = peer::measure_latency(
+        gpus[chase_gpu],
+        &kernels[chase_gpu],
+        chase_peer,
+        CHASE_MIB.pick(quick) as usize * MIB,
+        CHASE_STEPS.pick(quick),
+        reps.min(5),
+        seed,
+    )?;
+
+    let mut collective_points = Vec::new();
+    let comms = if count >= 2 { Some(Comms::new(&gpus)?) } else { None };
+    if let Some(comms) = &comms {
+        for c in Collective::ALL {
+            collective_points.extend(collectives::measure(
+                &gpus,
+                comms,
+                c,
+                &collective_sizes,
+                reps,
+                seed,
+                &mut step,
+            )?);
+        }
+    }
+    let torch = settings
+        .torch_reference
+        .as_deref()
+        .map(super::torch::read)
+        .transpose()
+        .map_err(|e| UsageError(format!("--torch-reference: {e:#}")))?;
+
+    step("ATAX: the inputs and the CPU's answers");
+    let host = HostProblem::new(first, &atax_rows, cols, seed)?;
+    let atax_kernels: Vec<AtaxGpu> =
+        gpus.iter().map(|g| AtaxGpu::load(g)).collect::<Result<_, _>>()?;
+    let atax_points = atax::measure(
+        &gpus,
+        &atax_kernels,
+        comms.as_ref(),
+        &host,
+        &atax_rows,
+        reps,
+        &mut step,
+    )?;
+    bar.finish_and_clear();
+
+    if count < 2 {
+        skipped.push(
+            "copies between GPUs, the peer-load latency, the collectives and ATAX on several \
+             GPUs (they need a second GPU)"
+                .to_string(),
+        );
+    }
+    Ok(Results {
+        devices,
+        nccl_version,
+        pairs,
+        local_copy,
+        peer: peer_points,
+        in_flight,
+        chase_gpu,
+        latency,
+        collectives: collective_points,
+        torch,
+        atax: atax_points,
+        skipped,
+    })
+}

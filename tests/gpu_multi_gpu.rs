@@ -1,0 +1,153 @@
+//! GPU checks of the chapter "Memory across GPUs" against the CPU, at sizes that are multiples of
+//! nothing. The single-GPU checks run on any GPU; the others need two and say so when there is
+//! only one. Run on a GPU machine with NCCL:
+//! `cargo test --release --test gpu_multi_gpu -- --ignored --test-threads=1`.
+
+use std::sync::Once;
+
+use cmbook::harness::timing::Plan;
+use cmbook::harness::{inputs, verify, Gpu, L2};
+use cmbook::multi_gpu::atax::{self, AtaxGpu, HostProblem};
+use cmbook::multi_gpu::collectives;
+use cmbook::multi_gpu::devices::{self, time_streams};
+use cmbook::multi_gpu::nccl::{self, Collective, Comms};
+use cmbook::multi_gpu::peer::{self, Pair, Path, PeerKernels};
+
+/// NVLink multicast off before anything touches NCCL (every test calls this first).
+fn setup() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| std::env::set_var(nccl::NVLS_VARIABLE, "0"));
+}
+
+fn open(ordinal: usize) -> Gpu {
+    setup();
+    Gpu::open_ordinal(ordinal, false).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// GPUs 0 and 1 with peer access both ways, or `None` (and a message) on a one-GPU machine.
+fn two() -> Option<(Gpu, Gpu)> {
+    setup();
+    let count = devices::device_count().unwrap_or_else(|e| panic!("{e:#}"));
+    if count < 2 {
+        eprintln!("skipped: this check needs two GPUs and this machine has {count}");
+        return None;
+    }
+    let (a, b) = (open(0), open(1));
+    assert!(devices::enable_peer_access(&a, &b).unwrap(), "no peer access 0 -> 1");
+    assert!(devices::enable_peer_access(&b, &a).unwrap(), "no peer access 1 -> 0");
+    Some((a, b))
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_copy_kernel_copies_every_byte_at_odd_sizes() {
+    let gpu = open(0);
+    let k = PeerKernels::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
+    for bytes in [1usize, 15, 16, 17, 4095, 65_537, 1_000_003, (8 << 20) + 13] {
+        let host = inputs::random_bytes(bytes, bytes as u64);
+        let src = gpu.stream.clone_htod(&host).unwrap();
+        let mut dst = gpu.stream.alloc_zeros::<u8>(bytes).unwrap();
+        gpu.poison(&mut dst).unwrap();
+        use cudarc::driver::DevicePtr;
+        let (s, d) = (src.device_ptr(&gpu.stream).0, dst.device_ptr(&gpu.stream).0);
+        unsafe { k.copy(&gpu.stream, s, d, bytes).unwrap() };
+        let got = gpu.stream.clone_dtoh(&dst).unwrap();
+        verify::check_exact("peer_copy", &format!("{bytes} bytes"), &got, &host)
+            .unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_chase_ends_where_the_cpu_says() {
+    let gpu = open(0);
+    let k = PeerKernels::load(&gpu).unwrap();
+    let lat = peer::measure_latency(&gpu, &k, None, (1 << 20) + 4096, 777, 2, 5)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(lat.len(), 2, "own memory and host memory");
+    for l in &lat {
+        let (ns, _, _) = l.ns();
+        assert!(ns > 10.0 && ns < 100_000.0, "{l:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn atax_on_one_gpu_matches_the_cpu() {
+    let gpu = open(0);
+    let k = [AtaxGpu::load(&gpu).unwrap()];
+    let host = HostProblem::new(&gpu, &[5, 1003], 1003, 9).unwrap();
+    let points = atax::measure(&[&gpu], &k, None, &host, &[5, 1003], 2, |_| {})
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(points.len(), 2);
+    assert!(points.iter().all(|p| p.with_all_reduce.is_none()));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_path_between_two_gpus_delivers_every_byte() {
+    let Some((a, b)) = two() else { return };
+    let (ka, kb) = (PeerKernels::load(&a).unwrap(), PeerKernels::load(&b).unwrap());
+    let pair = Pair { a: &a, b: &b, kernels_a: &ka, kernels_b: &kb, peer_access: true };
+    let sizes = [4096 + 3, (1 << 20) + 100, 3 << 20];
+    let (points, in_flight) = peer::measure_paths(&pair, &sizes, 2, 7, |_| {})
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(points.len(), sizes.len() * Path::ALL.len());
+    assert!(points.iter().all(|p| p.gbps().median > 0.0));
+    let blocks = peer::sweep_blocks(ka.full_grid()).len()
+        + peer::sweep_blocks(kb.full_grid()).len();
+    assert_eq!(in_flight.len(), blocks, "every grid of the sweep, both directions");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_peer_chase_and_the_time_across_gpus() {
+    let Some((a, b)) = two() else { return };
+    let kb = PeerKernels::load(&b).unwrap();
+    let lat = peer::measure_latency(&b, &kb, Some(&a), 8 << 20, 1000, 2, 3)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(lat.len(), 3);
+    // Work on both GPUs: the time spans the slower one.
+    let streams = devices::streams_of(&[&a, &b]);
+    let plan = Plan::new(1, 3, L2::Cold);
+    let t = time_streams(&streams, &[&a, &b], plan, 2, || Ok(())).unwrap();
+    assert!(t.median_ms >= 0.0);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_collective_matches_the_cpu_at_odd_sizes() {
+    let Some((a, b)) = two() else { return };
+    let gpus = [&a, &b];
+    let comms = Comms::new(&gpus).unwrap_or_else(|e| panic!("{e:#}"));
+    for c in Collective::ALL {
+        let points = collectives::measure(
+            &gpus,
+            &comms,
+            c,
+            &[8, 12, 1000, 65_540, 3 << 20],
+            2,
+            11,
+            |_| {},
+        )
+        .unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(points.len(), 5);
+        assert!(points.iter().all(|p| p.bytes % 8 == 0 && p.time.median_ms > 0.0));
+    }
+    assert!(nccl::version().unwrap().starts_with("2."));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn atax_split_over_two_gpus_matches_the_cpu_on_every_gpu() {
+    let Some((a, b)) = two() else { return };
+    let gpus = [&a, &b];
+    let k = [AtaxGpu::load(&a).unwrap(), AtaxGpu::load(&b).unwrap()];
+    let comms = Comms::new(&gpus).unwrap();
+    let rows = [4, 7, 1003];
+    let host = HostProblem::new(&a, &rows, 333, 4).unwrap();
+    let points = atax::measure(&gpus, &k, Some(&comms), &host, &rows, 2, |_| {})
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(points.len(), 2 * rows.len(), "one and two GPUs at every size");
+    assert!(points.iter().filter(|p| p.gpus == 2).all(|p| p.with_all_reduce.is_some()));
+}
