@@ -124,7 +124,7 @@ fn every_figure_is_written_by_the_example_the_registry_names() {
         assert!(
             chapters::writer_of(stem).is_some()
                 || chapters::REPRODUCE_WRITES.contains(&&**stem),
-            "figures/data/{stem}.csv: no example in src/chapters.rs writes it"
+            "figures/data/{stem}.csv: no example in src/chapters/ writes it"
         );
     }
     for c in chapters::ALL {
