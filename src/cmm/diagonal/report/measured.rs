@@ -1,292 +1,7 @@
-//! Every figure and table of the chapter "Chained matrix multiplication and the diagonal
-//! layout", drawn from [`Results`], and the console summary.
+//! The measured figures and tables: the paper's Table 1 on our GPU, the breakeven, the
+//! experiments behind the layout's gain, section 7's variants and streams.
 
-use crate::cmm::gpu::Kernel;
-use crate::cmm::layout::{self, Layout};
-use crate::cmm::paper;
-use crate::cmm::paren;
-use crate::cmm::traffic::WarpMapping;
-use crate::harness::format::{ms, ratio};
-use crate::harness::plot::{Point, Spec, Ticks};
-use crate::harness::Run;
-
-use super::measure::{LayoutPair, Results};
-
-/// The paper's series in Table 1's figures (drawn dashed, beside ours).
-const PAPER_SERIAL: &str = "serial CPU, paper (V100 host)";
-const PAPER_ROWMAJOR: &str = "V100 row-major, paper";
-const PAPER_DIAGONAL: &str = "V100 diagonal-major, paper";
-const PAPER_SPEEDUP: &str = "paper, V100 (Table 1)";
-
-/// Milliseconds as the chapter's tables write them: four decimals below 1 ms.
-fn fmt_ms(v: f64) -> String {
-    ms(v, 4)
-}
-
-/// What the kernel tables and figures say about L2.
-const KERNEL_L2: (&str, &str) = (
-    "l2",
-    "warm (the table stays on the GPU between repetitions; it is rewritten by every solve)",
-);
-/// What the end-to-end figure and table say about L2.
-const END_TO_END_L2: (&str, &str) = (
-    "l2",
-    "not controlled: each end-to-end run allocates, copies in, solves and copies out",
-);
-
-#[derive(serde::Serialize)]
-struct OrderRow {
-    order: String,
-    scalar_multiplications: String,
-    optimal: &'static str,
-}
-
-#[derive(serde::Serialize)]
-struct Table1Row {
-    n: usize,
-    paper_serial_ms: String,
-    paper_cuda_ms: String,
-    paper_layout_ms: String,
-    paper_layout_speedup: String,
-    our_serial_ms: String,
-    our_rowmajor_ms: String,
-    our_diagonal_ms: String,
-    our_layout_speedup: String,
-}
-
-#[derive(serde::Serialize)]
-struct MemoryRow {
-    address: usize,
-    row_major_holds: String,
-    diagonal_major_holds: String,
-}
-
-#[derive(serde::Serialize)]
-struct MatrixRow {
-    row: usize,
-    #[serde(rename = "col 0")]
-    c0: String,
-    #[serde(rename = "col 1")]
-    c1: String,
-    #[serde(rename = "col 2")]
-    c2: String,
-    #[serde(rename = "col 3")]
-    c3: String,
-    #[serde(rename = "col 4")]
-    c4: String,
-    #[serde(rename = "col 5")]
-    c5: String,
-}
-
-#[derive(serde::Serialize)]
-struct TrafficRow {
-    threads: &'static str,
-    layout: &'static str,
-    cost_bytes: u32,
-    sectors_per_warp_load: String,
-    lines_per_warp_load: String,
-    sector_efficiency: String,
-    total_sectors_millions: String,
-    fresh_sectors_millions: String,
-}
-
-#[derive(serde::Serialize)]
-struct ExperimentRow {
-    experiment: String,
-    n: usize,
-    rowmajor_ms: String,
-    diagonal_ms: String,
-    diagonal_speedup: String,
-}
-
-impl ExperimentRow {
-    fn new(experiment: String, n: usize, row: f64, diagonal: f64) -> Self {
-        Self {
-            experiment,
-            n,
-            rowmajor_ms: fmt_ms(row),
-            diagonal_ms: fmt_ms(diagonal),
-            diagonal_speedup: ratio(row, diagonal),
-        }
-    }
-
-    fn pair(experiment: String, p: &LayoutPair) -> Self {
-        Self::new(experiment, p.n, p.row_major.median_ms, p.diagonal.median_ms)
-    }
-}
-
-#[derive(serde::Serialize)]
-struct BreakevenRow {
-    source: &'static str,
-    first_n_gpu_faster: String,
-    gpu_faster_from_n_on: String,
-    counted: String,
-}
-
-/// Writes the chapter's figures and tables and prints the summary.
-pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
-    worked_example(run, r)?;
-    layout_tables(run)?;
-    traffic_table(run, r)?;
-    let t1_rows = table1(run, r)?;
-    breakeven(run, r)?;
-    let experiments = experiments(run, r)?;
-    variants(run, r)?;
-    streams(run, r)?;
-
-    println!(
-        "{:>6} {:>12} {:>12} {:>12} {:>9} | paper V100: {:>9} {:>9} {:>7}",
-        "n",
-        "serial ms",
-        "row-major",
-        "diagonal",
-        "speedup",
-        "CUDA",
-        "layout",
-        "speedup"
-    );
-    for r in &t1_rows {
-        println!(
-            "{:>6} {:>12} {:>12} {:>12} {:>9} | {:>21} {:>9} {:>7}",
-            r.n,
-            r.our_serial_ms,
-            r.our_rowmajor_ms,
-            r.our_diagonal_ms,
-            r.our_layout_speedup,
-            r.paper_cuda_ms,
-            r.paper_layout_ms,
-            r.paper_layout_speedup
-        );
-    }
-    for e in &experiments {
-        println!(
-            "{:>6}  {:<70} {:>10} {:>10} {:>6}",
-            e.n, e.experiment, e.rowmajor_ms, e.diagonal_ms, e.diagonal_speedup
-        );
-    }
-    println!(
-        "every GPU table verified cell by cell against the CPU; figures and data written to {}",
-        run.out.display()
-    );
-    Ok(())
-}
-
-/// How `cmm-worked-example` is shown (see `harness::table`).
-const WORKED_SHOWN: [(&str, &str); 2] = [
-    ("headers", "scalar_multiplications = scalar multiplications"),
-    ("computed", "`cmm::dp`"),
-];
-
-/// The five orders of the worked example and the DP's answer.
-fn worked_example(run: &Run, r: &Results) -> anyhow::Result<()> {
-    let optimum = r.worked.optimal_cost();
-    let rows: Vec<OrderRow> = r
-        .worked_orders
-        .iter()
-        .map(|o| OrderRow {
-            order: o.tree.to_string(),
-            scalar_multiplications: o.cost.to_string(),
-            optimal: if o.cost == optimum as u128 { "yes" } else { "" },
-        })
-        .collect();
-    let title = format!(
-        "The five orders of A1(20x2) A2(2x30) A3(30x12) A4(12x8); the DP (CPU and both GPU \
-         layouts) finds {} = {}",
-        optimum,
-        paren::parenthesization(&r.worked)
-    );
-    run.table("cmm-worked-example", &title, &WORKED_SHOWN, &rows)
-}
-
-/// How `cmm-layout-memory` is shown (see `harness::table`).
-const MEMORY_SHOWN: [(&str, &str); 2] = [
-    (
-        "headers",
-        "row_major_holds = row-major holds | \
-         diagonal_major_holds = diagonal-major holds",
-    ),
-    ("computed", "`cmm::layout`"),
-];
-
-/// The paper's figures 2-4: the 6x6 upper triangle in both memory orders.
-fn layout_tables(run: &Run) -> anyhow::Result<()> {
-    let n6 = 6;
-    let label = |r: usize, c: usize| {
-        if c >= r {
-            layout::upper_cell_label(n6, r, c)
-        } else {
-            String::new()
-        }
-    };
-    let matrix: Vec<MatrixRow> = (0..n6)
-        .map(|r| MatrixRow {
-            row: r,
-            c0: label(r, 0),
-            c1: label(r, 1),
-            c2: label(r, 2),
-            c3: label(r, 3),
-            c4: label(r, 4),
-            c5: label(r, 5),
-        })
-        .collect();
-    let title =
-        "The upper triangle of a 6x6 table, cells lettered in row order (the paper's \
-                 Figure 2), from cmm::layout";
-    run.table("cmm-layout-matrix", title, &[("computed", "`cmm::layout`")], &matrix)?;
-    let rm = layout::row_major_memory(n6);
-    let dm = layout::diagonal_major_memory(n6);
-    let memory: Vec<MemoryRow> = (0..rm.len().max(dm.len()))
-        .map(|a| MemoryRow {
-            address: a,
-            row_major_holds: rm.get(a).cloned().flatten().unwrap_or_else(|| "·".into()),
-            diagonal_major_holds: dm.get(a).cloned().flatten().unwrap_or_default(),
-        })
-        .collect();
-    let title =
-        "Memory order of the 6x6 triangle: row-major with the lower half unused \
-                 (Figure 3) and diagonal-major, packed (Figure 4), from cmm::layout";
-    run.table("cmm-layout-memory", title, &MEMORY_SHOWN, &memory)
-}
-
-/// How `cmm-traffic` is shown (see `harness::table`).
-const TRAFFIC_SHOWN: [(&str, &str); 2] = [
-    (
-        "headers",
-        "cost_bytes = cost (bytes) | sectors_per_warp_load = sectors per warp load | \
-         lines_per_warp_load = lines per warp load | \
-         sector_efficiency = sector efficiency | \
-         total_sectors_millions = sectors (millions) | \
-         fresh_sectors_millions = fresh sectors (millions)",
-    ),
-    ("computed", "`cmm::traffic`"),
-];
-
-/// Traffic computed from the index functions: sectors per warp load.
-fn traffic_table(run: &Run, r: &Results) -> anyhow::Result<()> {
-    let rows: Vec<TrafficRow> = r
-        .traffic
-        .iter()
-        .map(|(mapping, t)| TrafficRow {
-            threads: match mapping {
-                WarpMapping::CellPerThread => "thread per cell",
-                WarpMapping::SplitKPerCell => "warp splits k",
-            },
-            layout: t.layout.name(),
-            cost_bytes: t.elem_bytes,
-            sectors_per_warp_load: format!("{:.2}", t.sectors_per_warp_load),
-            lines_per_warp_load: format!("{:.2}", t.lines_per_warp_load),
-            sector_efficiency: format!("{:.0}%", 100.0 * t.sector_efficiency),
-            total_sectors_millions: format!("{:.1}", t.sectors as f64 / 1e6),
-            fresh_sectors_millions: format!("{:.1}", t.fresh_sectors as f64 / 1e6),
-        })
-        .collect();
-    let title = format!(
-        "Table loads of the whole DP at n = {}, computed from the index functions (not \
-         measured): 32-byte sectors and 128-byte lines per warp-wide load",
-        r.settings.traffic_n
-    );
-    run.table("cmm-traffic", &title, &TRAFFIC_SHOWN, &rows)
-}
+use super::*;
 
 /// How `cmm-table1-compare` is shown (see `harness::table`).
 const TABLE1_HEADERS: [(&str, &str); 1] = [(
@@ -300,7 +15,7 @@ const TABLE1_HEADERS: [(&str, &str); 1] = [(
 )];
 
 /// Table 1 beside the paper's, the times as a figure, and the layout's speedup.
-fn table1(run: &Run, r: &Results) -> anyhow::Result<Vec<Table1Row>> {
+pub(super) fn table1(run: &Run, r: &Results) -> anyhow::Result<Vec<Table1Row>> {
     let mut rows = Vec::new();
     let mut t1_points = Vec::new();
     let mut speedup_points = Vec::new();
@@ -404,7 +119,7 @@ const BREAKEVEN_HEADERS: [(&str, &str); 1] = [(
 )];
 
 /// The breakeven (the paper's Figure 6) and where the GPU overtakes the CPU.
-fn breakeven(run: &Run, r: &Results) -> anyhow::Result<()> {
+pub(super) fn breakeven(run: &Run, r: &Results) -> anyhow::Result<()> {
     let mut points = Vec::new();
     // (n, GPU row-major faster than the CPU)
     let mut ahead: Vec<(usize, bool)> = Vec::new();
@@ -478,7 +193,10 @@ const EXPERIMENTS_HEADERS: [(&str, &str); 1] = [(
 )];
 
 /// What the layout's speedup depends on: n, the row stride, the cost width, the index.
-fn experiments(run: &Run, r: &Results) -> anyhow::Result<Vec<ExperimentRow>> {
+pub(super) fn experiments(
+    run: &Run,
+    r: &Results,
+) -> anyhow::Result<Vec<ExperimentRow>> {
     let mut experiments = Vec::new();
     let mut sweep_points = Vec::new();
     for p in &r.layout_vs_n {
@@ -559,7 +277,7 @@ fn experiments(run: &Run, r: &Results) -> anyhow::Result<Vec<ExperimentRow>> {
 }
 
 /// Section 7.1: more threads per diagonal, one launch per diagonal.
-fn variants(run: &Run, r: &Results) -> anyhow::Result<()> {
+pub(super) fn variants(run: &Run, r: &Results) -> anyhow::Result<()> {
     let points: Vec<Point> = r
         .variants
         .iter()
@@ -590,7 +308,7 @@ fn variants(run: &Run, r: &Results) -> anyhow::Result<()> {
 }
 
 /// Section 7.2: k independent chains, one after another vs one stream each.
-fn streams(run: &Run, r: &Results) -> anyhow::Result<()> {
+pub(super) fn streams(run: &Run, r: &Results) -> anyhow::Result<()> {
     let points: Vec<Point> = r
         .streams
         .iter()
