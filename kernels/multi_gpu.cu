@@ -13,12 +13,13 @@ typedef unsigned long long u64;
 #define PEER_LOADS 8
 
 // ANCHOR: peer_copy
-// Copies `bytes` bytes from src to dst, either of which may live on another GPU: a pointer to a
-// peer's memory is dereferenced like any other once peer access is enabled (one address space
-// for every GPU of the process). Consecutive threads move consecutive 16-byte pieces (a warp
-// moves 512 contiguous bytes per access), each thread issues PEER_LOADS loads before its first
-// store, and the grid strides over the buffer, so any grid covers any size. cuMemAlloc'd
-// pointers are 256-byte aligned; the last bytes % 16 bytes are copied one byte per thread.
+// Copies `bytes` bytes from src to dst, either of which may live on another GPU: a
+// pointer to a peer's memory is dereferenced like any other once peer access is enabled
+// (one address space for every GPU of the process). Consecutive threads move
+// consecutive 16-byte pieces (a warp moves 512 contiguous bytes per access), each
+// thread issues PEER_LOADS loads before its first store, and the grid strides over the
+// buffer, so any grid covers any size. cuMemAlloc'd pointers are 256-byte aligned; the
+// last bytes % 16 bytes are copied one byte per thread.
 //
 // Launch: any 1D grid; blocks of 256 threads. Parameters: (src, dst, bytes).
 extern "C" __global__ void peer_copy(const void* __restrict__ src,
@@ -31,25 +32,31 @@ extern "C" __global__ void peer_copy(const void* __restrict__ src,
     float4* dst_vec = reinterpret_cast<float4*>(dst);
     u64 i = first;
     for (; i + (PEER_LOADS - 1) * stride < n_vec; i += PEER_LOADS * stride) {
-        float4 in_flight[PEER_LOADS];  // registers: every load is issued before any store
+        // In registers: every load is issued before any store.
+        float4 in_flight[PEER_LOADS];
 #pragma unroll
         for (int k = 0; k < PEER_LOADS; ++k) in_flight[k] = src_vec[i + k * stride];
 #pragma unroll
         for (int k = 0; k < PEER_LOADS; ++k) dst_vec[i + k * stride] = in_flight[k];
     }
-    for (; i < n_vec; i += stride) dst_vec[i] = src_vec[i];  // fewer than PEER_LOADS strides left
+    // Fewer than PEER_LOADS strides left.
+    for (; i < n_vec; i += stride) dst_vec[i] = src_vec[i];
     const u64 tail = n_vec * 16 + first;  // at most 15 bytes, one per thread
     if (tail < bytes) {
-        static_cast<unsigned char*>(dst)[tail] = static_cast<const unsigned char*>(src)[tail];
+        static_cast<unsigned char*>(dst)[tail] =
+            static_cast<const unsigned char*>(src)[tail];
     }
 }
 // ANCHOR_END: peer_copy
 
 // ANCHOR: peer_chase
-// One thread follows a chain of indices: each load's address is the value the previous load
-// returned, so no two loads overlap and the time per step is the latency of one load. `next`
-// may be a peer's memory; the walk starts at *position and leaves its end there.
-extern "C" __global__ void peer_chase(const unsigned* next, unsigned* position, u64 steps) {
+// One thread follows a chain of indices: each load's address is the value the previous
+// load returned, so no two loads overlap and the time per step is the latency of one
+// load. `next` may be a peer's memory; the walk starts at *position and leaves its end
+// there.
+extern "C" __global__ void peer_chase(const unsigned* next,
+                                      unsigned* position,
+                                      u64 steps) {
     unsigned p = *position;
     for (u64 s = 0; s < steps; ++s) p = next[p];
     *position = p;

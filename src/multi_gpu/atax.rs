@@ -48,8 +48,8 @@ impl AtaxGpu {
     }
 
     // ANCHOR: launch
-    /// Enqueues this GPU's part: the fused pass over its `m` rows at `a` (`blocks` partial ys
-    /// into `partials`), then their sum in block order into `y`.
+    /// Enqueues this GPU's part: the fused pass over its `m` rows at `a` (`blocks`
+    /// partial ys into `partials`), then their sum in block order into `y`.
     ///
     /// # Safety
     /// `a` must hold m·n floats, `x` and `y` n, `partials` blocks·n, all on this GPU.

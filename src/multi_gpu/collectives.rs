@@ -50,8 +50,8 @@ pub fn sizes(max: usize) -> Vec<usize> {
 pub const ITERS: usize = 20;
 
 // ANCHOR: expected
-/// What rank `rank` must hold after `collective` over `inputs` (one buffer per rank, each the
-/// rank's send buffer), computed in f64.
+/// What rank `rank` must hold after `collective` over `inputs` (one buffer per rank,
+/// each the rank's send buffer), computed in f64.
 pub fn expected(collective: Collective, inputs: &[Vec<f32>], rank: usize) -> Vec<f64> {
     let ranks = inputs.len();
     match collective {

@@ -34,13 +34,14 @@ pub fn pci_bus_id(gpu: &Gpu) -> anyhow::Result<String> {
 }
 
 // ANCHOR: peer_access
-/// Lets kernels on `from` address `to`'s memory directly. `Ok(false)` when the driver says
-/// the pair cannot (then copies between them go through the host).
+/// Lets kernels on `from` address `to`'s memory directly. `Ok(false)` when the driver
+/// says the pair cannot (then copies between them go through the host).
 ///
-/// Two switches, because `to`'s memory comes from two allocators: `cuCtxEnablePeerAccess`
-/// opens what `cuMemAlloc` returns, and the access list of `to`'s memory pool opens what the
-/// stream-ordered allocator (`cuMemAllocAsync`, which cudarc uses) returns. Without the second,
-/// a kernel on `from` that touches a buffer of `to` stops with an illegal address.
+/// Two switches, because `to`'s memory comes from two allocators:
+/// `cuCtxEnablePeerAccess` opens what `cuMemAlloc` returns, and the access list of
+/// `to`'s memory pool opens what the stream-ordered allocator (`cuMemAllocAsync`, which
+/// cudarc uses) returns. Without the second, a kernel on `from` that touches a buffer
+/// of `to` stops with an illegal address.
 pub fn enable_peer_access(from: &Gpu, to: &Gpu) -> anyhow::Result<bool> {
     let (from_dev, to_dev) = (from.ctx.cu_device(), to.ctx.cu_device());
     let mut can = 0;
@@ -64,7 +65,7 @@ pub fn enable_peer_access(from: &Gpu, to: &Gpu) -> anyhow::Result<bool> {
         },
         flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
     };
-    // SAFETY: the pool is `to`'s current one; the descriptor names a device of this process.
+    // SAFETY: `pool` is `to`'s current pool; the descriptor names one of our devices.
     unsafe {
         sys::cuDeviceGetMemPool(&mut pool, to_dev).result()?;
         sys::cuMemPoolSetAccess(pool, &access, 1).result()?;
@@ -81,13 +82,14 @@ pub struct PairInfo {
     pub to: usize,
     /// `CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED`: kernels on `from` may address `to`.
     pub access: bool,
-    /// `..._NATIVE_ATOMIC_SUPPORTED`: atomics on the peer's memory run over the link itself,
-    /// which NVLink offers and PCIe peer paths do not.
+    /// `..._NATIVE_ATOMIC_SUPPORTED`: atomics on the peer's memory run over the link
+    /// itself, which NVLink offers and PCIe peer paths do not.
     pub native_atomics: bool,
     /// `..._PERFORMANCE_RANK`: the driver's relative rank of the path (0 is the best).
     pub performance_rank: i32,
-    /// The link as `nvidia-smi topo -m` names it (`NV18`: 18 bonded NVLinks; `PIX`, `PXB`,
-    /// `PHB`, `NODE`, `SYS`: PCIe paths of growing length), when nvidia-smi is at hand.
+    /// The link as `nvidia-smi topo -m` names it (`NV18`: 18 bonded NVLinks; `PIX`,
+    /// `PXB`, `PHB`, `NODE`, `SYS`: PCIe paths of growing length), when nvidia-smi is
+    /// at hand.
     pub link: Option<String>,
 }
 
@@ -300,18 +302,18 @@ pub fn streams_of(gpus: &[&Gpu]) -> Vec<Arc<CudaStream>> {
 }
 
 // ANCHOR: time_streams
-/// Times work that spans several streams, on one GPU or several, with the events of the first
-/// stream's GPU. Each repetition:
+/// Times work that spans several streams, on one GPU or several, with the events of the
+/// first stream's GPU. Each repetition:
 ///
-/// 1. (L2 cold) flushes the L2 of every GPU in `flush`, then makes the first stream wait for
-///    every other (so no flush runs inside the timed region);
-/// 2. records the start event on the first stream and makes every other stream wait for it
-///    (a fork: none starts before the clock does);
+/// 1. (L2 cold) flushes the L2 of every GPU in `flush`, then makes the first stream
+///    wait for every other (so no flush runs inside the timed region);
+/// 2. records the start event on the first stream and makes every other stream wait for
+///    it (a fork: none starts before the clock does);
 /// 3. enqueues `work` `batch` times;
 /// 4. makes the first stream wait for every other (a join) and records the stop event.
 ///
-/// The stop event therefore fires when the slowest stream is done, and the sample is the
-/// event-to-event time divided by `batch`.
+/// The stop event therefore fires when the slowest stream is done, and the sample is
+/// the event-to-event time divided by `batch`.
 pub fn time_streams(
     streams: &[Arc<CudaStream>],
     flush: &[&Gpu],
@@ -329,12 +331,14 @@ pub fn time_streams(
     for _ in 0..plan.reps {
         if plan.l2 == L2::Cold {
             for g in flush {
-                g.ctx.bind_to_thread()?; // the flush's memset runs in the current context
+                // The flush's memset runs in the current context.
+                g.ctx.bind_to_thread()?;
                 g.flush_l2()?;
             }
         }
         for s in others {
-            first.join(s)?; // every flush and earlier repetition is done before the start
+            // Every flush and earlier repetition is done before the start.
+            first.join(s)?;
         }
         let start = first.context().new_event(timing)?;
         let stop = first.context().new_event(timing)?;

@@ -2,8 +2,8 @@
 //! the tests below and the book's snippets check them).
 
 // ANCHOR: bus_bandwidth
-/// nccl-tests' bus bandwidth of an all-reduce of `bytes` bytes over `ranks` GPUs that took
-/// `seconds`: the algorithm bandwidth (bytes / seconds) times 2(n − 1)/n, in GB/s.
+/// nccl-tests' bus bandwidth of an all-reduce of `bytes` bytes over `ranks` GPUs that
+/// took `seconds`: the algorithm bandwidth (bytes / seconds) times 2(n − 1)/n, in GB/s.
 pub fn all_reduce_bus_gbps(bytes: f64, seconds: f64, ranks: usize) -> f64 {
     let n = ranks as f64;
     bytes / seconds / 1e9 * 2.0 * (n - 1.0) / n
@@ -11,14 +11,14 @@ pub fn all_reduce_bus_gbps(bytes: f64, seconds: f64, ranks: usize) -> f64 {
 // ANCHOR_END: bus_bandwidth
 
 // ANCHOR: in_flight
-/// Little's law: the bytes that must be in flight to move `gbps` GB/s over a path whose loads
-/// take `latency_ns` nanoseconds each.
+/// Little's law: the bytes that must be in flight to move `gbps` GB/s over a path whose
+/// loads take `latency_ns` nanoseconds each.
 pub fn bytes_in_flight(gbps: f64, latency_ns: f64) -> f64 {
     gbps * latency_ns // (1e9 bytes/s) × (1e-9 s) = bytes
 }
 
-/// Bytes a copy kernel keeps in flight: `threads` resident threads, each with `loads` loads of
-/// `bytes_per_load` bytes outstanding.
+/// Bytes a copy kernel keeps in flight: `threads` resident threads, each with `loads`
+/// loads of `bytes_per_load` bytes outstanding.
 pub fn kernel_in_flight(threads: usize, loads: usize, bytes_per_load: usize) -> f64 {
     (threads * loads * bytes_per_load) as f64
 }
@@ -38,17 +38,18 @@ pub fn sms_to_cover(
 // ANCHOR_END: in_flight
 
 // ANCHOR: latency_bound
-/// A collective that costs `latency_us` microseconds whatever its size plus its size over
-/// `gbps` GB/s: the size, in bytes, at which the two halves are equal. Below it the time is
-/// mostly latency, above it mostly bandwidth.
+/// A collective that costs `latency_us` microseconds whatever its size plus its size
+/// over `gbps` GB/s: the size, in bytes, at which the two halves are equal. Below it
+/// the time is mostly latency, above it mostly bandwidth.
 pub fn half_latency_bytes(latency_us: f64, gbps: f64) -> f64 {
     latency_us * 1e-6 * gbps * 1e9
 }
 // ANCHOR_END: latency_bound
 
 // ANCHOR: speedup
-/// The speedup of splitting work that takes `one_gpu_ms` on one GPU over `gpus` GPUs, when
-/// each GPU does an equal share and the partial results then cost `combine_ms` to add up.
+/// The speedup of splitting work that takes `one_gpu_ms` on one GPU over `gpus` GPUs,
+/// when each GPU does an equal share and the partial results then cost `combine_ms` to
+/// add up.
 pub fn split_speedup(one_gpu_ms: f64, gpus: usize, combine_ms: f64) -> f64 {
     one_gpu_ms / (one_gpu_ms / gpus as f64 + combine_ms)
 }

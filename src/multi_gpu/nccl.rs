@@ -49,10 +49,11 @@ pub fn multicast_off(value: Option<&str>) -> bool {
 }
 
 // ANCHOR: find_libnccl
-/// cudarc opens NCCL as `libnccl.so` (or `libnccl.so.<CUDA major>` and a few other names);
-/// NCCL's runtime package installs only `libnccl.so.2` (the `-dev` package adds the link named
-/// `libnccl.so`). Where cudarc finds none of its names, this looks for `libnccl.so.2` in the
-/// folders of `LD_LIBRARY_PATH`, in the usual library folders and in `ldconfig -p`'s list.
+/// cudarc opens NCCL as `libnccl.so` (or `libnccl.so.<CUDA major>` and a few other
+/// names); NCCL's runtime package installs only `libnccl.so.2` (the `-dev` package adds
+/// the link named `libnccl.so`). Where cudarc finds none of its names, this looks for
+/// `libnccl.so.2` in the folders of `LD_LIBRARY_PATH`, in the usual library folders and
+/// in `ldconfig -p`'s list.
 pub fn find_libnccl(ld_library_path: &str, ldconfig: &str) -> Option<PathBuf> {
     const NAME: &str = "libnccl.so.2";
     let folders = ld_library_path.split(':').filter(|d| !d.is_empty()).chain([
@@ -68,7 +69,8 @@ pub fn find_libnccl(ld_library_path: &str, ldconfig: &str) -> Option<PathBuf> {
             return Some(path);
         }
     }
-    // `ldconfig -p` lines read `\tlibnccl.so.2 (libc6,x86-64) => /usr/lib/.../libnccl.so.2`.
+    // `ldconfig -p` lines read
+    // `\tlibnccl.so.2 (libc6,x86-64) => /usr/lib/.../libnccl.so.2`.
     ldconfig
         .lines()
         .filter(|l| l.trim_start().starts_with(&format!("{NAME} ")))
@@ -167,11 +169,12 @@ impl Collective {
     }
 
     // ANCHOR: bus_factor
-    /// nccl-tests' bus-bandwidth factor: bus bandwidth = algorithm bandwidth × this factor,
-    /// where algorithm bandwidth is the collective's size (`bytes` below) over its time. The
-    /// factor turns the size into what each rank must send over its link at the least, so
-    /// the result is comparable with the link's own bandwidth whatever the number of ranks:
-    /// an all-reduce is a reduce-scatter and an all-gather, each moving (n − 1)/n of the data.
+    /// nccl-tests' bus-bandwidth factor: bus bandwidth = algorithm bandwidth × this
+    /// factor, where algorithm bandwidth is the collective's size (`bytes` below) over
+    /// its time. The factor turns the size into what each rank must send over its link
+    /// at the least, so the result is comparable with the link's own bandwidth whatever
+    /// the number of ranks: an all-reduce is a reduce-scatter and an all-gather, each
+    /// moving (n − 1)/n of the data.
     pub fn bus_factor(self, ranks: usize) -> f64 {
         let n = ranks as f64;
         match self {
@@ -224,8 +227,9 @@ impl Comms {
 
     // ANCHOR: grouped
     /// Enqueues `collective` on every rank: rank r sends `send[r]` and receives into
-    /// `recv[r]`, each on its GPU's stream. One thread issues every rank's call, so the calls
-    /// go between `ncclGroupStart` and `ncclGroupEnd`: NCCL launches them together at the end.
+    /// `recv[r]`, each on its GPU's stream. One thread issues every rank's call, so the
+    /// calls go between `ncclGroupStart` and `ncclGroupEnd`: NCCL launches them
+    /// together at the end.
     pub fn enqueue<S, R>(
         &self,
         collective: Collective,
@@ -250,7 +254,7 @@ impl Comms {
                 break;
             }
         }
-        // The group is closed even when a call failed, so NCCL is left in a usable state.
+        // The group is closed even when a call failed, leaving NCCL usable.
         let end = result::group_end().map_err(|e| error(e, "ncclGroupEnd"));
         outcome.and(end.map(|_| ()))
     }

@@ -46,9 +46,10 @@ impl Latency {
 pub const CHASE_STRIDE: usize = 256;
 
 // ANCHOR: chase_chain
-/// A chain through `footprint` bytes: one node every [`CHASE_STRIDE`] bytes, visited in a random
-/// order that forms one cycle through every node (Sattolo's shuffle), so a walk never revisits
-/// a node before it has seen them all. `next[i]` is the index of the node after node `i`.
+/// A chain through `footprint` bytes: one node every [`CHASE_STRIDE`] bytes, visited in
+/// a random order that forms one cycle through every node (Sattolo's shuffle), so a
+/// walk never revisits a node before it has seen them all. `next[i]` is the index of
+/// the node after node `i`.
 pub fn chase_chain(footprint: usize, seed: u64) -> Vec<u32> {
     let per_node = CHASE_STRIDE / 4;
     let nodes = (footprint / CHASE_STRIDE).max(2);
