@@ -2,6 +2,15 @@
 
 use super::*;
 
+/// How `multi_gpu-atax-table` is shown (see `harness::table`): plain headers with units.
+pub(super) const ATAX_SHOWN: [(&str, &str); 1] = [(
+    "headers",
+    "matrix = A (rows × columns) | MiB = size of A (MiB) | kernels µs = kernels (µs) | \
+     all-reduce µs = all-reduce (µs) | \
+     kernels + all-reduce µs = kernels + all-reduce (µs) | \
+     all-reduce share = all-reduce's share | end to end ms = end to end (ms)",
+)];
+
 pub(super) fn report_atax(
     run: &Run,
     r: &Results,
@@ -62,7 +71,7 @@ pub(super) fn report_atax(
     let title = "ATAX with A split by rows over the GPUs: each runs the fused kernel on its rows, \
                  NCCL adds the partial ys; kernels L2 cold, end to end from page-locked host \
                  memory; speedups over one GPU (median times)";
-    run.table("multi_gpu-atax-table", title, meta, &table)?;
+    run.table("multi_gpu-atax-table", title, &shown(meta, &ATAX_SHOWN), &table)?;
     println!(
         "{:>4} {:>13} {:>11} {:>10} {:>9} {:>9} {:>9}",
         "GPUs", "matrix", "kernels µs", "+reduce µs", "speedup", "e2e ms", "e2e sp."

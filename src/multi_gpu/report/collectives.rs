@@ -2,6 +2,26 @@
 
 use super::*;
 
+/// How `multi_gpu-collectives-table` is shown (see `harness::table`): plain headers with
+/// units, and the all-reduce in view with the other collectives folded.
+pub(super) const COLLECTIVES_SHOWN: [(&str, &str); 2] = [
+    (
+        "headers",
+        "size = size, as nccl-tests counts it | µs = time of one, median (µs) | \
+         algbw GB/s = algorithm bandwidth (GB/s) | busbw GB/s = bus bandwidth (GB/s)",
+    ),
+    ("fold", "collective = all-reduce"),
+];
+
+/// How `multi_gpu-torch` is shown: plain headers with units.
+pub(super) const TORCH_SHOWN: [(&str, &str); 1] = [(
+    "headers",
+    "cudarc µs = time, cudarc (µs) | torch µs = time, torch.distributed (µs) | \
+     cudarc busbw GB/s = bus bandwidth, cudarc (GB/s) | \
+     torch busbw GB/s = bus bandwidth, torch.distributed (GB/s) | \
+     cudarc / torch = bus bandwidth, cudarc / torch.distributed",
+)];
+
 pub(super) fn report_collectives(
     run: &Run,
     r: &Results,
@@ -102,7 +122,12 @@ pub(super) fn report_collectives(
          bandwidth (size / time) and bus bandwidth (× 2(n−1)/n for all-reduce, (n−1)/n for the \
          others)"
     );
-    run.table("multi_gpu-collectives-table", &title, &meta, &rows)?;
+    run.table(
+        "multi_gpu-collectives-table",
+        &title,
+        &shown(&meta, &COLLECTIVES_SHOWN),
+        &rows,
+    )?;
     for row in &rows {
         println!(
             "{:<15} {:>9} {:>9} µs {:>8} GB/s algbw {:>8} GB/s busbw",
@@ -134,7 +159,7 @@ pub(super) fn report_collectives(
             .collect();
         let title = "NCCL all-reduce through cudarc beside torch.distributed's, same GPUs, same \
                      command: bus bandwidth and time of one all-reduce";
-        run.table("multi_gpu-torch", title, &meta, &rows)?;
+        run.table("multi_gpu-torch", title, &shown(&meta, &TORCH_SHOWN), &rows)?;
         for row in &rows {
             println!(
                 "all-reduce {:>9}: cudarc {:>8} GB/s, torch {:>8} GB/s ({})",

@@ -71,6 +71,29 @@ fn with<'a>(
     base.iter().map(|(k, v)| (*k, v.as_str())).chain(extra.iter().copied()).collect()
 }
 
+/// `meta` followed by the keys that say how a table is shown.
+fn shown<'a>(
+    meta: &[(&'a str, &'a str)],
+    keys: &[(&'a str, &'a str)],
+) -> Vec<(&'a str, &'a str)> {
+    [meta, keys].concat()
+}
+
+/// How `multi_gpu-devices` is shown (see `harness::table`): the PCI address as code, since
+/// it is what `nvidia-smi` prints and what the chapter matches devices by.
+const DEVICES_SHOWN: [(&str, &str); 2] =
+    [("headers", "memory = device memory | L2 = L2 cache"), ("code", "PCI address")];
+
+/// How `multi_gpu-topology` is shown: nvidia-smi's name of the link as code.
+const TOPOLOGY_SHOWN: [(&str, &str); 2] = [
+    (
+        "headers",
+        "from = from GPU | to = to GPU | performance rank = performance rank (0 is best) | \
+         nvidia-smi = `nvidia-smi topo -m`",
+    ),
+    ("code", "nvidia-smi"),
+];
+
 /// `meta` and one more key.
 fn plus<'a>(
     meta: &[(&'a str, &'a str)],
@@ -252,7 +275,12 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
             l2: format!("{} MiB", d.l2_mib),
         })
         .collect();
-    run.table("multi_gpu-devices", "The GPUs of this run", &meta, &devices)?;
+    run.table(
+        "multi_gpu-devices",
+        "The GPUs of this run",
+        &shown(&meta, &DEVICES_SHOWN),
+        &devices,
+    )?;
     println!("NCCL {}; {}", r.nccl_version, r.gpus_line());
 
     if !r.pairs.is_empty() {
@@ -275,7 +303,7 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
             .collect();
         let title = "What links the GPUs: the CUDA driver's peer attributes (cuDeviceGetP2PAttribute) \
                      and nvidia-smi topo -m";
-        run.table("multi_gpu-topology", title, &meta, &rows)?;
+        run.table("multi_gpu-topology", title, &shown(&meta, &TOPOLOGY_SHOWN), &rows)?;
         for p in &rows {
             println!(
                 "GPU {} -> GPU {}: peer access {}, native atomics {}, rank {}, {} ({})",
@@ -306,5 +334,32 @@ mod tests {
         assert_eq!(size_text(1 << 30), "1024 MiB");
         assert_eq!(size_text(1000), "1000 B");
         assert!(listed(8, 1 << 30) && listed(1 << 30, 1 << 30) && !listed(16, 1 << 30));
+    }
+
+    /// The book's tables were drawn with the keys this module writes, right before the
+    /// title, in the same order: a change to how a table is shown changes the committed
+    /// records too.
+    #[test]
+    fn the_books_tables_carry_the_keys_the_report_writes() {
+        let data =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("figures/data");
+        let tables: [(&str, &[(&str, &str)]); 7] = [
+            ("multi_gpu-devices", &DEVICES_SHOWN),
+            ("multi_gpu-topology", &TOPOLOGY_SHOWN),
+            ("multi_gpu-peer-summary", &peer::PEER_SUMMARY_SHOWN),
+            ("multi_gpu-latency", &peer::LATENCY_SHOWN),
+            ("multi_gpu-collectives-table", &collectives::COLLECTIVES_SHOWN),
+            ("multi_gpu-torch", &collectives::TORCH_SHOWN),
+            ("multi_gpu-atax-table", &atax::ATAX_SHOWN),
+        ];
+        for (stem, keys) in tables {
+            let path = data.join(format!("{stem}.csv"));
+            let record = crate::harness::record::read_csv(&path).unwrap();
+            let meta: Vec<(&str, &str)> =
+                record.meta.0.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let title = meta.iter().position(|(k, _)| *k == "title").unwrap();
+            assert!(title >= keys.len(), "{stem}");
+            assert_eq!(&meta[title - keys.len()..title], keys, "{stem}");
+        }
     }
 }

@@ -2,6 +2,21 @@
 
 use super::*;
 
+/// How `multi_gpu-peer-summary` is shown (see `harness::table`): the spread of the
+/// repetitions beside the median.
+pub(super) const PEER_SUMMARY_SHOWN: [(&str, &str); 1] = [(
+    "columns",
+    "path | size | {GB/s} ({min}–{max}) = GB/s, median (min–max) | \
+     of the copy engine, one way",
+)];
+
+/// How `multi_gpu-latency` is shown: the spread of the repetitions beside the median.
+pub(super) const LATENCY_SHOWN: [(&str, &str); 1] = [(
+    "columns",
+    "GPU loads from | footprint | dependent loads | \
+     {ns per load} ({min}–{max}) = ns per load, median (min–max)",
+)];
+
 pub(super) fn report_peer(
     run: &Run,
     r: &Results,
@@ -45,7 +60,12 @@ pub(super) fn report_peer(
     let title = "Copies from GPU 0 to GPU 1 (and back, for both ways), the largest size: bytes \
                  that arrived per second, both directions added for both ways; a copy within one \
                  GPU as bytes copied per second (half its read + write rate)";
-    run.table("multi_gpu-peer-summary", title, meta, &rows)?;
+    run.table(
+        "multi_gpu-peer-summary",
+        title,
+        &shown(meta, &PEER_SUMMARY_SHOWN),
+        &rows,
+    )?;
     for row in &rows {
         println!(
             "{:<36} {:>9} {:>8} GB/s  {}",
@@ -202,7 +222,7 @@ pub(super) fn report_latency(
          random cycle with a node every 256 bytes)",
         r.chase_gpu
     );
-    run.table("multi_gpu-latency", &title, meta, &rows)?;
+    run.table("multi_gpu-latency", &title, &shown(meta, &LATENCY_SHOWN), &rows)?;
     for l in &rows {
         println!("GPU {} loads from {:<26} {:>6} ns", r.chase_gpu, l.target, l.median);
     }

@@ -84,7 +84,7 @@ pub(super) fn report_targets(
             ),
             required: "within 5%",
             measured: format!(
-                "{} GB/s; no --torch-reference given",
+                "{} GB/s; no `--torch-reference` given",
                 sig3(o.busbw().median)
             ),
             met: "not measured",
