@@ -82,7 +82,7 @@ impl fmt::Debug for KernelExercise {
 }
 
 /// Every kernel exercise, in the book's order.
-pub const ALL: [KernelExercise; 7] = [
+pub const ALL: [KernelExercise; 8] = [
     KernelExercise {
         id: "1.4",
         page: "ceilings.md",
@@ -173,6 +173,19 @@ pub const ALL: [KernelExercise; 7] = [
             .function()
         },
         check: crate::atax::exercises::check_tmp_warp,
+    },
+    KernelExercise {
+        id: "8.5",
+        page: "multi_gpu.md",
+        file: "exercises_multi_gpu.cu",
+        function: |v| {
+            v.pick(
+                crate::multi_gpu::exercises::PeerCopyExercise::Exercise,
+                crate::multi_gpu::exercises::PeerCopyExercise::Solution,
+            )
+            .function()
+        },
+        check: crate::multi_gpu::exercises::check_peer_copy,
     },
 ];
 

@@ -1,5 +1,12 @@
 //! Solutions to the exercises of the chapter "Memory across GPUs" (shown collapsed in the book;
-//! the tests below and the book's snippets check them).
+//! the tests below and the book's snippets check them), and the check of kernel exercise
+//! 8.5.
+
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use crate::exercises::{Passed, Version};
+use crate::harness::kernels::{KernelName, KernelTable};
+use crate::harness::{inputs, verify, Gpu};
 
 // ANCHOR: bus_bandwidth
 /// nccl-tests' bus bandwidth of an all-reduce of `bytes` bytes over `ranks` GPUs that
@@ -61,6 +68,55 @@ pub fn smallest_worthwhile_ms(gpus: usize, combine_ms: f64, target: f64) -> f64 
     target * combine_ms / (1.0 - target / gpus as f64)
 }
 // ANCHOR_END: speedup
+
+crate::kernel_names! {
+    /// Exercise 8.5's kernels: the peer copy as a reader might write it, and as it must be.
+    pub enum PeerCopyExercise in "exercises_multi_gpu.cu" {
+        Exercise => "peer_copy_exercise",
+        Solution => "peer_copy_solution",
+    }
+}
+
+/// Byte counts exercise 8.5 is checked at: below one float4, around it, a partial last
+/// round of loads in flight (of a grid of 8 blocks), and two rounds and a few bytes.
+pub const PEER_COPY_SIZES: [usize; 7] =
+    [1, 15, 16, 17, 4096 + 3, (1 << 20) + 48, (2 << 20) + 8 * 8 * 256 * 16 + 5];
+
+/// Runs one version of exercise 8.5 at every size of [`PEER_COPY_SIZES`] on one GPU (the
+/// source and the destination on the same device: the kernel is the one a peer copy runs):
+/// the destination poisoned, one launch of 8 blocks of 256 threads, every byte compared.
+pub fn check_peer_copy(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
+    let table = KernelTable::<PeerCopyExercise>::load(gpu)?;
+    let kernel = version.pick(PeerCopyExercise::Exercise, PeerCopyExercise::Solution);
+    let f = table.get(kernel);
+    // A small grid, so that every size leaves a partial round of loads in flight.
+    let cfg = LaunchConfig {
+        grid_dim: (8, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut passed = Passed::default();
+    for bytes in PEER_COPY_SIZES {
+        let src_host = inputs::random_bytes(bytes, bytes as u64);
+        let src = gpu.stream.clone_htod(&src_host)?;
+        let mut dst = gpu.stream.alloc_zeros::<u8>(bytes)?;
+        let (bytes64, size) = (bytes as u64, format!("{bytes} bytes"));
+        let verified = gpu.verify_then_time_output(
+            &mut dst,
+            |s, dst| {
+                // SAFETY: (const void*, void*, u64 bytes) with both buffers `bytes` long.
+                unsafe {
+                    s.launch_builder(f).arg(&src).arg(dst).arg(&bytes64).launch(cfg)?
+                };
+                Ok(())
+            },
+            |got: &[u8]| verify::check_exact(&kernel.function(), &size, got, &src_host),
+            &[],
+        )?;
+        passed.add(size, verified.check.checked);
+    }
+    Ok(passed)
+}
 
 #[cfg(test)]
 mod tests {
