@@ -53,7 +53,10 @@ pub trait Element:
 /// Implements [`Element`] for a float type: its C name, epsilon, fused instances, `__constant__`
 /// capacity and random inputs; the suffix is the type's name and the size its own.
 macro_rules! element {
-    ($t:ident, $c_name:literal, $eps:expr, $fused:expr, $x_const:literal, $random:path) => {
+    (
+        $t:ident, $c_name:literal, $eps:expr, $fused:expr, $x_const:literal,
+        $random:path
+    ) => {
         impl Element for $t {
             const SUFFIX: &'static str = stringify!($t);
             const C_NAME: &'static str = $c_name;
