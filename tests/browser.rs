@@ -93,6 +93,29 @@ struct PageReport {
     problems: Vec<String>,
 }
 
+/// What every browser test starts from: the browser, the book built into a temporary folder
+/// (mdBook logging no error or warning), a fresh browser profile, and the screenshot folder
+/// (`$CMBOOK_SCREENSHOTS`, else `target/book-screenshots`).
+struct Session {
+    browser: PathBuf,
+    book: tempfile::TempDir,
+    profile: tempfile::TempDir,
+    shots: PathBuf,
+}
+
+fn session() -> Session {
+    let browser = chromium();
+    let book = tempfile::tempdir().unwrap();
+    let log = build_book(book.path());
+    assert!(log.is_empty(), "mdbook logged errors or warnings:\n{}", log.join("\n"));
+    let profile = tempfile::tempdir().unwrap();
+    let shots = std::env::var("CMBOOK_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
+    std::fs::create_dir_all(&shots).unwrap();
+    Session { browser, book, profile, shots }
+}
+
 fn parse_report(dom: &str) -> Option<PageReport> {
     let start =
         dom.find("<pre id=\"cmbook-report\">")? + "<pre id=\"cmbook-report\">".len();
@@ -125,15 +148,7 @@ fn parse_report(dom: &str) -> Option<PageReport> {
     ignore = "needs Chromium on PATH (apt-get install chromium, or CHROMIUM=path); found none at build time"
 )]
 fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
-    let browser = chromium();
-    let book = tempfile::tempdir().unwrap();
-    let log = build_book(book.path());
-    assert!(log.is_empty(), "mdbook logged errors or warnings:\n{}", log.join("\n"));
-    let profile = tempfile::tempdir().unwrap();
-    let shots = std::env::var("CMBOOK_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
-    std::fs::create_dir_all(&shots).unwrap();
+    let Session { browser, book, profile, shots } = session();
 
     // Every page the book links from its table of contents, plus the front page and print view.
     let mut pages: Vec<String> =
@@ -336,15 +351,7 @@ fn smallest_font(svg: &str) -> f64 {
     ignore = "needs Chromium on PATH (apt-get install chromium, or CHROMIUM=path); found none at build time"
 )]
 fn every_figure_reads_in_the_browser_and_is_screenshot_on_its_page() {
-    let browser = chromium();
-    let book = tempfile::tempdir().unwrap();
-    let log = build_book(book.path());
-    assert!(log.is_empty(), "mdbook logged errors or warnings:\n{}", log.join("\n"));
-    let profile = tempfile::tempdir().unwrap();
-    let shots = std::env::var("CMBOOK_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
-    std::fs::create_dir_all(&shots).unwrap();
+    let Session { browser, book, profile, shots } = session();
     // CMBOOK_FIGURES=stem,stem limits the run to those figures (while reviewing a change).
     let only = std::env::var("CMBOOK_FIGURES").ok();
     let figures: Vec<(String, String)> = committed_figures()
