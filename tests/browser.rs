@@ -93,6 +93,26 @@ struct PageReport {
     problems: Vec<String>,
 }
 
+/// A screenshot of `url` in a window 1280 pixels wide and `height` high, into `png`; `what`
+/// names the page where none was written.
+fn screenshot(
+    browser: &Path,
+    profile: &Path,
+    url: &str,
+    png: &Path,
+    height: u32,
+    what: &str,
+) {
+    let window = format!("--window-size=1280,{height}");
+    headless(
+        browser,
+        profile,
+        url,
+        &[window, format!("--screenshot={}", png.display())],
+    );
+    assert!(png.exists(), "no screenshot was written for {what}");
+}
+
 /// What every browser test starts from: the browser, the book built into a temporary folder
 /// (mdBook logging no error or warning), a fresh browser profile, and the screenshot folder
 /// (`$CMBOOK_SCREENSHOTS`, else `target/book-screenshots`).
@@ -225,16 +245,7 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
             let png =
                 shots.join(format!("{}-{theme}.png", page.trim_end_matches(".html")));
             let url = format!("file://{}", book.path().join(&file).display());
-            headless(
-                &browser,
-                profile.path(),
-                &url,
-                &[
-                    "--window-size=1280,2000".to_string(),
-                    format!("--screenshot={}", png.display()),
-                ],
-            );
-            assert!(png.exists(), "no screenshot was written for {file}");
+            screenshot(&browser, profile.path(), &url, &png, 2000, &file);
             taken += 1;
         }
     }
@@ -446,16 +457,8 @@ fn every_figure_reads_in_the_browser_and_is_screenshot_on_its_page() {
                 .unwrap();
                 let url = format!("file://{}", book.path().join(&file).display());
                 let png = shots.join(format!("figure-{stem}-{theme}.png"));
-                headless(
-                    &browser,
-                    profile.path(),
-                    &url,
-                    &[
-                        "--window-size=1280,1000".to_string(),
-                        format!("--screenshot={}", png.display()),
-                    ],
-                );
-                assert!(png.exists(), "no screenshot was written for {stem} ({theme})");
+                let what = format!("{stem} ({theme})");
+                screenshot(&browser, profile.path(), &url, &png, 1000, &what);
                 taken += 1;
                 if theme == "light" {
                     let dom = headless(
