@@ -156,6 +156,7 @@ pub fn check_in_out(
     cfg: LaunchConfig,
 ) -> anyhow::Result<Checked> {
     let n = input.len();
+    assert_eq!(want.len(), n, "the kernel writes as many floats as it reads");
     let input = gpu.stream.clone_htod(input)?;
     let n64 = n as u64;
     let size = format!("n = {n}");
