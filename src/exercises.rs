@@ -9,9 +9,14 @@
 //! as the book ships it, fails its check and every solution passes it.
 
 use std::fmt;
+use std::sync::Arc;
 
-use crate::harness::kernels::KernelName;
-use crate::harness::Gpu;
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+
+use crate::harness::kernels::{KernelName, KernelTable};
+use crate::harness::{verify, Gpu};
 
 /// Which of an exercise's two kernels to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +35,41 @@ impl Version {
             Version::Solution => solution,
         }
     }
+}
+
+/// The two functions of a kernel exercise, named by
+/// [`exercise_kernels!`](crate::exercise_kernels).
+pub trait ExerciseKernels: KernelName {
+    /// The function of `version`.
+    fn of(version: Version) -> Self;
+}
+
+/// Writes the typed names of a kernel exercise's two functions (an enum with the variants
+/// `Exercise` and `Solution`, by [`kernel_names!`](crate::kernel_names)) and their
+/// [`ExerciseKernels`] impl.
+#[macro_export]
+macro_rules! exercise_kernels {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident in $file:literal {
+            $(#[$exercise_meta:meta])* Exercise => $exercise:literal,
+            $(#[$solution_meta:meta])* Solution => $solution:literal $(,)?
+        }
+    ) => {
+        $crate::kernel_names! {
+            $(#[$meta])*
+            $vis enum $name in $file {
+                $(#[$exercise_meta])* Exercise => $exercise,
+                $(#[$solution_meta])* Solution => $solution,
+            }
+        }
+
+        impl $crate::exercises::ExerciseKernels for $name {
+            fn of(version: $crate::exercises::Version) -> Self {
+                version.pick($name::Exercise, $name::Solution)
+            }
+        }
+    };
 }
 
 /// What a passing check compared: the sizes, and the elements (or table cells) over all of
@@ -57,6 +97,97 @@ impl fmt::Display for Passed {
             self.sizes.join("; ")
         )
     }
+}
+
+/// One size that passed: the size as the book writes it, and the elements (or cells) compared.
+pub type Checked = (String, usize);
+
+/// The check every kernel exercise runs: `version`'s function of `K`, loaded for `gpu`, through
+/// `check_size` at every size of `sizes`. `check_size` gets the function, its name and the
+/// size, and returns the size as the book writes it with the elements (or cells) it
+/// compared; the first size that fails is the error.
+pub fn check_sizes<K: ExerciseKernels, S>(
+    gpu: &Gpu,
+    version: Version,
+    sizes: impl IntoIterator<Item = S>,
+    mut check_size: impl FnMut(&CudaFunction, &str, S) -> anyhow::Result<Checked>,
+) -> anyhow::Result<Passed> {
+    let table = KernelTable::<K>::load(gpu)?;
+    let kernel = K::of(version);
+    let (f, name) = (table.get(kernel), kernel.function());
+    let mut passed = Passed::default();
+    for size in sizes {
+        let (size, checked) = check_size(f, &name, size)?;
+        passed.add(size, checked);
+    }
+    Ok(passed)
+}
+
+/// One size of an exercise whose kernel `name` writes one float buffer as long as `want`: the
+/// buffer poisoned, `launch` enqueued once, then every element compared exactly with `want`.
+/// Returns the elements compared.
+pub fn check_exact_output(
+    gpu: &Gpu,
+    name: &str,
+    size: &str,
+    want: &[f32],
+    launch: impl FnMut(&Arc<CudaStream>, &mut CudaSlice<f32>) -> anyhow::Result<()>,
+) -> anyhow::Result<usize> {
+    let mut out = gpu.stream.alloc_zeros::<f32>(want.len())?;
+    let verified = gpu.verify_then_time_output(
+        &mut out,
+        launch,
+        |got: &[f32]| verify::check_exact(name, size, got, want),
+        &[],
+    )?;
+    Ok(verified.check.checked)
+}
+
+/// One size of an exercise whose kernel `f` (named `name`) takes `(const float* in, float* out,
+/// u64 n)`, both buffers `n = input.len()` floats long: `input` uploaded, the output poisoned,
+/// `f` launched once with `cfg`, then every element compared exactly with `want`. Returns the
+/// size as the book writes it (`n = …`) and the elements compared.
+pub fn check_in_out(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    name: &str,
+    input: &[f32],
+    want: &[f32],
+    cfg: LaunchConfig,
+) -> anyhow::Result<Checked> {
+    let n = input.len();
+    assert_eq!(want.len(), n, "the kernel writes as many floats as it reads");
+    let input = gpu.stream.clone_htod(input)?;
+    let n64 = n as u64;
+    let size = format!("n = {n}");
+    let checked = check_exact_output(gpu, name, &size, want, |s, out| {
+        // SAFETY: (const float* in, float* out, u64 n) with both buffers n floats long, and
+        // the dynamic shared memory `cfg` asks for.
+        unsafe { s.launch_builder(f).arg(&input).arg(out).arg(&n64).launch(cfg)? };
+        Ok(())
+    })?;
+    Ok((size, checked))
+}
+
+/// A one-dimensional launch of `block`-thread blocks for a kernel that strides over its
+/// elements: `blocks` blocks, but at least one and at most `per_sm` for each SM of `gpu`.
+pub fn grid_stride_config(
+    gpu: &Gpu,
+    blocks: usize,
+    per_sm: usize,
+    block: u32,
+    shared_mem_bytes: u32,
+) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks.clamp(1, per_sm * gpu.info.sms as usize) as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes,
+    }
+}
+
+/// The function of `version` of the exercise `K`, by name.
+fn function_of<K: ExerciseKernels>(version: Version) -> String {
+    K::of(version).function()
 }
 
 /// One kernel exercise.
@@ -87,91 +218,49 @@ pub const ALL: [KernelExercise; 8] = [
         id: "1.4",
         page: "ceilings.md",
         file: "exercises_ceilings.cu",
-        function: |v| {
-            v.pick(
-                crate::ceilings::exercises::CopyVec4::Exercise,
-                crate::ceilings::exercises::CopyVec4::Solution,
-            )
-            .function()
-        },
+        function: function_of::<crate::ceilings::exercises::CopyVec4>,
         check: crate::ceilings::exercises::check_copy_vec4,
     },
     KernelExercise {
         id: "2.4",
         page: "memory_spaces.md",
         file: "exercises_memory_spaces.cu",
-        function: |v| {
-            v.pick(
-                crate::memory_spaces::exercises::StencilTile::Exercise,
-                crate::memory_spaces::exercises::StencilTile::Solution,
-            )
-            .function()
-        },
+        function: function_of::<crate::memory_spaces::exercises::StencilTile>,
         check: crate::memory_spaces::exercises::check_stencil_tile,
     },
     KernelExercise {
         id: "3.4",
         page: "coalescing.md",
         file: "exercises_coalescing.cu",
-        function: |v| {
-            v.pick(
-                crate::coalescing::exercises::TransposeTile::Exercise,
-                crate::coalescing::exercises::TransposeTile::Solution,
-            )
-            .function()
-        },
+        function: function_of::<crate::coalescing::exercises::TransposeTile>,
         check: crate::coalescing::exercises::check_transpose_tile,
     },
     KernelExercise {
         id: "4.3",
         page: "tiling.md",
         file: "exercises_tiling.cu",
-        function: |v| {
-            v.pick(
-                crate::tiling::exercises::MatmulTile::Exercise,
-                crate::tiling::exercises::MatmulTile::Solution,
-            )
-            .function()
-        },
+        function: function_of::<crate::tiling::exercises::MatmulTile>,
         check: crate::tiling::exercises::check_matmul_tile,
     },
     KernelExercise {
         id: "5.4",
         page: "cmm_diagonal.md",
         file: "exercises_cmm_diagonal.cu",
-        function: |v| {
-            v.pick(
-                crate::cmm::exercises::CellPerThread::Exercise,
-                crate::cmm::exercises::CellPerThread::Solution,
-            )
-            .function()
-        },
+        function: function_of::<crate::cmm::exercises::CellPerThread>,
         check: crate::cmm::exercises::check_cell_per_thread,
     },
     KernelExercise {
         id: "6.3",
         page: "cmm_beyond.md",
         file: "exercises_cmm_beyond.cu",
-        function: |v| {
-            v.pick(
-                crate::cmm::beyond::exercises::WarpPerCell::Exercise,
-                crate::cmm::beyond::exercises::WarpPerCell::Solution,
-            )
-            .function()
-        },
+        function: function_of::<crate::cmm::beyond::exercises::WarpPerCell>,
         check: crate::cmm::beyond::exercises::check_warp_per_cell,
     },
     KernelExercise {
         id: "7.4",
         page: "atax.md",
         file: "exercises_atax.cu",
-        function: |v| {
-            v.pick(
-                crate::atax::exercises::TmpWarp::Exercise,
-                crate::atax::exercises::TmpWarp::Solution,
-            )
-            .function()
-        },
+        function: function_of::<crate::atax::exercises::TmpWarp>,
         check: crate::atax::exercises::check_tmp_warp,
     },
     KernelExercise {

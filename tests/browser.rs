@@ -93,6 +93,49 @@ struct PageReport {
     problems: Vec<String>,
 }
 
+/// A screenshot of `url` in a window 1280 pixels wide and `height` high, into `png`; `what`
+/// names the page where none was written.
+fn screenshot(
+    browser: &Path,
+    profile: &Path,
+    url: &str,
+    png: &Path,
+    height: u32,
+    what: &str,
+) {
+    let window = format!("--window-size=1280,{height}");
+    headless(
+        browser,
+        profile,
+        url,
+        &[window, format!("--screenshot={}", png.display())],
+    );
+    assert!(png.exists(), "no screenshot was written for {what}");
+}
+
+/// What every browser test starts from: the browser, the book built into a temporary folder
+/// (mdBook logging no error or warning), a fresh browser profile, and the screenshot folder
+/// (`$CMBOOK_SCREENSHOTS`, else `target/book-screenshots`).
+struct Session {
+    browser: PathBuf,
+    book: tempfile::TempDir,
+    profile: tempfile::TempDir,
+    shots: PathBuf,
+}
+
+fn session() -> Session {
+    let browser = chromium();
+    let book = tempfile::tempdir().unwrap();
+    let log = build_book(book.path());
+    assert!(log.is_empty(), "mdbook logged errors or warnings:\n{}", log.join("\n"));
+    let profile = tempfile::tempdir().unwrap();
+    let shots = std::env::var("CMBOOK_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
+    std::fs::create_dir_all(&shots).unwrap();
+    Session { browser, book, profile, shots }
+}
+
 fn parse_report(dom: &str) -> Option<PageReport> {
     let start =
         dom.find("<pre id=\"cmbook-report\">")? + "<pre id=\"cmbook-report\">".len();
@@ -125,15 +168,7 @@ fn parse_report(dom: &str) -> Option<PageReport> {
     ignore = "needs Chromium on PATH (apt-get install chromium, or CHROMIUM=path); found none at build time"
 )]
 fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
-    let browser = chromium();
-    let book = tempfile::tempdir().unwrap();
-    let log = build_book(book.path());
-    assert!(log.is_empty(), "mdbook logged errors or warnings:\n{}", log.join("\n"));
-    let profile = tempfile::tempdir().unwrap();
-    let shots = std::env::var("CMBOOK_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
-    std::fs::create_dir_all(&shots).unwrap();
+    let Session { browser, book, profile, shots } = session();
 
     // Every page the book links from its table of contents, plus the front page and print view.
     let mut pages: Vec<String> =
@@ -210,16 +245,7 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
             let png =
                 shots.join(format!("{}-{theme}.png", page.trim_end_matches(".html")));
             let url = format!("file://{}", book.path().join(&file).display());
-            headless(
-                &browser,
-                profile.path(),
-                &url,
-                &[
-                    "--window-size=1280,2000".to_string(),
-                    format!("--screenshot={}", png.display()),
-                ],
-            );
-            assert!(png.exists(), "no screenshot was written for {file}");
+            screenshot(&browser, profile.path(), &url, &png, 2000, &file);
             taken += 1;
         }
     }
@@ -336,15 +362,7 @@ fn smallest_font(svg: &str) -> f64 {
     ignore = "needs Chromium on PATH (apt-get install chromium, or CHROMIUM=path); found none at build time"
 )]
 fn every_figure_reads_in_the_browser_and_is_screenshot_on_its_page() {
-    let browser = chromium();
-    let book = tempfile::tempdir().unwrap();
-    let log = build_book(book.path());
-    assert!(log.is_empty(), "mdbook logged errors or warnings:\n{}", log.join("\n"));
-    let profile = tempfile::tempdir().unwrap();
-    let shots = std::env::var("CMBOOK_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
-    std::fs::create_dir_all(&shots).unwrap();
+    let Session { browser, book, profile, shots } = session();
     // CMBOOK_FIGURES=stem,stem limits the run to those figures (while reviewing a change).
     let only = std::env::var("CMBOOK_FIGURES").ok();
     let figures: Vec<(String, String)> = committed_figures()
@@ -439,16 +457,8 @@ fn every_figure_reads_in_the_browser_and_is_screenshot_on_its_page() {
                 .unwrap();
                 let url = format!("file://{}", book.path().join(&file).display());
                 let png = shots.join(format!("figure-{stem}-{theme}.png"));
-                headless(
-                    &browser,
-                    profile.path(),
-                    &url,
-                    &[
-                        "--window-size=1280,1000".to_string(),
-                        format!("--screenshot={}", png.display()),
-                    ],
-                );
-                assert!(png.exists(), "no screenshot was written for {stem} ({theme})");
+                let what = format!("{stem} ({theme})");
+                screenshot(&browser, profile.path(), &url, &png, 1000, &what);
                 taken += 1;
                 if theme == "light" {
                     let dom = headless(

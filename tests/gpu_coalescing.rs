@@ -156,15 +156,9 @@ fn the_read_only_kernels_match_the_cpu() {
 fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
     use cmbook::chapters;
     use cmbook::coalescing::{self, Settings, READONLY_N, TABLE_LEN};
-    use cmbook::harness::run::{self, CommonArgs, Needs};
+    use cmbook::harness::run;
     let dir = tempfile::tempdir().unwrap();
-    let common = CommonArgs {
-        out: Some(dir.path().to_path_buf()),
-        quick: true,
-        reps: None,
-        seed: 7,
-    };
-    let run = run::start(&chapters::COALESCING, Needs::Gpu, &common).unwrap();
+    let run = run::quick_on_gpu(&chapters::COALESCING, dir.path(), 7).unwrap();
     let settings = Settings {
         ceiling_mib: 8,
         sweep_mib: 3,

@@ -161,18 +161,12 @@ fn a_stencil_element_left_unwritten_is_caught() {
 #[ignore = "needs a CUDA GPU"]
 fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
     use cmbook::chapters;
-    use cmbook::harness::run::{self, CommonArgs, Needs};
+    use cmbook::harness::run;
     use cmbook::memory_spaces::{
         self, Settings, CHASE_REPS, CHASE_STEPS, SIGNAL_MATRICES,
     };
     let dir = tempfile::tempdir().unwrap();
-    let common = CommonArgs {
-        out: Some(dir.path().to_path_buf()),
-        quick: true,
-        reps: None,
-        seed: 7,
-    };
-    let run = run::start(&chapters::MEMORY_SPACES, Needs::Gpu, &common).unwrap();
+    let run = run::quick_on_gpu(&chapters::MEMORY_SPACES, dir.path(), 7).unwrap();
     let settings = Settings {
         signal_matrices: SIGNAL_MATRICES.quick,
         // Smaller than L2: the cold stencil still verifies every element.

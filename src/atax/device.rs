@@ -222,8 +222,39 @@ fn grid_1d(threads: usize, block: u32) -> anyhow::Result<LaunchConfig> {
     })
 }
 
+/// One block of `block` threads per 32 of `count` (rows or columns): the tiled kernels'
+/// launch.
+fn grid_per_32(count: usize, block: (u32, u32, u32)) -> anyhow::Result<LaunchConfig> {
+    Ok(LaunchConfig {
+        grid_dim: (u32::try_from(count.div_ceil(32))?, 1, 1),
+        block_dim: block,
+        shared_mem_bytes: 0,
+    })
+}
+
 fn dims(m: usize, n: usize) -> anyhow::Result<(u32, u32)> {
     Ok((u32::try_from(m)?, u32::try_from(n)?))
+}
+
+/// Launches `f` with the arguments every kernel of the file takes: its device addresses in
+/// order, then the matrix's `m` and `n`.
+///
+/// # Safety
+/// The addresses must hold what `f` reads and writes for an `m` × `n` matrix.
+unsafe fn launch(
+    s: &Arc<CudaStream>,
+    f: &CudaFunction,
+    addresses: &[CUdeviceptr],
+    (m, n): (usize, usize),
+    cfg: LaunchConfig,
+) -> anyhow::Result<()> {
+    let (m32, n32) = dims(m, n)?;
+    let mut b = s.launch_builder(f);
+    for a in addresses {
+        b.arg(a);
+    }
+    b.arg(&m32).arg(&n32).launch(cfg)?;
+    Ok(())
 }
 
 /// Which kernel computes tmp = A·x.
@@ -267,55 +298,26 @@ impl<T: Element> Kernels<T> {
         if m == 0 {
             return Ok(());
         }
-        let (m32, n32) = dims(m, n)?;
-        match kernel {
-            TmpKernel::ThreadPerRow => s
-                .launch_builder(self.function(AtaxFunction::TmpThreadPerRow))
-                .arg(&a)
-                .arg(&x)
-                .arg(&tmp)
-                .arg(&m32)
-                .arg(&n32)
-                .launch(grid_1d(m, BLOCK)?)?,
-            TmpKernel::ThreadPerRowXConst => s
-                .launch_builder(self.function(AtaxFunction::TmpThreadPerRowXConst))
-                .arg(&a)
-                .arg(&tmp)
-                .arg(&m32)
-                .arg(&n32)
-                .launch(grid_1d(m, BLOCK)?)?,
-            TmpKernel::FromTransposed => s
-                .launch_builder(self.function(AtaxFunction::TmpFromTransposed))
-                .arg(&a)
-                .arg(&x)
-                .arg(&tmp)
-                .arg(&m32)
-                .arg(&n32)
-                .launch(grid_1d(m, BLOCK)?)?,
-            TmpKernel::WarpPerRow => s
-                .launch_builder(self.function(AtaxFunction::TmpWarpPerRow))
-                .arg(&a)
-                .arg(&x)
-                .arg(&tmp)
-                .arg(&m32)
-                .arg(&n32)
-                .launch(grid_1d(m * 32, BLOCK)?)?,
+        let (f, cfg) = match kernel {
+            TmpKernel::ThreadPerRow => {
+                (AtaxFunction::TmpThreadPerRow, grid_1d(m, BLOCK)?)
+            }
+            TmpKernel::ThreadPerRowXConst => {
+                // x is read from `__constant__` memory: no x argument.
+                let f = self.function(AtaxFunction::TmpThreadPerRowXConst);
+                return launch(s, f, &[a, tmp], (m, n), grid_1d(m, BLOCK)?);
+            }
+            TmpKernel::FromTransposed => {
+                (AtaxFunction::TmpFromTransposed, grid_1d(m, BLOCK)?)
+            }
+            TmpKernel::WarpPerRow => {
+                (AtaxFunction::TmpWarpPerRow, grid_1d(m * 32, BLOCK)?)
+            }
             TmpKernel::TileShared => {
-                let cfg = LaunchConfig {
-                    grid_dim: (u32::try_from(m.div_ceil(32))?, 1, 1),
-                    block_dim: (32, 8, 1),
-                    shared_mem_bytes: 0,
-                };
-                s.launch_builder(self.function(AtaxFunction::TmpTileShared))
-                    .arg(&a)
-                    .arg(&x)
-                    .arg(&tmp)
-                    .arg(&m32)
-                    .arg(&n32)
-                    .launch(cfg)?
+                (AtaxFunction::TmpTileShared, grid_per_32(m, (32, 8, 1))?)
             }
         };
-        Ok(())
+        launch(s, self.function(f), &[a, x, tmp], (m, n), cfg)
     }
 
     /// Enqueues y[..n] = Aᵀ·tmp.
@@ -331,32 +333,13 @@ impl<T: Element> Kernels<T> {
         y: CUdeviceptr,
         (m, n): (usize, usize),
     ) -> anyhow::Result<()> {
-        let (m32, n32) = dims(m, n)?;
-        match kernel {
-            YKernel::ThreadPerCol => s
-                .launch_builder(self.function(AtaxFunction::YThreadPerCol))
-                .arg(&a)
-                .arg(&tmp)
-                .arg(&y)
-                .arg(&m32)
-                .arg(&n32)
-                .launch(grid_1d(n, BLOCK)?)?,
+        let (f, cfg) = match kernel {
+            YKernel::ThreadPerCol => (AtaxFunction::YThreadPerCol, grid_1d(n, BLOCK)?),
             YKernel::TileShared => {
-                let cfg = LaunchConfig {
-                    grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1),
-                    block_dim: (32, 8, 1),
-                    shared_mem_bytes: 0,
-                };
-                s.launch_builder(self.function(AtaxFunction::YTileShared))
-                    .arg(&a)
-                    .arg(&tmp)
-                    .arg(&y)
-                    .arg(&m32)
-                    .arg(&n32)
-                    .launch(cfg)?
+                (AtaxFunction::YTileShared, grid_per_32(n, (32, 8, 1))?)
             }
         };
-        Ok(())
+        launch(s, self.function(f), &[a, tmp, y], (m, n), cfg)
     }
 
     /// Enqueues at = Aᵀ.
@@ -370,7 +353,6 @@ impl<T: Element> Kernels<T> {
         at: CUdeviceptr,
         (m, n): (usize, usize),
     ) -> anyhow::Result<()> {
-        let (m32, n32) = dims(m, n)?;
         let cfg = LaunchConfig {
             grid_dim: (
                 u32::try_from(n.div_ceil(32))?,
@@ -380,13 +362,13 @@ impl<T: Element> Kernels<T> {
             block_dim: (32, 8, 1),
             shared_mem_bytes: 0,
         };
-        s.launch_builder(self.function(AtaxFunction::TransposeTileShared))
-            .arg(&a)
-            .arg(&at)
-            .arg(&m32)
-            .arg(&n32)
-            .launch(cfg)?;
-        Ok(())
+        launch(
+            s,
+            self.function(AtaxFunction::TransposeTileShared),
+            &[a, at],
+            (m, n),
+            cfg,
+        )
     }
 
     /// Enqueues the fused pass over the `m` × `n` rows at `a` with `blocks` blocks; block b
@@ -406,20 +388,12 @@ impl<T: Element> Kernels<T> {
         let shape = self
             .fused_shape(n)
             .ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
-        let (m32, n32) = dims(m, n)?;
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (shape.threads, 1, 1),
             shared_mem_bytes: 0,
         };
-        s.launch_builder(self.fused_function(shape))
-            .arg(&a)
-            .arg(&x)
-            .arg(&partials)
-            .arg(&m32)
-            .arg(&n32)
-            .launch(cfg)?;
-        Ok(())
+        launch(s, self.fused_function(shape), &[a, x, partials], (m, n), cfg)
     }
 
     /// Enqueues y[j] = Σ_b partials[b][j] over `blocks` rows, in b order.
@@ -435,11 +409,7 @@ impl<T: Element> Kernels<T> {
         n: usize,
     ) -> anyhow::Result<()> {
         let n32 = u32::try_from(n)?;
-        let cfg = LaunchConfig {
-            grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1),
-            block_dim: (32, 32, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = grid_per_32(n, (32, 32, 1))?;
         s.launch_builder(self.function(AtaxFunction::ReducePartials))
             .arg(&partials)
             .arg(&y)

@@ -50,53 +50,48 @@ pub trait Element:
     ) -> anyhow::Result<()>;
 }
 
-impl Element for f32 {
-    const SUFFIX: &'static str = "f32";
-    const C_NAME: &'static str = "float";
-    const BYTES: usize = 4;
-    const EPS: f64 = f32::EPSILON as f64;
-    const FUSED_COLUMNS_PER_THREAD: &'static [u32] = &[1, 2, 4, 8, 16];
-    const X_CONST_CAPACITY: usize = 16384;
-    fn random(n: usize, seed: u64) -> Vec<Self> {
-        inputs::random_f32(n, seed)
-    }
-    fn one() -> Self {
-        1.0
-    }
-    unsafe fn gemv(
-        blas: &CudaBlas,
-        cfg: GemvConfig<Self>,
-        a: &RawView<Self>,
-        x: &RawView<Self>,
-        y: &mut RawView<Self>,
-    ) -> anyhow::Result<()> {
-        Ok(blas.gemv(cfg, a, x, y)?)
-    }
+/// Implements [`Element`] for a float type: its C name, epsilon, fused instances, `__constant__`
+/// capacity and random inputs; the suffix is the type's name and the size its own.
+macro_rules! element {
+    (
+        $t:ident, $c_name:literal, $eps:expr, $fused:expr, $x_const:literal,
+        $random:path
+    ) => {
+        impl Element for $t {
+            const SUFFIX: &'static str = stringify!($t);
+            const C_NAME: &'static str = $c_name;
+            const BYTES: usize = std::mem::size_of::<$t>();
+            const EPS: f64 = $eps;
+            const FUSED_COLUMNS_PER_THREAD: &'static [u32] = $fused;
+            const X_CONST_CAPACITY: usize = $x_const;
+            fn random(n: usize, seed: u64) -> Vec<Self> {
+                $random(n, seed)
+            }
+            fn one() -> Self {
+                1.0
+            }
+            unsafe fn gemv(
+                blas: &CudaBlas,
+                cfg: GemvConfig<Self>,
+                a: &RawView<Self>,
+                x: &RawView<Self>,
+                y: &mut RawView<Self>,
+            ) -> anyhow::Result<()> {
+                Ok(blas.gemv(cfg, a, x, y)?)
+            }
+        }
+    };
 }
 
-impl Element for f64 {
-    const SUFFIX: &'static str = "f64";
-    const C_NAME: &'static str = "double";
-    const BYTES: usize = 8;
-    const EPS: f64 = f64::EPSILON;
-    const FUSED_COLUMNS_PER_THREAD: &'static [u32] = &[1, 2, 4, 8];
-    const X_CONST_CAPACITY: usize = 8192;
-    fn random(n: usize, seed: u64) -> Vec<Self> {
-        inputs::random_f64(n, seed)
-    }
-    fn one() -> Self {
-        1.0
-    }
-    unsafe fn gemv(
-        blas: &CudaBlas,
-        cfg: GemvConfig<Self>,
-        a: &RawView<Self>,
-        x: &RawView<Self>,
-        y: &mut RawView<Self>,
-    ) -> anyhow::Result<()> {
-        Ok(blas.gemv(cfg, a, x, y)?)
-    }
-}
+element!(
+    f32,
+    "float",
+    f32::EPSILON as f64,
+    &[1, 2, 4, 8, 16],
+    16384,
+    inputs::random_f32
+);
+element!(f64, "double", f64::EPSILON, &[1, 2, 4, 8], 8192, inputs::random_f64);
 
 /// A device address and a length, for cuBLAS (which wants something that is `DevicePtr`).
 pub struct RawView<T> {
@@ -142,4 +137,19 @@ impl<T> cudarc::driver::DevicePtrMut<T> for RawView<T> {
 /// The device address of `buf` (a `CudaSlice`, a view or managed memory).
 pub fn address<T, B: DevicePtr<T>>(buf: &B, stream: &CudaStream) -> CUdeviceptr {
     buf.device_ptr(stream).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Element;
+
+    #[test]
+    fn each_type_carries_its_names_and_sizes() {
+        assert_eq!((f32::SUFFIX, f32::C_NAME, f32::BYTES), ("f32", "float", 4));
+        assert_eq!((f64::SUFFIX, f64::C_NAME, f64::BYTES), ("f64", "double", 8));
+        assert_eq!((f32::EPS, f64::EPS), (f32::EPSILON as f64, f64::EPSILON));
+        assert_eq!(f32::FUSED_COLUMNS_PER_THREAD, &[1, 2, 4, 8, 16]);
+        assert_eq!(f64::FUSED_COLUMNS_PER_THREAD, &[1, 2, 4, 8]);
+        assert_eq!((f32::X_CONST_CAPACITY, f64::X_CONST_CAPACITY), (16384, 8192));
+    }
 }

@@ -1,13 +1,17 @@
 //! Solutions of the chapter's exercises; `tests/atax_cpu.rs` checks their answers. The check
 //! of the kernel exercise is here too.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 
 use super::datasets::{bytes_moved, floor_ms, Dataset, ODD_SIZES};
 use super::device::{AtaxFunction, AtaxKernel, BLOCK};
 use super::measure::kernels::HostProblem;
-use crate::exercises::{Passed, Version};
-use crate::harness::kernels::{KernelName, KernelTable};
+use crate::exercises::{check_sizes, Passed, Version};
+use crate::harness::kernels::KernelTable;
 use crate::harness::Gpu;
 
 // ANCHOR: fused_floor
@@ -54,7 +58,7 @@ pub fn pipelined_ms(
 }
 // ANCHOR_END: overlap_bound
 
-crate::kernel_names! {
+crate::exercise_kernels! {
     /// The kernels of exercise 7.4 (`kernels/exercises_atax.cu`).
     pub enum TmpWarp in "exercises_atax.cu" {
         /// The warp-per-row kernel 1 the reader starts from.
@@ -77,13 +81,9 @@ struct Buffers {
 /// and `y` poisoned, the two kernels once, then `y` compared with the double-precision
 /// reference within the chapter's tolerance.
 pub fn check_tmp_warp(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
-    let table = KernelTable::<TmpWarp>::load(gpu)?;
     let chapter = KernelTable::<AtaxKernel<f32>>::load(gpu)?;
-    let kernel = version.pick(TmpWarp::Exercise, TmpWarp::Solution);
-    let tmp_kernel = table.get(kernel);
     let y_kernel = chapter.get(AtaxKernel::new(AtaxFunction::YThreadPerCol));
-    let mut passed = Passed::default();
-    for d in ODD_SIZES {
+    check_sizes::<TmpWarp, _>(gpu, version, ODD_SIZES, |tmp_kernel, name, d| {
         let problem = HostProblem::<f32>::new(d, (d.m * d.n) as u64);
         let (m, n) = (u32::try_from(d.m)?, u32::try_from(d.n)?);
         let mut buffers = Buffers {
@@ -101,7 +101,6 @@ pub fn check_tmp_warp(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
             shared_mem_bytes: 0,
         };
         let y_cfg = LaunchConfig { grid_dim: blocks(d.n), ..tmp_cfg };
-        let name = kernel.function();
         let verified = gpu.verify_then_time(
             &mut buffers,
             |gpu, b| {
@@ -109,30 +108,37 @@ pub fn check_tmp_warp(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
                 gpu.poison(&mut b.y)
             },
             |s, b| {
-                // SAFETY: both kernels take (const float* a, const float* v, float* out,
-                // unsigned m, unsigned n) with a m x n, tmp m and x, y n floats long.
+                // SAFETY: a is m x n, tmp m and x, y n floats long.
                 unsafe {
-                    s.launch_builder(tmp_kernel)
-                        .arg(&b.a)
-                        .arg(&b.x)
-                        .arg(&mut b.tmp)
-                        .arg(&m)
-                        .arg(&n)
-                        .launch(tmp_cfg)?;
-                    s.launch_builder(y_kernel)
-                        .arg(&b.a)
-                        .arg(&b.tmp)
-                        .arg(&mut b.y)
-                        .arg(&m)
-                        .arg(&n)
-                        .launch(y_cfg)?;
+                    launch_mv(
+                        s,
+                        tmp_kernel,
+                        (&b.a, &b.x, &mut b.tmp),
+                        (m, n),
+                        tmp_cfg,
+                    )?;
+                    launch_mv(s, y_kernel, (&b.a, &b.tmp, &mut b.y), (m, n), y_cfg)
                 }
-                Ok(())
             },
-            |gpu, b| problem.check(&name, &gpu.stream.clone_dtoh(&b.y)?),
+            |gpu, b| problem.check(name, &gpu.stream.clone_dtoh(&b.y)?),
             &[],
         )?;
-        passed.add(format!("{} x {}", d.m, d.n), verified.check.checked);
-    }
-    Ok(passed)
+        Ok((format!("{} x {}", d.m, d.n), verified.check.checked))
+    })
+}
+
+/// Enqueues `f`, a kernel of the chapter's `(const float* a, const float* v, float* out,
+/// unsigned m, unsigned n)` form, on `s`.
+///
+/// # Safety
+/// The buffers must be as long as `f` reads and writes for an `m` × `n` matrix.
+unsafe fn launch_mv(
+    s: &Arc<CudaStream>,
+    f: &CudaFunction,
+    (a, v, out): (&CudaSlice<f32>, &CudaSlice<f32>, &mut CudaSlice<f32>),
+    (m, n): (u32, u32),
+    cfg: LaunchConfig,
+) -> anyhow::Result<()> {
+    s.launch_builder(f).arg(a).arg(v).arg(out).arg(&m).arg(&n).launch(cfg)?;
+    Ok(())
 }

@@ -67,16 +67,50 @@ const SLIDES_SHOWN: [(&str, &str); 2] = [
     ("fold", "dataset = EXTRALARGE double"),
 ];
 
-/// The `fold` key of a table with a `dataset` column: the largest dataset measured (the square
-/// beyond L2) in view, and EXTRALARGE too where the chapter discusses it.
-fn fold_datasets<'a>(
+/// Writes a table with a `dataset` column: its `l2` key, how it is `shown`, and a `fold`
+/// that keeps the largest dataset measured (the square beyond L2) in view, and EXTRALARGE
+/// too where the chapter discusses it.
+fn dataset_table<'a, T: serde::Serialize>(
+    run: &Run,
+    stem: &str,
+    title: &str,
+    (l2, shown): (&str, &[(&str, &str)]),
     datasets: impl Iterator<Item = &'a Dataset>,
     extralarge: bool,
-) -> String {
+    rows: &[T],
+) -> anyhow::Result<()> {
     let largest = datasets.max_by_key(|d| d.m * d.n).map(Dataset::label);
     let xl = POLYBENCH.iter().find(|d| extralarge && d.name == "EXTRALARGE");
     let kept: Vec<String> = xl.map(Dataset::label).into_iter().chain(largest).collect();
-    format!("dataset = {}", kept.join(" | "))
+    let fold = format!("dataset = {}", kept.join(" | "));
+    let keys = [("l2", l2), ("fold", fold.as_str())];
+    run.table(stem, title, &[&keys[..], shown].concat(), rows)
+}
+
+impl KernelResult {
+    /// L2 warm times of a timed kernel (one [`Results::kernel`] found).
+    fn warm(&self) -> &Stats {
+        &self.times.as_ref().expect("a timed kernel").0
+    }
+    /// L2 cold times of a timed kernel.
+    fn cold(&self) -> &Stats {
+        &self.times.as_ref().expect("a timed kernel").1
+    }
+}
+
+impl EndToEndResult {
+    /// Median-of-many times of a timed strategy (one [`Results::e2e`] found).
+    fn timing(&self) -> &Stats {
+        &self.times.as_ref().expect("a timed strategy").0
+    }
+}
+
+/// The fastest of `items` by the median of `stats`.
+fn fastest<'r, R>(
+    items: impl Iterator<Item = &'r R>,
+    stats: impl Fn(&R) -> &Stats,
+) -> Option<&'r R> {
+    items.min_by(|a, b| stats(a).median_ms.total_cmp(&stats(b).median_ms))
 }
 
 impl Results {
@@ -265,14 +299,9 @@ fn kernels_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         })
         .collect();
     let title = "Kernel times, A already on the device (L2 warm and cold)";
-    let fold = fold_datasets(r.kernels.iter().map(|k| &k.d), true);
-    let shown = [("l2", "warm and cold (both columns)"), ("fold", &fold)];
-    run.table(
-        "atax-kernels",
-        title,
-        &[&shown[..], &KERNELS_SHOWN].concat(),
-        &kernel_rows,
-    )
+    let shown = ("warm and cold (both columns)", &KERNELS_SHOWN[..]);
+    let datasets = r.kernels.iter().map(|k| &k.d);
+    dataset_table(run, "atax-kernels", title, shown, datasets, true, &kernel_rows)
 }
 
 /// `atax-end-to-end`: every host strategy with its transfers.
@@ -303,14 +332,9 @@ fn end_to_end_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         .collect();
     let title =
         "End to end: copies in, kernels, y back; speedup over pageable + baseline";
-    let fold = fold_datasets(r.end_to_end.iter().map(|e| &e.d), false);
-    let shown = [("l2", AFTER_COPY), ("fold", &fold)];
-    run.table(
-        "atax-end-to-end",
-        title,
-        &[&shown[..], &END_TO_END_SHOWN].concat(),
-        &e2e_rows,
-    )
+    let shown = (AFTER_COPY, &END_TO_END_SHOWN[..]);
+    let datasets = r.end_to_end.iter().map(|e| &e.d);
+    dataset_table(run, "atax-end-to-end", title, shown, datasets, false, &e2e_rows)
 }
 
 /// `atax-slides`: the slides' claims next to our speedups.
@@ -329,12 +353,7 @@ fn slides_table(run: &Run, r: &Results) -> anyhow::Result<()> {
                 Strategy::PageableTiled => r
                     .kernel(d.name, elem, KernelVariant::Baseline)
                     .zip(r.kernel(d.name, elem, KernelVariant::Tiled))
-                    .map(|(b, t)| {
-                        ratio(
-                            b.times.as_ref().unwrap().0.median_ms,
-                            t.times.as_ref().unwrap().0.median_ms,
-                        )
-                    })
+                    .map(|(b, t)| ratio(b.warm().median_ms, t.warm().median_ms))
                     .unwrap_or_else(|| "—".into()),
                 _ => "—".into(),
             };
@@ -369,7 +388,7 @@ fn targets_table(run: &Run, r: &Results) -> anyhow::Result<Vec<TargetRow>> {
         r.kernel(big, "float", KernelVariant::Fused),
         r.kernel(big, "float", KernelVariant::Cublas),
     ) {
-        let (fc, cc) = (&f.times.as_ref().unwrap().1, &c.times.as_ref().unwrap().1);
+        let (fc, cc) = (f.cold(), c.cold());
         let speedup = cc.median_ms / fc.median_ms;
         targets.push(TargetRow {
             target: "fused vs cuBLAS gemv ×2, 16384² float, L2 cold",
@@ -381,23 +400,15 @@ fn targets_table(run: &Run, r: &Results) -> anyhow::Result<Vec<TargetRow>> {
             met: if speedup >= 1.85 { "yes" } else { "no" },
         });
     }
-    if let Some(best) = [
+    let candidates = [
         KernelVariant::Fused,
         KernelVariant::WarpPerRow,
         KernelVariant::Cublas,
         KernelVariant::Tiled,
-    ]
-    .iter()
-    .filter_map(|&v| r.kernel("EXTRALARGE", "double", v))
-    .min_by(|a, b| {
-        a.times
-            .as_ref()
-            .unwrap()
-            .0
-            .median_ms
-            .total_cmp(&b.times.as_ref().unwrap().0.median_ms)
-    }) {
-        let (w, c, _) = best.times.as_ref().unwrap();
+    ];
+    let timed = candidates.iter().filter_map(|&v| r.kernel("EXTRALARGE", "double", v));
+    if let Some(best) = fastest(timed, KernelResult::warm) {
+        let (w, c) = (best.warm(), best.cold());
         targets.push(TargetRow {
             target: "EXTRALARGE double, fastest kernel",
             required: "≤ 15 µs",
@@ -411,20 +422,12 @@ fn targets_table(run: &Run, r: &Results) -> anyhow::Result<Vec<TargetRow>> {
         });
     }
     if let Some(t) = r.transfer(big, "float") {
-        if let Some(best) = r
+        let timed = r
             .end_to_end
             .iter()
-            .filter(|e| e.d.name == big && e.elem == "float" && e.times.is_some())
-            .min_by(|a, b| {
-                a.times
-                    .as_ref()
-                    .unwrap()
-                    .0
-                    .median_ms
-                    .total_cmp(&b.times.as_ref().unwrap().0.median_ms)
-            })
-        {
-            let over = best.times.as_ref().unwrap().0.median_ms / t.pinned.median_ms;
+            .filter(|e| e.d.name == big && e.elem == "float" && e.times.is_some());
+        if let Some(best) = fastest(timed, EndToEndResult::timing) {
+            let over = best.timing().median_ms / t.pinned.median_ms;
             targets.push(TargetRow {
                 target: "end to end, 16384² float, best strategy",
                 required: "≤ 1.10 × pinned H2D of A",
@@ -448,12 +451,12 @@ fn playbook_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     };
     let big_e2e = |s| {
         r.e2e(big, "float", s)
-            .map(|e| format!("{:.2} ms", e.times.as_ref().unwrap().0.median_ms))
+            .map(|e| format!("{:.2} ms", e.timing().median_ms))
             .unwrap_or_else(|| "—".into())
     };
     let big_cold = |v| {
         r.kernel(big, "float", v)
-            .map(|k| format!("{} µs", us(k.times.as_ref().unwrap().1.median_ms)))
+            .map(|k| format!("{} µs", us(k.cold().median_ms)))
             .unwrap_or_else(|| "—".into())
     };
     let rules = vec![
@@ -491,41 +494,23 @@ fn speedup_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
     for (d, elem) in r.datasets() {
         for s in Strategy::ALL.into_iter().filter(|&s| s != Strategy::PageableBaseline)
         {
-            if let (Some((sp, _)), Some(e)) =
-                (r.e2e_speedup(d.name, elem, s), r.e2e(d.name, elem, s))
-            {
-                let base = r
-                    .e2e(d.name, elem, Strategy::PageableBaseline)
-                    .unwrap()
-                    .times
-                    .as_ref()
-                    .unwrap()
-                    .0
-                    .median_ms;
-                let t = &e.times.as_ref().unwrap().0;
-                speedups.push(Point::new(
-                    s.name(),
-                    key(&d, elem),
-                    sp,
-                    base / t.max_ms,
-                    base / t.min_ms,
-                ));
+            if let (Some(base), Some(e)) = (
+                r.e2e(d.name, elem, Strategy::PageableBaseline),
+                r.e2e(d.name, elem, s),
+            ) {
+                let base = base.timing().median_ms;
+                speedups.push(Point::over(s.name(), key(&d, elem), base, e.timing()));
             }
         }
     }
-    if speedups.is_empty() {
-        return Ok(());
-    }
-    // One panel per precision; the line at 1 is the baseline the speedups are taken over.
-    let spec = Spec::bar(
+    // The line at 1 is the baseline the speedups are taken over.
+    let spec = per_precision(
         "End-to-end speedup over pageable + baseline",
-        "dataset",
         "speedup (×)",
+        "1× (no speedup)",
     )
-    .panels(PanelBy::XLastWord, 1)
-    .ref_line(Axis::Y, "1", "1× (no speedup)")
     .y_ticks(Ticks::Dense);
-    run.figure("atax-speedup", &[("l2", AFTER_COPY)], &spec, &speedups)
+    figure_if_any(run, "atax-speedup", AFTER_COPY, &spec, &speedups)
 }
 
 /// `atax-breakdown`: where the time goes, the copy of A next to the kernels.
@@ -534,36 +519,18 @@ fn breakdown_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
     for (d, elem) in r.datasets() {
         let x = key(&d, elem);
         if let Some(t) = r.transfer(d.name, elem) {
-            breakdown.push(Point::new(
-                "H2D of A, pageable",
-                &x,
-                t.pageable.median_ms,
-                t.pageable.min_ms,
-                t.pageable.max_ms,
-            ));
-            breakdown.push(Point::new(
-                "H2D of A, pinned",
-                &x,
-                t.pinned.median_ms,
-                t.pinned.min_ms,
-                t.pinned.max_ms,
-            ));
+            breakdown.push(Point::ms("H2D of A, pageable", &x, &t.pageable));
+            breakdown.push(Point::ms("H2D of A, pinned", &x, &t.pinned));
         }
         for v in [KernelVariant::Baseline, KernelVariant::Fused] {
             if let Some(k) = r.kernel(d.name, elem, v) {
-                let w = &k.times.as_ref().unwrap().0;
-                breakdown.push(Point::new(
+                breakdown.push(Point::ms(
                     &format!("kernels: {}", v.name()),
                     &x,
-                    w.median_ms,
-                    w.min_ms,
-                    w.max_ms,
+                    k.warm(),
                 ));
             }
         }
-    }
-    if breakdown.is_empty() {
-        return Ok(());
     }
     // One panel per dataset, each on its own scale: the datasets span six decades of time.
     let spec = Spec::bar(
@@ -573,7 +540,7 @@ fn breakdown_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
     )
     .panels(PanelBy::XFirstWord, 3)
     .independent_y();
-    run.figure("atax-breakdown", &[("l2", "warm")], &spec, &breakdown)
+    figure_if_any(run, "atax-breakdown", "warm", &spec, &breakdown)
 }
 
 /// `atax-bandwidth`: the fraction of the copy bandwidth each variant reaches, L2 cold.
@@ -585,23 +552,36 @@ fn bandwidth_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
             continue; // below 8 MB the launch, not the bandwidth, sets the time
         }
         let floor = floor_ms(k.bytes, r.copy_gbps);
-        fractions.push(Point::new(
-            k.variant.name(),
-            key(&k.d, k.elem),
-            floor / c.median_ms,
-            floor / c.max_ms,
-            floor / c.min_ms,
-        ));
+        fractions.push(Point::over(k.variant.name(), key(&k.d, k.elem), floor, c));
     }
-    if fractions.is_empty() {
+    let spec = per_precision(
+        "Bytes the variant must move / copy bandwidth, per kernel time (L2 cold)",
+        "fraction of copy bandwidth",
+        "copy bandwidth",
+    );
+    figure_if_any(run, "atax-bandwidth", "cold", &spec, &fractions)
+}
+
+/// A bar chart of ratios by dataset, one panel per precision, with a line at 1 named
+/// `at_one`.
+fn per_precision(title: &str, y_label: &str, at_one: &str) -> Spec {
+    Spec::bar(title, "dataset", y_label).panels(PanelBy::XLastWord, 1).ref_line(
+        Axis::Y,
+        "1",
+        at_one,
+    )
+}
+
+/// Writes figure `stem` (measured with L2 `l2`) where the run measured any of its points.
+fn figure_if_any(
+    run: &Run,
+    stem: &str,
+    l2: &str,
+    spec: &Spec,
+    points: &[Point],
+) -> anyhow::Result<()> {
+    if points.is_empty() {
         return Ok(());
     }
-    let spec = Spec::bar(
-        "Bytes the variant must move / copy bandwidth, per kernel time (L2 cold)",
-        "dataset",
-        "fraction of copy bandwidth",
-    )
-    .panels(PanelBy::XLastWord, 1)
-    .ref_line(Axis::Y, "1", "copy bandwidth");
-    run.figure("atax-bandwidth", &[("l2", "cold")], &spec, &fractions)
+    run.figure(stem, &[("l2", l2)], spec, points)
 }

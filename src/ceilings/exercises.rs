@@ -1,11 +1,10 @@
 //! Solutions to the exercises of the chapter "Measuring a GPU" (shown collapsed in the book;
 //! the tests below and the book's snippets check them), and the check of its kernel exercise.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
-
-use crate::exercises::{Passed, Version};
-use crate::harness::kernels::{KernelName, KernelTable};
-use crate::harness::{inputs, verify, Gpu};
+use crate::exercises::{
+    check_in_out, check_sizes, grid_stride_config, Passed, Version,
+};
+use crate::harness::{inputs, Gpu};
 
 // ANCHOR: memory_floor
 /// The shortest time, in milliseconds, in which a kernel can read `bytes_read` and
@@ -38,7 +37,7 @@ pub fn smallest_worthwhile_bytes(fixed_us: f64, copy_gbps: f64, share: f64) -> f
 }
 // ANCHOR_END: smallest_worthwhile
 
-crate::kernel_names! {
+crate::exercise_kernels! {
     /// The kernels of exercise 1.4 (`kernels/exercises_ceilings.cu`).
     pub enum CopyVec4 in "exercises_ceilings.cu" {
         /// The copy the reader starts from.
@@ -59,41 +58,14 @@ const COPY_VEC4_BLOCK: u32 = 256;
 /// size of [`COPY_VEC4_SIZES`]: the destination poisoned, one launch, every element compared
 /// exactly with the source.
 pub fn check_copy_vec4(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
-    let table = KernelTable::<CopyVec4>::load(gpu)?;
-    let kernel = version.pick(CopyVec4::Exercise, CopyVec4::Solution);
-    let f = table.get(kernel);
-    let mut passed = Passed::default();
-    for n in COPY_VEC4_SIZES {
-        let src_host = inputs::random_f32(n, n as u64);
-        let src = gpu.stream.clone_htod(&src_host)?;
-        let mut dst = gpu.stream.alloc_zeros::<f32>(n)?;
+    check_sizes::<CopyVec4, _>(gpu, version, COPY_VEC4_SIZES, |f, name, n| {
+        let src = inputs::random_f32(n, n as u64);
         // A few blocks per SM at most: the kernels stride over the rest.
         let blocks = n.div_ceil(4).div_ceil(COPY_VEC4_BLOCK as usize);
-        let cfg = LaunchConfig {
-            grid_dim: (blocks.clamp(1, 4 * gpu.info.sms as usize) as u32, 1, 1),
-            block_dim: (COPY_VEC4_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let n64 = n as u64;
-        let size = format!("n = {n}");
-        let verified = gpu.verify_then_time_output(
-            &mut dst,
-            |s, dst| {
-                // SAFETY: (const float*, float*, u64 n) with both buffers n floats long.
-                unsafe {
-                    s.launch_builder(f).arg(&src).arg(dst).arg(&n64).launch(cfg)?
-                };
-                Ok(())
-            },
-            // Exact: a copy changes no bit (and the poison, NaN, equals nothing).
-            |got: &[f32]| {
-                verify::check_exact(&kernel.function(), &size, got, &src_host)
-            },
-            &[],
-        )?;
-        passed.add(size, verified.check.checked);
-    }
-    Ok(passed)
+        let cfg = grid_stride_config(gpu, blocks, 4, COPY_VEC4_BLOCK, 0);
+        // Exact: a copy changes no bit (and the poison, NaN, equals nothing).
+        check_in_out(gpu, f, name, &src, &src, cfg)
+    })
 }
 
 #[cfg(test)]

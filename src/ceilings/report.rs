@@ -284,24 +284,14 @@ fn peaks_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     } else {
         (kernel, "copy kernel")
     };
+    // The multiply-add ceilings, each beside its datasheet figure.
     let steps = format!("{} steps of 8 chains per thread, registers only", p.fma_iters);
+    let fma = |ceiling: &str, rate, sheet_tflops: Option<f64>| {
+        row(ceiling, rate, "TFLOP/s", 1e12, cite(sheet_tflops), steps.clone())
+    };
     let rows = vec![
-        row(
-            "FP32 multiply-add",
-            p.fp32.rate(),
-            "TFLOP/s",
-            1e12,
-            cite(sheet.map(|s| s.0)),
-            steps.clone(),
-        ),
-        row(
-            "FP64 multiply-add",
-            p.fp64.rate(),
-            "TFLOP/s",
-            1e12,
-            cite(sheet.map(|s| s.1)),
-            steps,
-        ),
+        fma("FP32 multiply-add", p.fp32.rate(), sheet.map(|s| s.0)),
+        fma("FP64 multiply-add", p.fp64.rate(), sheet.map(|s| s.1)),
         row(
             "L2 read, inside one launch",
             p.l2.rate(),

@@ -9,9 +9,8 @@ use super::banks::{column_read_words, conflict_degree};
 use super::patterns::Pattern;
 use super::reference::{self, PARTICLE_BYTES};
 use super::sectors::{footprint, Footprint};
-use crate::exercises::{Passed, Version};
-use crate::harness::kernels::{KernelName, KernelTable};
-use crate::harness::{inputs, verify, Gpu};
+use crate::exercises::{check_exact_output, check_sizes, Passed, Version};
+use crate::harness::{inputs, Gpu};
 
 // ANCHOR: float3_x
 /// Exercise 1: a warp reads only the `x` component of 32 consecutive `float3`
@@ -40,7 +39,7 @@ pub fn padded_record_fractions() -> (f64, f64) {
 }
 // ANCHOR_END: padded_record
 
-crate::kernel_names! {
+crate::exercise_kernels! {
     /// The kernels of exercise 3.4 (`kernels/exercises_coalescing.cu`).
     pub enum TransposeTile in "exercises_coalescing.cu" {
         /// The tiled transpose the reader starts from.
@@ -61,25 +60,22 @@ pub const TRANSPOSE_TILE_SIZES: [(usize, usize); 5] =
 pub fn check_transpose_tile(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
     const TILE: usize = 32;
     const ROWS: u32 = 8;
-    let table = KernelTable::<TransposeTile>::load(gpu)?;
-    let kernel = version.pick(TransposeTile::Exercise, TransposeTile::Solution);
-    let f = table.get(kernel);
-    let mut passed = Passed::default();
-    for (rows, cols) in TRANSPOSE_TILE_SIZES {
-        let input_host = inputs::random_f32(rows * cols, (rows * cols) as u64);
-        let want = reference::transpose(&input_host, rows, cols);
-        let input = gpu.stream.clone_htod(&input_host)?;
-        let mut out = gpu.stream.alloc_zeros::<f32>(rows * cols)?;
-        let cfg = LaunchConfig {
-            grid_dim: (cols.div_ceil(TILE) as u32, rows.div_ceil(TILE) as u32, 1),
-            block_dim: (TILE as u32, ROWS, 1),
-            shared_mem_bytes: 0,
-        };
-        let (rows64, cols64) = (rows as u64, cols as u64);
-        let size = format!("{rows} x {cols}");
-        let verified = gpu.verify_then_time_output(
-            &mut out,
-            |s, out| {
+    check_sizes::<TransposeTile, _>(
+        gpu,
+        version,
+        TRANSPOSE_TILE_SIZES,
+        |f, name, (rows, cols)| {
+            let input_host = inputs::random_f32(rows * cols, (rows * cols) as u64);
+            let want = reference::transpose(&input_host, rows, cols);
+            let input = gpu.stream.clone_htod(&input_host)?;
+            let cfg = LaunchConfig {
+                grid_dim: (cols.div_ceil(TILE) as u32, rows.div_ceil(TILE) as u32, 1),
+                block_dim: (TILE as u32, ROWS, 1),
+                shared_mem_bytes: 0,
+            };
+            let (rows64, cols64) = (rows as u64, cols as u64);
+            let size = format!("{rows} x {cols}");
+            let checked = check_exact_output(gpu, name, &size, &want, |s, out| {
                 // SAFETY: (const float* in, float* out, u64 rows, u64 cols), both buffers
                 // rows x cols floats; the kernels bound-check every index.
                 unsafe {
@@ -91,11 +87,8 @@ pub fn check_transpose_tile(gpu: &Gpu, version: Version) -> anyhow::Result<Passe
                         .launch(cfg)?
                 };
                 Ok(())
-            },
-            |got: &[f32]| verify::check_exact(&kernel.function(), &size, got, &want),
-            &[],
-        )?;
-        passed.add(size, verified.check.checked);
-    }
-    Ok(passed)
+            })?;
+            Ok((size, checked))
+        },
+    )
 }

@@ -183,6 +183,25 @@ pub trait KernelName: Copy + Eq + std::hash::Hash + fmt::Debug + 'static {
 /// assert_eq!(Ceiling::Copy.function(), "copy_f32");
 /// assert_eq!(Ceiling::all(), [Ceiling::Copy, Ceiling::Empty]);
 /// ```
+///
+/// Functions from several files are listed file by file:
+///
+/// ```
+/// cmbook::kernel_names! {
+///     pub enum Mixed {
+///         in "ceilings.cu" {
+///             Copy => "copy_f32",
+///         }
+///         in "other.cu" {
+///             Sum => "sum",
+///             Max => "max",
+///         }
+///     }
+/// }
+/// use cmbook::harness::kernels::KernelName;
+/// assert_eq!((Mixed::Sum.file(), Mixed::Sum.function()), ("other.cu", "sum".into()));
+/// assert_eq!(Mixed::all(), [Mixed::Copy, Mixed::Sum, Mixed::Max]);
+/// ```
 #[macro_export]
 macro_rules! kernel_names {
     (
@@ -191,19 +210,36 @@ macro_rules! kernel_names {
             $( $(#[$vmeta:meta])* $variant:ident => $function:literal ),+ $(,)?
         }
     ) => {
+        $crate::kernel_names! {
+            $(#[$meta])*
+            $vis enum $name {
+                in $file { $( $(#[$vmeta])* $variant => $function ),+ }
+            }
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $(
+                in $file:literal {
+                    $( $(#[$vmeta:meta])* $variant:ident => $function:literal ),+ $(,)?
+                }
+            )+
+        }
+    ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        $vis enum $name { $( $(#[$vmeta])* $variant ),+ }
+        $vis enum $name { $( $( $(#[$vmeta])* $variant, )+ )+ }
 
         impl $crate::harness::kernels::KernelName for $name {
             fn all() -> Vec<Self> {
-                vec![$( $name::$variant ),+]
+                vec![$( $( $name::$variant, )+ )+]
             }
             fn file(self) -> &'static str {
-                $file
+                match self { $( $( $name::$variant )|+ => $file, )+ }
             }
             fn function(self) -> String {
-                match self { $( $name::$variant => $function.to_string() ),+ }
+                match self { $( $( $name::$variant => $function.to_string(), )+ )+ }
             }
         }
     };

@@ -11,8 +11,10 @@ use anyhow::Context;
 
 use super::gpu::DeviceInfo;
 
-/// The keys every record must carry.
-pub const REQUIRED_KEYS: &[&str] = &[
+/// Every key that says where and how a record was made (the rest say what it holds and how
+/// to draw it): first the eight every record must carry ([`REQUIRED_KEYS`]), then those it
+/// carries where they apply.
+pub const PROVENANCE_KEYS: &[&str] = &[
     "gpu",
     "compute_capability",
     "driver",
@@ -21,7 +23,14 @@ pub const REQUIRED_KEYS: &[&str] = &[
     "commit",
     "date_utc",
     "command",
+    "sms",
+    "l2_mib",
+    "cpu",
+    "profile",
 ];
+
+/// The keys every record must carry: the first eight of [`PROVENANCE_KEYS`].
+pub const REQUIRED_KEYS: &[&str] = PROVENANCE_KEYS.split_at(8).0;
 
 /// Ordered `key: value` metadata of a record.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -207,23 +216,6 @@ pub fn write_table<T: serde::Serialize>(
     )?;
     Ok(())
 }
-
-/// Every key that says where and how a record was made (the rest say what it holds and how
-/// to draw it).
-pub const PROVENANCE_KEYS: &[&str] = &[
-    "gpu",
-    "compute_capability",
-    "sms",
-    "l2_mib",
-    "cpu",
-    "driver",
-    "cuda",
-    "cudarc",
-    "commit",
-    "date_utc",
-    "command",
-    "profile",
-];
 
 /// How a record written by a new run differs in shape from the book's record of the same
 /// name: its own metadata keys (in order), its columns, and how its figure is drawn. Values

@@ -432,16 +432,58 @@ fn compare_with_book(chapter: &'static Chapter, out: &Path) {
     }
 }
 
+/// A run of `chapter` that writes into `dir`, started as `--out dir` (with `--quick` where
+/// `quick`, and `seed`) would start it.
+fn start_in(
+    chapter: &'static Chapter,
+    needs: Needs,
+    dir: &Path,
+    quick: bool,
+    seed: u64,
+) -> anyhow::Result<Run> {
+    let common = CommonArgs { out: Some(dir.to_path_buf()), quick, reps: None, seed };
+    start(chapter, needs, &common)
+}
+
 /// A run that opens no GPU and writes into `dir`: for drawing a chapter's figures and tables
 /// from results that were not measured here (tests, redrawing).
 pub fn offline(chapter: &'static Chapter, dir: &Path) -> anyhow::Result<Run> {
-    let common = CommonArgs {
-        out: Some(dir.to_path_buf()),
-        quick: false,
-        reps: None,
-        seed: 2024,
-    };
-    start(chapter, Needs::Cpu, &common)
+    start_in(chapter, Needs::Cpu, dir, false, 2024)
+}
+
+/// A run on the GPU at the chapter's `--quick` sizes, writing into `dir`: for the tests that
+/// measure and report a whole chapter.
+pub fn quick_on_gpu(
+    chapter: &'static Chapter,
+    dir: &Path,
+    seed: u64,
+) -> anyhow::Result<Run> {
+    start_in(chapter, Needs::Gpu, dir, true, seed)
+}
+
+/// How the records a run of `chapter` wrote into `dir` differ in shape from the book's own
+/// (under [`super::compare::book_figures`]): for every stem the chapter writes, each of
+/// [`record::shape_differences`], and a build profile other than this binary's, each line
+/// naming its stem. Empty when the run writes what the book holds.
+pub fn shape_differences_from_book(
+    chapter: &Chapter,
+    dir: &Path,
+) -> anyhow::Result<Vec<String>> {
+    let book = super::compare::book_figures()
+        .ok_or_else(|| anyhow::anyhow!("the book's figures/data was not found here"))?;
+    let mut problems = Vec::new();
+    for stem in chapter.writes {
+        let file = format!("data/{stem}.csv");
+        let ours = record::read_csv(&dir.join(&file))?;
+        let theirs = record::read_csv(&book.join(&file))?;
+        let shape = record::shape_differences(&ours, &theirs);
+        problems.extend(shape.into_iter().map(|p| format!("{stem}: {p}")));
+        if ours.meta.get("profile") != Some(profile()) {
+            let ours = ours.meta.get("profile");
+            problems.push(format!("{stem}: profile {ours:?}, not {:?}", profile()));
+        }
+    }
+    Ok(problems)
 }
 
 /// The whole life of an example: parse, check, open, run `body`, report where it wrote,

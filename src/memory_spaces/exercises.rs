@@ -1,14 +1,14 @@
 //! Solutions of the chapter's exercises; `tests/memory_spaces_cpu.rs` checks their answers.
 //! The check of the kernel exercise is here too.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::reference::{self, cycle_length};
-use crate::exercises::{Passed, Version};
-use crate::harness::kernels::{KernelName, KernelTable};
-use crate::harness::{inputs, verify, Gpu};
+use crate::exercises::{
+    check_in_out, check_sizes, grid_stride_config, Passed, Version,
+};
+use crate::harness::{inputs, Gpu};
 
 // ANCHOR: stencil_words
 /// Exercise 1: for a stencil of `radius` (2 radius + 1 points) on blocks of `block`
@@ -54,7 +54,7 @@ pub fn shuffled_chain_coverage(len: usize, seed: u64) -> f64 {
 }
 // ANCHOR_END: shuffle_coverage
 
-crate::kernel_names! {
+crate::exercise_kernels! {
     /// The kernels of exercise 2.4 (`kernels/exercises_memory_spaces.cu`).
     pub enum StencilTile in "exercises_memory_spaces.cu" {
         /// The tiled stencil the reader starts from.
@@ -75,36 +75,14 @@ const STENCIL_TILE_BLOCK: u32 = 256;
 /// size of [`STENCIL_TILE_SIZES`]: the output poisoned, one launch, every element compared
 /// exactly with [`reference::stencil3`], which adds in the kernels' order.
 pub fn check_stencil_tile(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
-    let table = KernelTable::<StencilTile>::load(gpu)?;
-    let kernel = version.pick(StencilTile::Exercise, StencilTile::Solution);
-    let f = table.get(kernel);
-    let mut passed = Passed::default();
-    for n in STENCIL_TILE_SIZES {
-        let a_host = inputs::random_f32(n, n as u64);
-        let want = reference::stencil3(&a_host);
-        let a = gpu.stream.clone_htod(&a_host)?;
-        let mut b = gpu.stream.alloc_zeros::<f32>(n)?;
-        // At most two blocks per SM, so that the larger sizes walk over several tiles.
+    check_sizes::<StencilTile, _>(gpu, version, STENCIL_TILE_SIZES, |f, name, n| {
+        let a = inputs::random_f32(n, n as u64);
+        let want = reference::stencil3(&a);
+        // At most two blocks per SM, so that the larger sizes walk over several tiles; the
+        // tile (blockDim.x + 2 floats) in dynamic shared memory.
         let blocks = n.div_ceil(STENCIL_TILE_BLOCK as usize);
-        let cfg = LaunchConfig {
-            grid_dim: (blocks.clamp(1, 2 * gpu.info.sms as usize) as u32, 1, 1),
-            block_dim: (STENCIL_TILE_BLOCK, 1, 1),
-            shared_mem_bytes: (STENCIL_TILE_BLOCK + 2) * 4,
-        };
-        let n64 = n as u64;
-        let size = format!("n = {n}");
-        let verified = gpu.verify_then_time_output(
-            &mut b,
-            |s, b| {
-                // SAFETY: (const float*, float*, u64 n) with both buffers n floats long, and
-                // (blockDim.x + 2) floats of dynamic shared memory.
-                unsafe { s.launch_builder(f).arg(&a).arg(b).arg(&n64).launch(cfg)? };
-                Ok(())
-            },
-            |got: &[f32]| verify::check_exact(&kernel.function(), &size, got, &want),
-            &[],
-        )?;
-        passed.add(size, verified.check.checked);
-    }
-    Ok(passed)
+        let shared = (STENCIL_TILE_BLOCK + 2) * 4;
+        let cfg = grid_stride_config(gpu, blocks, 2, STENCIL_TILE_BLOCK, shared);
+        check_in_out(gpu, f, name, &a, &want, cfg)
+    })
 }

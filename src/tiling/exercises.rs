@@ -7,8 +7,7 @@ use super::device::{self, Operands};
 use super::legality::{all_orders, check_order, BadNest, Verdict};
 use super::model::Step;
 use super::reference::Reference;
-use crate::exercises::{Passed, Version};
-use crate::harness::kernels::{KernelName, KernelTable};
+use crate::exercises::{check_sizes, Passed, Version};
 use crate::harness::{Gpu, Mismatch};
 
 // ANCHOR: legal_orders
@@ -43,7 +42,7 @@ pub fn smallest_square_tile(bandwidth_gb_s: f64, gflop_s: f64) -> usize {
 }
 // ANCHOR_END: smallest_tile
 
-crate::kernel_names! {
+crate::exercise_kernels! {
     /// The kernels of exercise 4.3 (`kernels/exercises_tiling.cu`).
     pub enum MatmulTile in "exercises_tiling.cu" {
         /// The tiled multiply the reader starts from.
@@ -64,51 +63,51 @@ pub const MATMUL_TILE_SIZES: [(usize, usize, usize); 4] =
 /// double-precision reference.
 pub fn check_matmul_tile(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
     const TILE: usize = 16;
-    let table = KernelTable::<MatmulTile>::load(gpu)?;
-    let kernel = version.pick(MatmulTile::Exercise, MatmulTile::Solution);
-    let f = table.get(kernel);
-    let mut passed = Passed::default();
-    for (m, n, k) in MATMUL_TILE_SIZES {
-        let seed = (m * n * k) as u64;
-        let mut ops = Operands::new(gpu, (m, n, k), seed)?;
-        let reference = Reference::for_operands(&ops, seed);
-        let cfg = LaunchConfig {
-            grid_dim: (n.div_ceil(TILE) as u32, m.div_ceil(TILE) as u32, 1),
-            block_dim: (TILE as u32, TILE as u32, 1),
-            shared_mem_bytes: 0,
-        };
-        let (m32, n32, k32) = (m as i32, n as i32, k as i32);
-        let name = kernel.function();
-        let verified = gpu.verify_then_time(
-            &mut ops,
-            |gpu, ops| gpu.poison(&mut ops.c),
-            |s, ops| {
-                // SAFETY: (const float* a, const float* b, float* c, int M, int N, int K) with
-                // buffers of M K, K N and M N floats; the kernels bound-check every index.
-                unsafe {
-                    s.launch_builder(f)
-                        .arg(&ops.a)
-                        .arg(&ops.b)
-                        .arg(&mut ops.c)
-                        .arg(&m32)
-                        .arg(&n32)
-                        .arg(&k32)
-                        .launch(cfg)?
-                };
-                Ok(())
-            },
-            |gpu, ops| {
-                let got = gpu.stream.clone_dtoh(&ops.c)?;
-                // The chapter's own comparison (Listing 7), with this kernel's name.
-                let checked = device::check(Step::Tiled16, ops, &got, &reference);
-                Ok(checked.map_err(|mismatch| Mismatch {
-                    kernel: name.clone(),
-                    ..mismatch
-                })?)
-            },
-            &[],
-        )?;
-        passed.add(ops.size(), verified.check.checked);
-    }
-    Ok(passed)
+    check_sizes::<MatmulTile, _>(
+        gpu,
+        version,
+        MATMUL_TILE_SIZES,
+        |f, name, (m, n, k)| {
+            let seed = (m * n * k) as u64;
+            let mut ops = Operands::new(gpu, (m, n, k), seed)?;
+            let reference = Reference::for_operands(&ops, seed);
+            let cfg = LaunchConfig {
+                grid_dim: (n.div_ceil(TILE) as u32, m.div_ceil(TILE) as u32, 1),
+                block_dim: (TILE as u32, TILE as u32, 1),
+                shared_mem_bytes: 0,
+            };
+            let (m32, n32, k32) = (m as i32, n as i32, k as i32);
+            let verified = gpu.verify_then_time(
+                &mut ops,
+                |gpu, ops| gpu.poison(&mut ops.c),
+                |s, ops| {
+                    // SAFETY: (const float* a, const float* b, float* c, int M, int N,
+                    // int K) with buffers of M K, K N and M N floats; the kernels
+                    // bound-check every index.
+                    unsafe {
+                        s.launch_builder(f)
+                            .arg(&ops.a)
+                            .arg(&ops.b)
+                            .arg(&mut ops.c)
+                            .arg(&m32)
+                            .arg(&n32)
+                            .arg(&k32)
+                            .launch(cfg)?
+                    };
+                    Ok(())
+                },
+                |gpu, ops| {
+                    let got = gpu.stream.clone_dtoh(&ops.c)?;
+                    // The chapter's own comparison (Listing 7), with this kernel's name.
+                    let checked = device::check(Step::Tiled16, ops, &got, &reference);
+                    Ok(checked.map_err(|mismatch| Mismatch {
+                        kernel: name.to_string(),
+                        ..mismatch
+                    })?)
+                },
+                &[],
+            )?;
+            Ok((ops.size(), verified.check.checked))
+        },
+    )
 }

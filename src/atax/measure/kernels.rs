@@ -166,36 +166,30 @@ pub fn enqueue_variant<T: Element>(
             .map(|b| address(b, s));
     // SAFETY: DeviceProblem::upload sized every buffer for (m, n) and fused_blocks.
     unsafe {
-        match v {
-            KernelVariant::Baseline => {
-                k.launch_tmp(s, TmpKernel::ThreadPerRow, a, x, tmp, (m, n))?;
-                k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))
-            }
+        // All but the fused pass and cuBLAS: two kernels, tmp = A·x then y = Aᵀ·tmp.
+        let (tmp_kernel, y_kernel) = match v {
+            KernelVariant::Baseline => (TmpKernel::ThreadPerRow, YKernel::ThreadPerCol),
             KernelVariant::XConst => {
-                k.launch_tmp(s, TmpKernel::ThreadPerRowXConst, a, x, tmp, (m, n))?;
-                k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))
+                (TmpKernel::ThreadPerRowXConst, YKernel::ThreadPerCol)
             }
             KernelVariant::TransposeThenTwoKernels | KernelVariant::PreTransposed => {
                 if v == KernelVariant::TransposeThenTwoKernels {
                     k.launch_transpose(s, a, at, (m, n))?;
                 }
-                k.launch_tmp(s, TmpKernel::FromTransposed, at, x, tmp, (m, n))?;
-                k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))
+                (TmpKernel::FromTransposed, YKernel::ThreadPerCol)
             }
-            KernelVariant::WarpPerRow => {
-                k.launch_tmp(s, TmpKernel::WarpPerRow, a, x, tmp, (m, n))?;
-                k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))
-            }
-            KernelVariant::Tiled => {
-                k.launch_tmp(s, TmpKernel::TileShared, a, x, tmp, (m, n))?;
-                k.launch_y(s, YKernel::TileShared, a, tmp, y, (m, n))
-            }
+            KernelVariant::WarpPerRow => (TmpKernel::WarpPerRow, YKernel::ThreadPerCol),
+            KernelVariant::Tiled => (TmpKernel::TileShared, YKernel::TileShared),
             KernelVariant::Fused => {
                 k.launch_fused(s, a, x, partials, (m, n), dev.fused_blocks)?;
-                k.launch_reduce_partials(s, partials, y, dev.fused_blocks, n)
+                return k.launch_reduce_partials(s, partials, y, dev.fused_blocks, n);
             }
-            KernelVariant::Cublas => k.launch_cublas(s, a, x, tmp, y, (m, n)),
-        }
+            KernelVariant::Cublas => return k.launch_cublas(s, a, x, tmp, y, (m, n)),
+        };
+        // The transposed kernel reads Aᵀ; y = Aᵀ·tmp reads A either way.
+        let tmp_reads = if tmp_kernel == TmpKernel::FromTransposed { at } else { a };
+        k.launch_tmp(s, tmp_kernel, tmp_reads, x, tmp, (m, n))?;
+        k.launch_y(s, y_kernel, a, tmp, y, (m, n))
     }
 }
 // ANCHOR_END: enqueue_variant

@@ -2,14 +2,11 @@
 //! book; the tests below and the book's snippets check them), and the check of its
 //! kernel exercise.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
-
 use crate::cmm::dp;
 use crate::cmm::error::CmmError;
-use crate::cmm::exercises::DeviceTables;
+use crate::cmm::gpu::{check_chains, Kernel};
 use crate::cmm::layout::Layout;
 use crate::exercises::{Passed, Version};
-use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::Gpu;
 
 // ANCHOR: steps_for_tile
@@ -52,7 +49,7 @@ pub fn largest_dimension(n: usize, proof: fn(&[u32]) -> Result<(), CmmError>) ->
 }
 // ANCHOR_END: largest_dimension
 
-crate::kernel_names! {
+crate::exercise_kernels! {
     /// The kernels of exercise 6.3 (`kernels/exercises_cmm_beyond.cu`).
     pub enum WarpPerCell in "exercises_cmm_beyond.cu" {
         /// The kernel the reader starts from.
@@ -75,52 +72,17 @@ pub fn warp_per_cell_chains() -> Vec<Vec<u32>> {
 /// compared with the serial program's. A chain whose costs could reach 2^48 is refused
 /// first: the solution keeps a cost and a split in one 64-bit key.
 pub fn check_warp_per_cell(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
-    let table = KernelTable::<WarpPerCell>::load(gpu)?;
-    let kernel = version.pick(WarpPerCell::Exercise, WarpPerCell::Solution);
-    let f = table.get(kernel);
-    let mut passed = Passed::default();
-    for dims in warp_per_cell_chains() {
-        dp::gpu_safe_bound_key48(&dims)?;
-        let cpu = dp::solve_serial(&dims)?;
-        let n = cpu.n();
+    // Launched as the chapter's block-per-cell kernels are, with a warp per cell.
+    let like = Kernel::BlockPerCell { layout: Layout::RowMajor, block: 32 };
+    check_chains::<WarpPerCell>(gpu, version, like, warp_per_cell_chains(), |dims| {
+        dp::gpu_safe_bound_key48(dims)?;
+        let n = dp::validate_dims(dims)?;
         anyhow::ensure!(
             n < 1 << 16,
             "a split of n = {n} matrices does not fit 16 bits"
         );
-        let mut tables = DeviceTables::new(gpu, Layout::RowMajor, &dims)?;
-        let n32 = n as i32;
-        let verified = gpu.verify_then_time(
-            &mut tables,
-            |gpu, t| t.poison(gpu),
-            |s, t| {
-                for d in 1..n {
-                    let cfg = LaunchConfig {
-                        grid_dim: ((n - d) as u32, 1, 1),
-                        block_dim: (32, 1, 1),
-                        shared_mem_bytes: 0,
-                    };
-                    let d32 = d as i32;
-                    // SAFETY: (const u32* dims, u64* cost, u32* split, int n, int d)
-                    // with n + 1 dimensions and (n + 1)^2 cells; the bounds were proved
-                    // above.
-                    unsafe {
-                        s.launch_builder(f)
-                            .arg(&t.dims)
-                            .arg(&mut t.cost)
-                            .arg(&mut t.split)
-                            .arg(&n32)
-                            .arg(&d32)
-                            .launch(cfg)?
-                    };
-                }
-                Ok(())
-            },
-            |gpu, t| t.check(gpu, &kernel.function(), &cpu),
-            &[],
-        )?;
-        passed.add(format!("n = {n}"), verified.check);
-    }
-    Ok(passed)
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -138,16 +138,17 @@ pub fn verify_then_time_orders(
     let poison = |gpu: &Gpu, e: &mut ChainEvaluation| e.poison(gpu);
     let run =
         |_: &Arc<CudaStream>, e: &mut ChainEvaluation| e.run(blas, &inputs.device);
+    // One order's product, copied back and checked against the reference.
+    let checked = |gpu: &Gpu, e: &ChainEvaluation, order: &str| {
+        let product = gpu.stream.clone_dtoh(e.result())?;
+        let report = check_product(&label(order), dims, &product, reference)?;
+        anyhow::Ok((report, product))
+    };
     let ltr = gpu.verify_then_time(
         left_to_right,
         poison,
         run,
-        |gpu, e| {
-            let product = gpu.stream.clone_dtoh(e.result())?;
-            let report =
-                check_product(&label("left to right"), dims, &product, reference)?;
-            Ok((report, product))
-        },
+        |gpu, e| checked(gpu, e, "left to right"),
         plans,
     )?;
     let (ltr_report, ltr_product) = ltr.check;
@@ -156,9 +157,7 @@ pub fn verify_then_time_orders(
         poison,
         run,
         |gpu, e| {
-            let product = gpu.stream.clone_dtoh(e.result())?;
-            let report =
-                check_product(&label("optimal order"), dims, &product, reference)?;
+            let (report, product) = checked(gpu, e, "optimal order")?;
             let agreement = check_agreement(
                 &label("left to right vs optimal order"),
                 dims,

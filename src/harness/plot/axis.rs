@@ -103,6 +103,13 @@ impl ValueAxis {
         self.p0
             + (self.plotted(v) - self.lo) / (self.hi - self.lo) * (self.p1 - self.p0)
     }
+    /// The same axis moved `dx` pixels along its length.
+    pub(super) fn shifted(&self, dx: f64) -> ValueAxis {
+        let mut a = self.clone();
+        a.p0 += dx;
+        a.p1 += dx;
+        a
+    }
     pub(super) fn value_at(&self, plotted: f64) -> f64 {
         if self.log {
             10f64.powf(plotted)

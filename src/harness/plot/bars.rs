@@ -44,12 +44,7 @@ pub(super) fn draw_bars(
     let base = ya.px(ya.value_at(ya.lo.max(if ya.log { ya.lo } else { 0.0 })));
     let mut labels = Vec::new();
     for (ci, cat) in cats.iter().enumerate() {
-        for (k, &si) in present.iter().enumerate() {
-            let Some((_, _, p)) =
-                panel.points.iter().find(|(s, x, _)| *s == si && x == cat)
-            else {
-                continue;
-            };
+        for (k, si, p) in panel.row(&present, cat) {
             let st = &fig.styles[si];
             let cx = plot.x0 + slot * ci as f64 + slot * 0.1 + pitch * (k as f64 + 0.5);
             let top = ya.px(p.y);

@@ -17,6 +17,23 @@ pub(super) struct Panel {
     pub(super) points: Vec<(usize, String, Point)>,
 }
 
+impl Panel {
+    /// The points of one category row: for each series of `present` (in order, with its
+    /// position `k` there) that has a point at `cat`, `(k, series index, point)`.
+    pub(super) fn row<'p>(
+        &'p self,
+        present: &'p [usize],
+        cat: &'p str,
+    ) -> impl Iterator<Item = (usize, usize, &'p Point)> + 'p {
+        present.iter().enumerate().filter_map(move |(k, &si)| {
+            self.points
+                .iter()
+                .find(|(s, x, _)| *s == si && x == cat)
+                .map(|(_, _, p)| (k, si, p))
+        })
+    }
+}
+
 /// One entry of a legend.
 #[derive(Debug, Clone)]
 pub(super) enum Swatch {

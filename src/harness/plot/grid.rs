@@ -2,22 +2,21 @@
 //! of one): the vertical value axes, the panels' frames, grids, reference lines, data and tick
 //! labels, then the labels, legend, axis titles and footer around them.
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use plotters::style::text_anchor::{HPos, VPos};
-use plotters::style::WHITE;
 
 use super::axis::{make_axis, AxisRequest, Orient, ValueAxis};
 use super::bars::draw_bars;
-use super::figure::{Figure, Swatch};
-use super::layout::{footer, Attempt, COL_GAP, MARGIN, TICK};
-use super::legend::{legend_inside, place_x_ref_label, place_y_ref_label};
-use super::lines::{draw_lines, place_point_labels};
-use super::scene::{Bx, Scene, TextOp};
-use super::style::{
-    line_height, width_of, wrap, wrap_balanced, FRAME, F_AXIS, F_PANEL, F_TICK, GRID,
-    GUIDE, INK, WIDTH,
+use super::layout::{
+    bottom_ticks, panel_frame, panel_ground, PanelGrid, COL_GAP, MARGIN, TICK,
 };
-use super::types::{Axis, Kind, Point, Ticks};
+use super::legend::{place_x_ref_label, place_y_ref_label};
+use super::lines::{draw_lines, place_point_labels};
+use super::scene::{Scene, TextOp};
+use super::style::{
+    line_height, width_of, wrap_balanced, F_AXIS, F_TICK, GRID, GUIDE, INK, WIDTH,
+};
+use super::types::{Axis, Kind, Ticks};
 
 /// Lays out line and bar charts: one panel or a grid of small multiples, with vertical value
 /// axes (shared or one per panel, and an optional second axis on the right), the x axis of
@@ -25,47 +24,21 @@ use super::types::{Axis, Kind, Point, Ticks};
 /// labels, the legend, the axis titles and the footer. `None` when this attempt cannot
 /// place its legend or a reference line's label without covering something (`last` places
 /// them regardless).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn layout_grid<'a>(
-    fig: &Figure<'a>,
+pub(super) fn layout_grid(
+    g: &PanelGrid,
     mut sc: Scene,
-    mut y: f64,
-    band: f64,
-    left_lines: &[String],
-    bottom_title: &str,
-    plot_h: f64,
-    cats_per_panel: &[Vec<String>],
-    cols: usize,
-    rows: usize,
-    value_request: &dyn Fn(&mut dyn Iterator<Item = &Point>, f64) -> AxisRequest<'a>,
+    y: f64,
     value_labels: bool,
     headroom: f64,
-    data_name: &str,
-    legend_outside: bool,
-    entries: &[(Swatch, String)],
-    attempt: Attempt,
-    last: bool,
 ) -> anyhow::Result<Option<(Scene, u32)>> {
+    let (fig, plot_h, cols) = (g.fig, g.plot_h, g.cols);
     let spec = fig.spec;
     let n_panels = fig.panels.len();
     let ref_values = |axis: Axis| -> Vec<f64> {
         fig.refs.iter().filter(|(r, _)| r.axis == axis).map(|(_, v)| *v).collect()
     };
     // Vertical value axes: pixel span known (plot height), so ticks can be chosen now.
-    let mut y_axes: Vec<ValueAxis> = Vec::new();
-    if spec.independent_y {
-        for p in &fig.panels {
-            let req = value_request(&mut p.points.iter().map(|(_, _, q)| q), headroom);
-            y_axes.push(make_axis(&req, plot_h, 0.0)?);
-        }
-    } else {
-        let req = value_request(
-            &mut fig.panels.iter().flat_map(|p| p.points.iter().map(|(_, _, q)| q)),
-            headroom,
-        );
-        let a = make_axis(&req, plot_h, 0.0)?;
-        y_axes = vec![a; n_panels];
-    }
+    let mut y_axes = g.value_axes(headroom, plot_h, 0.0)?;
     let tick_w = y_axes
         .iter()
         .flat_map(|a| a.ticks.iter().map(|(_, l)| width_of(l, F_TICK)))
@@ -113,7 +86,7 @@ pub(super) fn layout_grid<'a>(
         }
         None => MARGIN + 10.0,
     };
-    let col_w = (WIDTH - band - right_w - (cols - 1) as f64 * COL_GAP) / cols as f64;
+    let col_w = (WIDTH - g.band - right_w - (cols - 1) as f64 * COL_GAP) / cols as f64;
     let plot_w = col_w - left_w;
 
     // Horizontal axis of line charts, shared by all panels.
@@ -144,7 +117,8 @@ pub(super) fn layout_grid<'a>(
     };
 
     // Category labels of bar charts, wrapped to their slot.
-    let cat_lines: Vec<Vec<Vec<String>>> = cats_per_panel
+    let cat_lines: Vec<Vec<Vec<String>>> = g
+        .cats_per_panel
         .iter()
         .map(|cats| {
             let slot = plot_w / cats.len().max(1) as f64;
@@ -152,28 +126,20 @@ pub(super) fn layout_grid<'a>(
         })
         .collect();
 
-    let panel_title_h =
-        if spec.panels.is_some() { line_height(F_PANEL) + 4.0 } else { 0.0 };
-    let mut plots: Vec<Bx> = Vec::new();
-    for r in 0..rows {
-        let bottom_lines = (r * cols..((r + 1) * cols).min(n_panels))
-            .map(|i| match fig.kind {
-                Kind::Bar => cat_lines[i].iter().map(Vec::len).max().unwrap_or(1),
-                _ => 1,
-            })
-            .max()
-            .unwrap_or(1);
-        let top = y + panel_title_h;
-        for c in 0..cols {
-            let i = r * cols + c;
-            if i >= n_panels {
-                break;
-            }
-            let x0 = band + c as f64 * (col_w + COL_GAP) + left_w;
-            plots.push(Bx::new(x0, top, x0 + plot_w, top + plot_h));
-        }
-        y = top + plot_h + 8.0 + bottom_lines as f64 * line_height(F_TICK) + 6.0;
-    }
+    let (plots, y) = g.place_panels(
+        y,
+        (col_w, left_w, plot_w),
+        |_| plot_h,
+        |r| {
+            (r * cols..((r + 1) * cols).min(n_panels))
+                .map(|i| match fig.kind {
+                    Kind::Bar => cat_lines[i].iter().map(Vec::len).max().unwrap_or(1),
+                    _ => 1,
+                })
+                .max()
+                .unwrap_or(1)
+        },
+    );
 
     // Place the axes on the page.
     for (i, p) in plots.iter().enumerate() {
@@ -199,25 +165,8 @@ pub(super) fn layout_grid<'a>(
     for (i, plot) in plots.iter().enumerate() {
         let panel = &fig.panels[i];
         let ya = &y_axes[i];
-        let xa = x_axis.as_ref().map(|a| {
-            let mut a = a.clone();
-            a.p0 += plot.x0;
-            a.p1 += plot.x0;
-            a
-        });
-        if let Some(name) = &panel.name {
-            let mut t = TextOp::new(
-                name,
-                plot.x0,
-                plot.y0 - 4.0,
-                F_PANEL,
-                HPos::Left,
-                VPos::Bottom,
-            );
-            t.bold = true;
-            sc.text(t);
-        }
-        sc.rect(*plot, Some(WHITE), None);
+        let xa = x_axis.as_ref().map(|a| a.shifted(plot.x0));
+        panel_ground(&mut sc, plot, panel.name.as_ref());
         for (v, _) in &ya.ticks {
             let py = ya.px(*v).round();
             sc.path(vec![(plot.x0, py), (plot.x1, py)], GRID, 1, false);
@@ -244,7 +193,7 @@ pub(super) fn layout_grid<'a>(
                     }
                 }
             }
-            if !attempt.refs_in_legend {
+            if !g.attempt.refs_in_legend {
                 pending_ref_labels.push((i, fig.ref_label(r, *v), r.axis, *v));
             }
         }
@@ -254,7 +203,7 @@ pub(super) fn layout_grid<'a>(
                 &mut sc,
                 fig,
                 panel,
-                &cats_per_panel[i],
+                &g.cats_per_panel[i],
                 plot,
                 ya,
                 value_labels,
@@ -262,13 +211,7 @@ pub(super) fn layout_grid<'a>(
             Kind::Dot => unreachable!(),
         }
         // Axes and tick labels.
-        sc.rect(*plot, None, Some((FRAME, 1)));
-        sc.path(
-            vec![(plot.x0, plot.y0), (plot.x0, plot.y1), (plot.x1, plot.y1)],
-            INK,
-            1,
-            false,
-        );
+        panel_frame(&mut sc, plot);
         for (v, l) in &ya.ticks {
             let py = ya.px(*v).round();
             sc.path(vec![(plot.x0 - TICK, py), (plot.x0, py)], INK, 1, false);
@@ -300,23 +243,9 @@ pub(super) fn layout_grid<'a>(
             }
         }
         match fig.kind {
-            Kind::Line => {
-                let xa = xa.as_ref().unwrap();
-                for (v, l) in &xa.ticks {
-                    let px = xa.px(*v).round();
-                    sc.path(vec![(px, plot.y1), (px, plot.y1 + TICK)], INK, 1, false);
-                    sc.text(TextOp::new(
-                        l,
-                        px,
-                        plot.y1 + TICK + 3.0,
-                        F_TICK,
-                        HPos::Center,
-                        VPos::Top,
-                    ));
-                }
-            }
+            Kind::Line => bottom_ticks(&mut sc, plot, xa.as_ref().unwrap()),
             _ => {
-                let cats = &cats_per_panel[i];
+                let cats = &g.cats_per_panel[i];
                 let slot = plot.x1 - plot.x0;
                 let slot = slot / cats.len().max(1) as f64;
                 for (ci, lines) in cat_lines[i].iter().enumerate() {
@@ -354,70 +283,17 @@ pub(super) fn layout_grid<'a>(
             None => refs_placed = false,
         }
     }
-    if !refs_placed && !last {
+    if !refs_placed && !g.last {
         return Ok(None);
     }
     if let (Kind::Line, Some(xa)) = (fig.kind, &x_axis) {
         for (i, plot) in plots.iter().enumerate() {
-            let mut xa = xa.clone();
-            xa.p0 += plot.x0;
-            xa.p1 += plot.x0;
+            let xa = xa.shifted(plot.x0);
             place_point_labels(&mut sc, fig, &fig.panels[i], plot, &xa, &y_axes[i]);
         }
     }
-    if !legend_outside
-        && !entries.is_empty()
-        && !legend_inside(&mut sc, entries, &plots[0])
-    {
-        if last {
-            bail!("no room for the legend");
-        }
-        return Ok(None);
-    }
-
-    // Axis titles.
-    let grid_top = plots.iter().map(|p| p.y0).fold(f64::INFINITY, f64::min);
-    let grid_bottom = plots.iter().map(|p| p.y1).fold(0.0, f64::max);
-    let mid = (grid_top + grid_bottom) / 2.0;
-    for (k, line) in left_lines.iter().enumerate() {
-        let mut t = TextOp::new(
-            line,
-            MARGIN + k as f64 * line_height(F_AXIS),
-            mid,
-            F_AXIS,
-            HPos::Center,
-            VPos::Top,
-        );
-        t.rotate = true;
-        sc.text(t);
-    }
-    if let Some((label, _)) = &spec.y2 {
-        let mut t = TextOp::new(
-            label,
-            WIDTH - MARGIN - line_height(F_AXIS),
-            mid,
-            F_AXIS,
-            HPos::Center,
-            VPos::Top,
-        );
-        t.rotate = true;
-        sc.text(t);
-    }
-    let gx0 = plots.iter().map(|p| p.x0).fold(f64::INFINITY, f64::min);
-    let gx1 = plots.iter().map(|p| p.x1).fold(0.0, f64::max);
-    for line in wrap(bottom_title, F_AXIS, WIDTH - 2.0 * MARGIN) {
-        sc.text(TextOp::new(
-            &line,
-            (gx0 + gx1) / 2.0,
-            y,
-            F_AXIS,
-            HPos::Center,
-            VPos::Top,
-        ));
-        y += line_height(F_AXIS);
-    }
-    let height = footer(&mut sc, fig.meta, data_name, y + 8.0);
-    Ok(Some((sc, height)))
+    // The legend, the axis titles and the footer.
+    g.finish(sc, &plots, y, spec.y2.as_ref().map(|(label, _)| label.as_str()))
 }
 
 #[cfg(test)]

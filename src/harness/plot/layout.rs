@@ -5,19 +5,20 @@
 
 use anyhow::bail;
 use plotters::style::text_anchor::{HPos, VPos};
+use plotters::style::WHITE;
 
-use super::axis::{AxisRequest, Orient};
+use super::axis::{make_axis, AxisRequest, Orient, ValueAxis};
 use super::bars::bar_value_labels_fit;
 use super::dot::{dot_row_height, layout_dot};
-use super::figure::Figure;
+use super::figure::{Figure, Swatch};
 use super::grid::layout_grid;
-use super::legend::legend_rows;
+use super::legend::{legend_inside, legend_rows};
 use super::records::points_of;
 use super::render::render;
-use super::scene::{Scene, TextOp};
+use super::scene::{Bx, Scene, TextOp};
 use super::style::{
-    em, line_height, width_of, wrap, wrap_balanced, F_AXIS, F_FOOTER, F_LABEL, F_TITLE,
-    GRID, MUTED, WIDTH,
+    em, line_height, width_of, wrap, wrap_balanced, FRAME, F_AXIS, F_FOOTER, F_LABEL,
+    F_PANEL, F_TICK, F_TITLE, GRID, INK, MUTED, WIDTH,
 };
 use super::types::{Axis, Kind, Point};
 use super::Spec;
@@ -142,46 +143,209 @@ fn layout(
         fig.kind == Kind::Bar && bar_value_labels_fit(fig, &cats_per_panel);
     let headroom = if value_labels { em(F_LABEL) + 8.0 } else { 0.0 };
 
-    if horizontal {
-        return layout_dot(
-            fig,
-            sc,
-            y,
-            band,
-            &left_lines,
-            bottom_title,
-            plot_h,
-            &cats_per_panel,
-            cols,
-            rows,
-            &value_request,
-            data_name,
-            legend_outside,
-            &entries,
-            attempt,
-            last,
-        );
-    }
-    layout_grid(
+    let grid = PanelGrid {
         fig,
-        sc,
-        y,
         band,
-        &left_lines,
+        left_lines: &left_lines,
         bottom_title,
         plot_h,
-        &cats_per_panel,
+        cats_per_panel: &cats_per_panel,
         cols,
         rows,
-        &value_request,
-        value_labels,
-        headroom,
+        value_request: &value_request,
         data_name,
         legend_outside,
-        &entries,
+        entries: &entries,
         attempt,
         last,
-    )
+    };
+    if horizontal {
+        return layout_dot(&grid, sc, y);
+    }
+    layout_grid(&grid, sc, y, value_labels, headroom)
+}
+
+/// What the dot plot (`dot.rs`) and the line and bar grid (`grid.rs`) are laid out from: the
+/// figure, the band left of the panels that holds the value-axis title, the axis titles, each
+/// panel's height, the categories of each panel, the grid's columns and rows, the value-axis
+/// request, and where this attempt puts the legend.
+pub(super) struct PanelGrid<'g, 'a> {
+    pub(super) fig: &'g Figure<'a>,
+    pub(super) band: f64,
+    left_lines: &'g [String],
+    bottom_title: &'g str,
+    pub(super) plot_h: f64,
+    pub(super) cats_per_panel: &'g [Vec<String>],
+    pub(super) cols: usize,
+    rows: usize,
+    value_request: &'g dyn Fn(&mut dyn Iterator<Item = &Point>, f64) -> AxisRequest<'a>,
+    data_name: &'g str,
+    legend_outside: bool,
+    entries: &'g [(Swatch, String)],
+    pub(super) attempt: Attempt,
+    pub(super) last: bool,
+}
+
+impl PanelGrid<'_, '_> {
+    /// The value axis of each panel (one shared by all, or each panel's own), from pixel `p0`
+    /// (the lowest value) to `p1`, with `headroom` pixels left beyond the largest value.
+    pub(super) fn value_axes(
+        &self,
+        headroom: f64,
+        p0: f64,
+        p1: f64,
+    ) -> anyhow::Result<Vec<ValueAxis>> {
+        let fig = self.fig;
+        if fig.spec.independent_y {
+            let mut axes = Vec::new();
+            for p in &fig.panels {
+                let req = (self.value_request)(
+                    &mut p.points.iter().map(|(_, _, q)| q),
+                    headroom,
+                );
+                axes.push(make_axis(&req, p0, p1)?);
+            }
+            Ok(axes)
+        } else {
+            let req = (self.value_request)(
+                &mut fig.panels.iter().flat_map(|p| p.points.iter().map(|(_, _, q)| q)),
+                headroom,
+            );
+            let a = make_axis(&req, p0, p1)?;
+            Ok(vec![a; fig.panels.len()])
+        }
+    }
+
+    /// The panels' boxes, row by row from `y`: each `plot_w` wide after `left_w` of labels in
+    /// its column of `col_w`, and `height(i)` high, under its name where the
+    /// figure has panels; each row followed by `below(r)` lines of tick labels. Returns the
+    /// boxes and the y below the last row.
+    pub(super) fn place_panels(
+        &self,
+        mut y: f64,
+        (col_w, left_w, plot_w): (f64, f64, f64),
+        height: impl Fn(usize) -> f64,
+        below: impl Fn(usize) -> usize,
+    ) -> (Vec<Bx>, f64) {
+        let (cols, n_panels) = (self.cols, self.fig.panels.len());
+        let panel_title_h = if self.fig.spec.panels.is_some() {
+            line_height(F_PANEL) + 4.0
+        } else {
+            0.0
+        };
+        let mut plots = Vec::new();
+        for r in 0..self.rows {
+            let top = y + panel_title_h;
+            for c in 0..cols {
+                let i = r * cols + c;
+                if i >= n_panels {
+                    break;
+                }
+                let x0 = self.band + c as f64 * (col_w + COL_GAP) + left_w;
+                plots.push(Bx::new(x0, top, x0 + plot_w, top + height(i)));
+            }
+            y = top + self.plot_h + 8.0 + below(r) as f64 * line_height(F_TICK) + 6.0;
+        }
+        (plots, y)
+    }
+
+    /// Finishes the figure around its panels: the legend inside the first panel where this
+    /// attempt puts it there, the value-axis title (rotated, left), `right_title` (rotated,
+    /// right: a second value axis), the bottom axis title from `y`, then the footer. `None`
+    /// when no place inside the panel is free for the legend and a later attempt should put
+    /// it above the plot (`last` refuses instead).
+    pub(super) fn finish(
+        &self,
+        mut sc: Scene,
+        plots: &[Bx],
+        mut y: f64,
+        right_title: Option<&str>,
+    ) -> anyhow::Result<Option<(Scene, u32)>> {
+        if !self.legend_outside
+            && !self.entries.is_empty()
+            && !legend_inside(&mut sc, self.entries, &plots[0])
+        {
+            if self.last {
+                bail!("no room for the legend");
+            }
+            return Ok(None);
+        }
+        let grid_top = plots.iter().map(|p| p.y0).fold(f64::INFINITY, f64::min);
+        let grid_bottom = plots.iter().map(|p| p.y1).fold(0.0, f64::max);
+        let mid = (grid_top + grid_bottom) / 2.0;
+        for (k, line) in self.left_lines.iter().enumerate() {
+            rotated_title(&mut sc, line, MARGIN + k as f64 * line_height(F_AXIS), mid);
+        }
+        if let Some(label) = right_title {
+            rotated_title(&mut sc, label, WIDTH - MARGIN - line_height(F_AXIS), mid);
+        }
+        let gx0 = plots.iter().map(|p| p.x0).fold(f64::INFINITY, f64::min);
+        let gx1 = plots.iter().map(|p| p.x1).fold(0.0, f64::max);
+        for line in wrap(self.bottom_title, F_AXIS, WIDTH - 2.0 * MARGIN) {
+            sc.text(TextOp::new(
+                &line,
+                (gx0 + gx1) / 2.0,
+                y,
+                F_AXIS,
+                HPos::Center,
+                VPos::Top,
+            ));
+            y += line_height(F_AXIS);
+        }
+        let height = footer(&mut sc, self.fig.meta, self.data_name, y + 8.0);
+        Ok(Some((sc, height)))
+    }
+}
+
+/// An axis title turned to run upwards, its top at `x`, centred on `mid`.
+fn rotated_title(sc: &mut Scene, line: &str, x: f64, mid: f64) {
+    let mut t = TextOp::new(line, x, mid, F_AXIS, HPos::Center, VPos::Top);
+    t.rotate = true;
+    sc.text(t);
+}
+
+/// A panel's white ground, with its name above it in bold where the figure has panels.
+pub(super) fn panel_ground(sc: &mut Scene, plot: &Bx, name: Option<&String>) {
+    if let Some(name) = name {
+        let mut t = TextOp::new(
+            name,
+            plot.x0,
+            plot.y0 - 4.0,
+            F_PANEL,
+            HPos::Left,
+            VPos::Bottom,
+        );
+        t.bold = true;
+        sc.text(t);
+    }
+    sc.rect(*plot, Some(WHITE), None);
+}
+
+/// A panel's frame, with the axis lines on its left and bottom edges drawn in ink.
+pub(super) fn panel_frame(sc: &mut Scene, plot: &Bx) {
+    sc.rect(*plot, None, Some((FRAME, 1)));
+    sc.path(
+        vec![(plot.x0, plot.y0), (plot.x0, plot.y1), (plot.x1, plot.y1)],
+        INK,
+        1,
+        false,
+    );
+}
+
+/// The ticks of a horizontal axis `xa` below a panel, each with its label.
+pub(super) fn bottom_ticks(sc: &mut Scene, plot: &Bx, xa: &ValueAxis) {
+    for (v, l) in &xa.ticks {
+        let px = xa.px(*v).round();
+        sc.path(vec![(px, plot.y1), (px, plot.y1 + TICK)], INK, 1, false);
+        sc.text(TextOp::new(
+            l,
+            px,
+            plot.y1 + TICK + 3.0,
+            F_TICK,
+            HPos::Center,
+            VPos::Top,
+        ));
+    }
 }
 
 /// The provenance and the commands, wrapped below the figure; returns the figure's height.

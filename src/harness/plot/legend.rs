@@ -6,7 +6,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 use plotters::style::WHITE;
 
 use super::figure::Swatch;
-use super::scene::{Bx, Op, Scene, TextOp};
+use super::scene::{Bx, Scene, TextOp};
 use super::style::{line_height, width_of, FRAME, F_LABEL, F_LEGEND, GUIDE};
 
 /// A label for a horizontal reference line at `py`: above or below it, at either end.
@@ -165,22 +165,10 @@ fn swatch(sc: &mut Scene, sw: &Swatch, x: f64, y: f64) {
     match sw {
         Swatch::Line { color, marker, dashed } => {
             sc.path(vec![(x, y), (x + 28.0, y)], *color, 2, *dashed);
-            sc.ops.push(Op::Marker {
-                c: (x + 14.0, y),
-                r: 3.5,
-                shape: *marker,
-                color: *color,
-                hollow: *dashed,
-            });
+            sc.marker((x + 14.0, y), 3.5, *marker, *color, *dashed);
         }
         Swatch::Markers { color, marker, hollow } => {
-            sc.ops.push(Op::Marker {
-                c: (x + 7.0, y),
-                r: 5.0,
-                shape: *marker,
-                color: *color,
-                hollow: *hollow,
-            });
+            sc.marker((x + 7.0, y), 5.0, *marker, *color, *hollow);
         }
         Swatch::Bar(color) => {
             sc.rect(Bx::new(x, y - 7.0, x + 14.0, y + 7.0), Some(*color), None);

@@ -46,7 +46,7 @@ pub(super) fn draw_lines(
             }
             sc.ops.push(Op::Open(title));
             let shape = if st.markers_only { Marker::Circle } else { st.marker };
-            sc.ops.push(Op::Marker { c: *c, r, shape, color: st.color, hollow });
+            sc.marker(*c, r, shape, st.color, hollow);
             error_bar_v(sc, c.0, ya.px(p.y_min), ya.px(p.y_max), cap, st.color);
             sc.ops.push(Op::Close);
             sc.mark_box(marker_box(*c, r + 1.0));

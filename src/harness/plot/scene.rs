@@ -235,6 +235,16 @@ impl Scene {
     ) {
         self.ops.push(Op::Path { pts, color, width, dashed });
     }
+    pub(super) fn marker(
+        &mut self,
+        c: (f64, f64),
+        r: f64,
+        shape: Marker,
+        color: RGBColor,
+        hollow: bool,
+    ) {
+        self.ops.push(Op::Marker { c, r, shape, color, hollow });
+    }
     /// Whether a box would cover nothing placed so far.
     pub(super) fn free(&self, b: &Bx) -> bool {
         self.cost(b) == 0

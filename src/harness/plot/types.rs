@@ -28,6 +28,13 @@ impl Point {
         Self::new(series, x, s.median_ms, s.min_ms, s.max_ms)
     }
 
+    /// A ratio to a time: `ms` over the median (a speedup over a time of `ms`, or the share
+    /// of a floor of `ms` reached), with the slowest repetition as the low end and the fastest
+    /// as the high end.
+    pub fn over(series: &str, x: impl ToString, ms: f64, s: &Stats) -> Self {
+        Self::new(series, x, ms / s.median_ms, ms / s.max_ms, ms / s.min_ms)
+    }
+
     /// A rate (work per second, divided by `unit`, e.g. 1e9 for GB/s): the median, with the
     /// slowest repetition as the low end and the fastest as the high end.
     pub fn rate(

@@ -2,6 +2,7 @@
 //! every dimension, then verified and timed at `side` x `side` x `side`, L2 cold.
 
 use crate::harness::timing::Plan;
+use crate::harness::verify::Report;
 use crate::harness::{FullQuick, Run, Stats, L2};
 use crate::tiling::device::{self, Kernels, Occupancy, Operands};
 use crate::tiling::model::{self, Step};
@@ -41,12 +42,12 @@ pub struct VerifiedRow {
 }
 
 impl VerifiedRow {
-    fn new(step: Step, ops: &Operands, compared: usize, worst: f64) -> Self {
+    fn new(step: Step, ops: &Operands, check: &Report) -> Self {
         Self {
             step: step.label(),
             size: ops.size(),
-            elements_compared: compared,
-            worst_abs_err: format!("{worst:.2e}"),
+            elements_compared: check.checked,
+            worst_abs_err: format!("{:.2e}", check.max_abs_err),
             tolerance_abs: format!("{:.2e}", model::tolerance(ops.k).abs),
         }
     }
@@ -69,26 +70,21 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let odd = if run.quick { &ODD_SIZES[..3] } else { &ODD_SIZES[..] };
     let bar = run.progress(odd.len() + Step::ALL.len());
 
+    // Verifies one step on `ops`, then times it under `plans`; every check is recorded.
     let mut verified = Vec::new();
+    let mut verify =
+        |step, ops: &mut Operands, reference: &Reference, plans: &[Plan]| {
+            let r =
+                device::verify_then_time(gpu, &kernels, step, ops, reference, plans)?;
+            verified.push(VerifiedRow::new(step, ops, &r.check));
+            anyhow::Ok(r)
+        };
     for (i, &dims) in odd.iter().enumerate() {
         let mut ops = Operands::new(gpu, dims, seed + 10 * i as u64)?;
         bar.set_message(format!("verifying every step at {}", ops.size()));
         let reference = Reference::for_operands(&ops, seed);
         for step in Step::ALL {
-            let r = device::verify_then_time(
-                gpu,
-                &kernels,
-                step,
-                &mut ops,
-                &reference,
-                &[],
-            )?;
-            verified.push(VerifiedRow::new(
-                step,
-                &ops,
-                r.check.checked,
-                r.check.max_abs_err,
-            ));
+            verify(step, &mut ops, &reference, &[])?;
         }
         bar.inc(1);
     }
@@ -98,20 +94,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let mut steps = Vec::new();
     for step in Step::ALL {
         bar.set_message(format!("{} at {}", step.label(), ops.size()));
-        let r = device::verify_then_time(
-            gpu,
-            &kernels,
-            step,
-            &mut ops,
-            &reference,
-            &[plan],
-        )?;
-        verified.push(VerifiedRow::new(
-            step,
-            &ops,
-            r.check.checked,
-            r.check.max_abs_err,
-        ));
+        let r = verify(step, &mut ops, &reference, &[plan])?;
         steps.push(StepResult {
             step,
             occupancy: device::occupancy(&kernels, step)?,
