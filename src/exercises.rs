@@ -267,13 +267,7 @@ pub const ALL: [KernelExercise; 8] = [
         id: "8.5",
         page: "multi_gpu.md",
         file: "exercises_multi_gpu.cu",
-        function: |v| {
-            v.pick(
-                crate::multi_gpu::exercises::PeerCopyExercise::Exercise,
-                crate::multi_gpu::exercises::PeerCopyExercise::Solution,
-            )
-            .function()
-        },
+        function: function_of::<crate::multi_gpu::exercises::PeerCopyExercise>,
         check: crate::multi_gpu::exercises::check_peer_copy,
     },
 ];

@@ -4,8 +4,7 @@
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use crate::exercises::{Passed, Version};
-use crate::harness::kernels::{KernelName, KernelTable};
+use crate::exercises::{check_sizes, Passed, Version};
 use crate::harness::{inputs, verify, Gpu};
 
 // ANCHOR: bus_bandwidth
@@ -69,7 +68,7 @@ pub fn smallest_worthwhile_ms(gpus: usize, combine_ms: f64, target: f64) -> f64 
 }
 // ANCHOR_END: speedup
 
-crate::kernel_names! {
+crate::exercise_kernels! {
     /// Exercise 8.5's kernels: the peer copy as a reader might write it, and as it must be.
     pub enum PeerCopyExercise in "exercises_multi_gpu.cu" {
         Exercise => "peer_copy_exercise",
@@ -86,36 +85,40 @@ pub const PEER_COPY_SIZES: [usize; 7] =
 /// source and the destination on the same device: the kernel is the one a peer copy runs):
 /// the destination poisoned, one launch of 8 blocks of 256 threads, every byte compared.
 pub fn check_peer_copy(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
-    let table = KernelTable::<PeerCopyExercise>::load(gpu)?;
-    let kernel = version.pick(PeerCopyExercise::Exercise, PeerCopyExercise::Solution);
-    let f = table.get(kernel);
     // A small grid, so that every size leaves a partial round of loads in flight.
     let cfg = LaunchConfig {
         grid_dim: (8, 1, 1),
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
-    let mut passed = Passed::default();
-    for bytes in PEER_COPY_SIZES {
-        let src_host = inputs::random_bytes(bytes, bytes as u64);
-        let src = gpu.stream.clone_htod(&src_host)?;
-        let mut dst = gpu.stream.alloc_zeros::<u8>(bytes)?;
-        let (bytes64, size) = (bytes as u64, format!("{bytes} bytes"));
-        let verified = gpu.verify_then_time_output(
-            &mut dst,
-            |s, dst| {
-                // SAFETY: (const void*, void*, u64 bytes) with both buffers `bytes` long.
-                unsafe {
-                    s.launch_builder(f).arg(&src).arg(dst).arg(&bytes64).launch(cfg)?
-                };
-                Ok(())
-            },
-            |got: &[u8]| verify::check_exact(&kernel.function(), &size, got, &src_host),
-            &[],
-        )?;
-        passed.add(size, verified.check.checked);
-    }
-    Ok(passed)
+    check_sizes::<PeerCopyExercise, _>(
+        gpu,
+        version,
+        PEER_COPY_SIZES,
+        |f, name, bytes| {
+            let src_host = inputs::random_bytes(bytes, bytes as u64);
+            let src = gpu.stream.clone_htod(&src_host)?;
+            let mut dst = gpu.stream.alloc_zeros::<u8>(bytes)?;
+            let (bytes64, size) = (bytes as u64, format!("{bytes} bytes"));
+            let verified = gpu.verify_then_time_output(
+                &mut dst,
+                |s, dst| {
+                    // SAFETY: (const void*, void*, u64 bytes) with both buffers `bytes` long.
+                    unsafe {
+                        s.launch_builder(f)
+                            .arg(&src)
+                            .arg(dst)
+                            .arg(&bytes64)
+                            .launch(cfg)?
+                    };
+                    Ok(())
+                },
+                |got: &[u8]| verify::check_exact(name, &size, got, &src_host),
+                &[],
+            )?;
+            Ok((size, verified.check.checked))
+        },
+    )
 }
 
 #[cfg(test)]
