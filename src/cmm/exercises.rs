@@ -3,7 +3,8 @@
 //! kernel exercise.
 
 use super::dp;
-use super::gpu::{check_chains, Kernel};
+use super::exercise_tables::check_chains;
+use super::gpu::Kernel;
 use super::layout::Layout;
 use crate::exercises::{Passed, Version};
 use crate::harness::Gpu;

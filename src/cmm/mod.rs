@@ -21,6 +21,7 @@ pub mod chain;
 pub mod diagonal;
 pub mod dp;
 pub mod error;
+pub mod exercise_tables;
 pub mod exercises;
 pub mod gpu;
 pub mod layout;

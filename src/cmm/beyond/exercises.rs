@@ -4,7 +4,8 @@
 
 use crate::cmm::dp;
 use crate::cmm::error::CmmError;
-use crate::cmm::gpu::{check_chains, Kernel};
+use crate::cmm::exercise_tables::check_chains;
+use crate::cmm::gpu::Kernel;
 use crate::cmm::layout::Layout;
 use crate::exercises::{Passed, Version};
 use crate::harness::Gpu;
