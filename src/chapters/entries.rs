@@ -475,10 +475,12 @@ pub const MULTI_GPU: Chapter = Chapter {
             at_least: 0.95,
         },
         Claim {
-            text: "splitting ATAX's rows over the GPUs makes the kernels at least 1.8x faster \
-                   (largest matrix, all GPUs)",
-            a: pick!("multi_gpu-atax-table", [], "speedup, kernels", ["GPUs", "matrix"]),
-            b: None,
+            text: "splitting ATAX's rows over two GPUs makes the kernels at least 1.8x faster \
+                   (largest matrix)",
+            // One GPU's time over two GPUs' at the same matrix: a run on one GPU has no
+            // second row, and the claim is "not measured" there rather than failed.
+            a: pick!("multi_gpu-atax-table", [("GPUs", "1")], "kernels µs", ["matrix"]),
+            b: Some(pick!("multi_gpu-atax-table", [("GPUs", "2")], "kernels µs", ["matrix"])),
             at_least: 1.8,
         },
     ],
