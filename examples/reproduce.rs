@@ -59,6 +59,11 @@ struct Args {
     /// table `sanitizer.md` into --out.
     #[arg(long, conflicts_with = "redraw_only")]
     sanitize: bool,
+    /// Count instead of measuring: every GPU chapter's example with `--counters` (its key
+    /// kernels under Nsight Compute), writing each chapter's counters and predicted-vs-counted
+    /// tables into --out.
+    #[arg(long, conflicts_with_all = ["redraw_only", "sanitize", "compare", "roofline"])]
+    counters: bool,
     /// The compute-sanitizer executable.
     #[arg(long, default_value = "compute-sanitizer")]
     sanitizer: PathBuf,
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
         quick: a.quick,
         only: a.only,
         sanitize: a.sanitize,
+        counters: a.counters,
         sanitizer: a.sanitizer,
     }))
 }

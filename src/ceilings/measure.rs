@@ -11,6 +11,7 @@ use cudarc::driver::{CudaStream, LaunchConfig};
 
 use super::peaks::{measure_fma, measure_l2_read, Peak, FMA_ITERS, L2_PASSES};
 use crate::harness::ceiling::{self, CeilingKernel, CopyKernel, Direction, HostMemory};
+use crate::harness::counters::{Case, Quantity};
 use crate::harness::kernels::KernelTable;
 use crate::harness::timing::Plan;
 use crate::harness::{FullQuick, Gpu, Run, Stats, UsageError, L2};
@@ -33,6 +34,8 @@ pub struct Settings {
 pub struct Results {
     /// Per copy size and L2 state: our kernel and `cuMemcpyDtoD`.
     pub copies: Vec<(L2, ceiling::CopyResult)>,
+    /// The grid-stride copy kernel at the largest size, L2 cold.
+    pub grid_stride: Stats,
     /// Per transfer name (`H2D pinned`, ...) and size.
     pub transfers: Vec<(String, usize, Stats)>,
     pub launch: LaunchCosts,
@@ -119,15 +122,26 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
 
     let copy = CopyKernel::load(gpu)?;
     let mut copies = Vec::new();
+    let largest = *copy_sizes.last().expect("one size");
     for &bytes in &copy_sizes {
         for l2 in [L2::Warm, L2::Cold] {
             bar.set_message(format!("copy {} MiB, L2 {l2}", bytes / MIB));
+            if bytes == largest && l2 == L2::Cold {
+                gpu.count_next(copy_case("copy_f32", bytes));
+            }
             let plan = Plan::new(3, reps, l2);
             copies
                 .push((l2, ceiling::measure_copy(gpu, &copy, bytes, plan, run.seed)?));
             bar.inc(1);
         }
     }
+    let grid_stride = measure_grid_stride(
+        gpu,
+        &copy,
+        largest,
+        Plan::new(3, reps, L2::Cold),
+        run.seed,
+    )?;
 
     let mut transfers = Vec::new();
     for &bytes in &transfer_sizes {
@@ -165,7 +179,46 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let l2 = measure_l2_read(gpu, &table, l2_bytes, l2_passes, warm, run.seed)?;
     bar.finish_and_clear();
     let peaks = Peaks { fp32, fp64, l2, l2_bytes, l2_passes, fma_iters };
-    Ok(Results { copies, transfers, launch, batch, peaks })
+    Ok(Results { copies, grid_stride, transfers, launch, batch, peaks })
+}
+
+/// A copy of `bytes` as a counted case: every byte read once and written once, each warp
+/// access 512 contiguous bytes (16 sectors of 32 bytes per request).
+fn copy_case(kernel: &str, bytes: usize) -> Case {
+    Case::new(format!("{kernel}, {} MiB", bytes / MIB))
+        .predict(Quantity::DramBytes, 2.0 * bytes as f64)
+        .predict(Quantity::LoadSectorsPerRequest, 16.0)
+        .predict(Quantity::StoreSectorsPerRequest, 16.0)
+}
+
+/// Verifies, then times, the grid-stride copy kernel on `bytes` bytes.
+fn measure_grid_stride(
+    gpu: &Gpu,
+    copy: &CopyKernel,
+    bytes: usize,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<Stats> {
+    let n = bytes / 4;
+    let host = crate::harness::inputs::random_f32(n, seed);
+    let src = gpu.stream.clone_htod(&host)?;
+    let mut dst = gpu.stream.alloc_zeros::<f32>(n)?;
+    gpu.count_next(copy_case("copy_f32_grid_stride", bytes));
+    let size = format!("{bytes} bytes");
+    let v = gpu.verify_then_time_output(
+        &mut dst,
+        |s, dst| copy.launch_grid_stride(s, &src, dst, n),
+        |got| {
+            crate::harness::verify::check_exact(
+                "copy_f32_grid_stride",
+                &size,
+                got,
+                &host,
+            )
+        },
+        &[plan],
+    )?;
+    Ok(v.time().clone())
 }
 
 /// What one empty kernel costs, measured four ways (all in milliseconds per launch).

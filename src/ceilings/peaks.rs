@@ -6,6 +6,7 @@
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::harness::ceiling::CeilingKernel;
+use crate::harness::counters::{Case, Quantity};
 use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::timing::Plan;
 use crate::harness::verify::{self, Tolerance};
@@ -110,6 +111,13 @@ where
     let mut out = gpu.stream.alloc_zeros::<T>(threads)?;
     let (f, iters_arg) = (table.get(kernel), iters as i32);
     let size = format!("{threads} threads x {iters} steps");
+    // Each step of each thread is 8 FMAs in a loop unrolled 16 times: about one warp
+    // instruction per FMA (the loop's own instructions are 1 in 128).
+    let warps = (threads / 32) as f64;
+    gpu.count_next(
+        Case::new(format!("{} multiply-add, {iters} steps", kernel.function()))
+            .predict(Quantity::Instructions, warps * 8.0 * iters as f64),
+    );
     let verified = gpu.verify_then_time_output(
         &mut out,
         |s, out| {
@@ -168,6 +176,15 @@ pub fn measure_l2_read(
     let (n4, passes_arg) = ((bytes / 16) as u64, passes as i32);
     let f = table.get(CeilingKernel::L2Read);
     let size = format!("{bytes} bytes x {passes} passes");
+    // Cold L2 under the counters: the first pass misses, every later one hits.
+    gpu.count_next(
+        Case::new(format!("L2 read, {} MiB x {passes} passes", bytes >> 20))
+            .predict(Quantity::DramBytes, bytes as f64)
+            .predict(
+                Quantity::L2HitPercent,
+                100.0 * (passes as f64 - 1.0) / passes as f64,
+            ),
+    );
     // Float sums of a few hundred terms in [-4, 4): far inside this tolerance; NaN
     // never is.
     let tol = Tolerance::new(1e-3, 1e-4);

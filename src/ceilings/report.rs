@@ -176,6 +176,12 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
             &at(dram.bytes, L2::Cold),
         ),
         rate_row(
+            "device copy, grid-stride kernel",
+            &r.grid_stride,
+            read_write(dram.bytes),
+            &at(dram.bytes, L2::Cold),
+        ),
+        rate_row(
             "device copy, best L2-resident size",
             &best.kernel,
             read_write(best.bytes),
@@ -278,12 +284,7 @@ fn peaks_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     };
     // Device memory: the faster of our copy kernel and the driver's, largest copy, L2 cold.
     let dram = r.dram();
-    let (kernel, memcpy) = (dram.kernel_gbps(), dram.memcpy_gbps());
-    let (best, by) = if memcpy.median > kernel.median {
-        (memcpy, "cuMemcpyDtoD")
-    } else {
-        (kernel, "copy kernel")
-    };
+    let (best, by) = dram.best();
     // The multiply-add ceilings, each beside its datasheet figure.
     let steps = format!("{} steps of 8 chains per thread, registers only", p.fma_iters);
     let fma = |ceiling: &str, rate, sheet_tflops: Option<f64>| {

@@ -12,6 +12,7 @@ pub const CEILINGS: Chapter = Chapter {
     title: "Measuring a GPU",
     needs: Needs::Gpu,
     reps: FullQuick::new(30, 5),
+    counted: &["ceilings-counters", "ceilings-counted"],
     writes: &[
         "ceilings-device",
         "ceilings-copy",
@@ -79,6 +80,7 @@ pub const MEMORY_SPACES: Chapter = Chapter {
     title: "Memory spaces",
     needs: Needs::Gpu,
     reps: FullQuick::new(20, 2),
+    counted: &["memory_spaces-counters", "memory_spaces-counted"],
     writes: &[
         "memory_spaces-map",
         "memory_spaces-signal",
@@ -128,6 +130,7 @@ pub const COALESCING: Chapter = Chapter {
     title: "Coalescing, alignment and the transpose",
     needs: Needs::Gpu,
     reps: FullQuick::new(20, 3),
+    counted: &["coalescing-counters", "coalescing-counted"],
     writes: &[
         "coalescing-patterns",
         "coalescing-stride",
@@ -177,6 +180,7 @@ pub const LOOP_PERMUTATION: Chapter = Chapter {
     title: "Reuse, loop permutation, tiling",
     needs: Needs::Cpu,
     reps: FullQuick::new(5, 2),
+    counted: &[],
     writes: &["tiling-traversal", "tiling-strip", "tiling-predictions"],
     sanitizer_args: &[],
     note: "CPU only",
@@ -200,6 +204,7 @@ pub const TILED_MATMUL: Chapter = Chapter {
     title: "Reuse, loop permutation, tiling",
     needs: Needs::GpuAndCublas,
     reps: FullQuick::new(10, 2),
+    counted: &["tiling-counters", "tiling-counted"],
     writes: &["tiling-kernels", "tiling-verification", "tiling-matmul"],
     sanitizer_args: &["--quick", "--reps", "1", "--side", "64"],
     note: "",
@@ -231,6 +236,7 @@ pub const CMM_DIAGONAL: Chapter = Chapter {
     title: "Chained matrix multiplication and the diagonal layout",
     needs: Needs::Gpu,
     reps: FullQuick::new(10, 3),
+    counted: &["cmm_diagonal-counters", "cmm_diagonal-counted"],
     writes: &[
         "cmm-worked-example",
         "cmm-layout-matrix",
@@ -285,6 +291,7 @@ pub const CMM_BEYOND: Chapter = Chapter {
     title: "CMM beyond the paper: to n = 16384",
     needs: Needs::GpuAndCublas,
     reps: FullQuick::new(10, 3),
+    counted: &["cmm_beyond-counters", "cmm_beyond-counted"],
     writes: &[
         "cmm-beyond-time-vs-n",
         "cmm-beyond-targets",
@@ -340,6 +347,7 @@ pub const ATAX: Chapter = Chapter {
     title: "ATAX: two matrix-vector products",
     needs: Needs::GpuAndCublas,
     reps: FullQuick::new(30, 3),
+    counted: &["atax-counters", "atax-counted"],
     writes: &[
         "atax-ceilings",
         "atax-kernels",
@@ -398,6 +406,7 @@ pub const MULTI_GPU: Chapter = Chapter {
     title: "Memory across GPUs",
     needs: Needs::GpuAndNccl,
     reps: FullQuick::new(10, 3),
+    counted: &["multi_gpu-counters", "multi_gpu-counted"],
     writes: &[
         "multi_gpu-devices",
         "multi_gpu-topology",

@@ -19,6 +19,10 @@ pub struct Chapter {
     pub reps: FullQuick<u32>,
     /// Every figure (`.svg`) and table (`.md`) stem the example writes, each with its CSV.
     pub writes: &'static [&'static str],
+    /// What `--counters` writes (empty for a CPU-only example): the hardware counters of
+    /// its key kernels (`<stem>-counters`) and the table of predicted vs counted
+    /// (`<stem>-counted`). See [`crate::harness::counters`].
+    pub counted: &'static [&'static str],
     /// The arguments it runs with under compute-sanitizer: small, because the tools slow
     /// kernels down by one or two orders of magnitude. Empty for CPU-only examples.
     pub sanitizer_args: &'static [&'static str],
@@ -38,7 +42,7 @@ impl Chapter {
 
     /// Whether this example writes the figure or table `stem`.
     pub fn writes(&self, stem: &str) -> bool {
-        self.writes.contains(&stem)
+        self.writes.contains(&stem) || self.counted.contains(&stem)
     }
 }
 

@@ -14,8 +14,10 @@ use super::{inputs, verify, Gpu, Stats};
 crate::kernel_names! {
     /// The kernels of `kernels/ceilings.cu`.
     pub enum CeilingKernel in "ceilings.cu" {
-        /// `dst[i] = src[i]`: 16-byte accesses, four loads in flight per thread.
+        /// `dst[i] = src[i]`: one 16-byte access per thread, one thread per float4.
         Copy => "copy_f32",
+        /// The same copy as a grid-stride loop, four loads in flight per thread.
+        CopyGridStride => "copy_f32_grid_stride",
         /// Does nothing: what a launch costs.
         Empty => "empty",
         /// Eight independent FMA chains per thread, in registers: the FP32 ceiling.
@@ -30,23 +32,23 @@ crate::kernel_names! {
 /// Threads per block of the copy kernel.
 const COPY_BLOCK: u32 = 256;
 
-/// The copy kernel, ready to launch with enough resident blocks to fill every SM.
+/// The copy kernel (and its grid-stride variant), ready to launch.
 pub struct CopyKernel {
     pub table: KernelTable<CeilingKernel>,
-    grid: u32,
+    /// Resident blocks of the grid-stride variant: enough to fill every SM.
+    resident_grid: u32,
 }
 
 impl CopyKernel {
     pub fn load(gpu: &Gpu) -> anyhow::Result<Self> {
         let table = KernelTable::<CeilingKernel>::load(gpu)?;
-        let f = table.get(CeilingKernel::Copy);
-        // Enough resident blocks to keep every SM's memory pipeline full; the kernel strides.
+        let f = table.get(CeilingKernel::CopyGridStride);
         let per_sm =
             f.occupancy_max_active_blocks_per_multiprocessor(COPY_BLOCK, 0, None)?;
-        Ok(Self { table, grid: (gpu.info.sms as u32) * per_sm.max(1) })
+        Ok(Self { table, resident_grid: (gpu.info.sms as u32) * per_sm.max(1) })
     }
 
-    /// Enqueues `dst[..n] = src[..n]` on `stream`.
+    /// Enqueues `dst[..n] = src[..n]` on `stream`: one thread per float4.
     pub fn launch(
         &self,
         stream: &Arc<CudaStream>,
@@ -54,16 +56,48 @@ impl CopyKernel {
         dst: &mut CudaSlice<f32>,
         n: usize,
     ) -> anyhow::Result<()> {
+        // One thread per float4, and at least the three threads of a tail.
+        let threads = (n / 4).max(n % 4).max(1);
+        let blocks = threads.div_ceil(COPY_BLOCK as usize);
+        anyhow::ensure!(
+            blocks <= i32::MAX as usize,
+            "a copy of {n} floats is too large"
+        );
+        self.launch_as(CeilingKernel::Copy, stream, src, dst, n, blocks as u32)
+    }
+
+    /// Enqueues the same copy through the grid-stride variant (resident blocks only).
+    pub fn launch_grid_stride(
+        &self,
+        stream: &Arc<CudaStream>,
+        src: &CudaSlice<f32>,
+        dst: &mut CudaSlice<f32>,
+        n: usize,
+    ) -> anyhow::Result<()> {
+        let blocks_needed = n.div_ceil(4).div_ceil(COPY_BLOCK as usize).max(1) as u32;
+        let grid = self.resident_grid.min(blocks_needed);
+        self.launch_as(CeilingKernel::CopyGridStride, stream, src, dst, n, grid)
+    }
+
+    fn launch_as(
+        &self,
+        kernel: CeilingKernel,
+        stream: &Arc<CudaStream>,
+        src: &CudaSlice<f32>,
+        dst: &mut CudaSlice<f32>,
+        n: usize,
+        blocks: u32,
+    ) -> anyhow::Result<()> {
         assert!(src.len() >= n && dst.len() >= n);
         let n64 = n as u64;
-        let blocks_needed = n.div_ceil(4).div_ceil(COPY_BLOCK as usize).max(1) as u32;
         let cfg = LaunchConfig {
-            grid_dim: (self.grid.min(blocks_needed), 1, 1),
+            grid_dim: (blocks, 1, 1),
             block_dim: (COPY_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let f = self.table.get(CeilingKernel::Copy);
-        // SAFETY: the argument list matches copy_f32(const float*, float*, unsigned long long).
+        let f = self.table.get(kernel);
+        // SAFETY: both kernels take (const float*, float*, unsigned long long); the grid
+        // covers n as each kernel's launch rule requires.
         unsafe { stream.launch_builder(f).arg(src).arg(dst).arg(&n64).launch(cfg)? };
         Ok(())
     }
@@ -86,6 +120,29 @@ impl CopyResult {
     pub fn memcpy_gbps(&self) -> Rate {
         self.memcpy.rate(2.0 * self.bytes as f64 / 1e9)
     }
+
+    // ANCHOR: best_copy
+    /// The ceiling every chapter divides by: the faster (by median) of the copy kernel and
+    /// `cuMemcpyDtoD`, and which of the two it was.
+    pub fn best(&self) -> (Rate, &'static str) {
+        let (stats, by) = self.best_stats();
+        (stats.rate(2.0 * self.bytes as f64 / 1e9), by)
+    }
+
+    /// The timings of the faster of the two copies, and its name.
+    pub fn best_stats(&self) -> (&Stats, &'static str) {
+        if self.memcpy.median_ms < self.kernel.median_ms {
+            (&self.memcpy, "cuMemcpyDtoD")
+        } else {
+            (&self.kernel, "copy kernel")
+        }
+    }
+
+    /// The median of [`CopyResult::best`], in GB/s.
+    pub fn best_gbps(&self) -> f64 {
+        self.best().0.median
+    }
+    // ANCHOR_END: best_copy
 }
 
 // ANCHOR: measure_copy

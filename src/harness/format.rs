@@ -33,6 +33,20 @@ pub fn us(ms: f64) -> String {
     format!("{:.1}", ms * 1e3)
 }
 
+/// Bytes in decimal units with three significant digits: `536870912` → `537 MB`.
+pub fn bytes(v: f64) -> String {
+    let (scaled, unit) = if v >= 1e9 {
+        (v / 1e9, "GB")
+    } else if v >= 1e6 {
+        (v / 1e6, "MB")
+    } else if v >= 1e3 {
+        (v / 1e3, "kB")
+    } else {
+        (v, "B")
+    };
+    format!("{} {unit}", sig3(scaled))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,5 +61,8 @@ mod tests {
         assert_eq!(sig3(3.491), "3.49");
         assert_eq!(ratio(3.0, 2.0), "1.50");
         assert_eq!(us(0.3721), "372.1");
+        assert_eq!(bytes(536_870_912.0), "537 MB");
+        assert_eq!(bytes(2.5e9), "2.50 GB");
+        assert_eq!(bytes(12.0), "12.0 B");
     }
 }

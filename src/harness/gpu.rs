@@ -150,6 +150,8 @@ pub struct Gpu {
     pub(crate) l2_flush: RefCell<Option<CudaSlice<u8>>>,
     /// Changes the flush's byte value each time, so no flush is a no-op.
     pub(crate) flush_count: Cell<u8>,
+    /// Set in the child of a `--counters` run: see [`super::counters`].
+    pub(crate) counting: RefCell<Option<super::counters::Counting>>,
 }
 
 impl Gpu {
@@ -198,6 +200,7 @@ impl Gpu {
             info,
             l2_flush: RefCell::new(None),
             flush_count: Cell::new(0),
+            counting: RefCell::new(super::counters::Counting::from_env()),
         })
     }
 }

@@ -9,6 +9,7 @@
 //! | [`verify`]    | poison, compare against CPU references, then time: correct before fast |
 //! | [`timing`]    | CUDA-event and host-clock timing with warm-up and an explicit L2 state |
 //! | [`stats`]     | median, min, max of repeated measurements                             |
+//! | [`counters`]  | hardware counters from Nsight Compute, beside the chapters' predictions |
 //! | [`ceiling`]   | the copy and transfer ceilings every chapter divides by               |
 //! | [`compare`]   | a reader's run beside the book's: headline numbers and claims          |
 //! | [`blas`]      | cuBLAS handles, each checked to compute FP32 in FP32                  |
@@ -23,6 +24,7 @@
 pub mod blas;
 pub mod ceiling;
 pub mod compare;
+pub mod counters;
 pub mod format;
 pub mod gpu;
 pub mod includes;

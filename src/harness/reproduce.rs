@@ -28,6 +28,7 @@ pub struct Options {
     pub quick: bool,
     pub only: Option<Vec<String>>,
     pub sanitize: bool,
+    pub counters: bool,
     pub sanitizer: PathBuf,
 }
 
@@ -59,6 +60,10 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         return audit(&out);
     }
     let chosen: Vec<&'static Chapter> = match &args.only {
+        // Counting needs kernels: the CPU-only examples have none.
+        None if args.counters => {
+            chapters::ALL.iter().filter(|c| !c.counted.is_empty()).collect()
+        }
         None => chapters::ALL.iter().collect(),
         Some(names) => {
             for n in names {
@@ -112,6 +117,9 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         if args.quick {
             cmd.arg("--quick");
         }
+        if args.counters {
+            cmd.arg("--counters");
+        }
         let status = bar.suspend(|| cmd.status())?;
         match status.code() {
             Some(0) => bar.println(format!(
@@ -151,6 +159,9 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
     );
     if !skipped.is_empty() {
         println!("skipped, as this machine cannot run them: {}", skipped.join(", "));
+    }
+    if args.counters {
+        return audit(&out);
     }
     // The roofline needs the ceilings of this run; it places whichever chapters ran.
     if out.join("data/ceilings-peaks.csv").exists() {

@@ -114,6 +114,11 @@ pub struct CommonArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 2024)]
     pub seed: u64,
+    /// Count, instead of timing: run the chapter's key kernels under Nsight Compute (`ncu`,
+    /// from the CUDA toolkit) and write <chapter>-counters and <chapter>-counted (predicted
+    /// vs counted). Slow: ncu replays each counted launch once per metric group.
+    #[arg(long)]
+    pub counters: bool,
 }
 
 /// An example's arguments: clap's parser, the common flags, and what it needs.
@@ -441,7 +446,13 @@ fn start_in(
     quick: bool,
     seed: u64,
 ) -> anyhow::Result<Run> {
-    let common = CommonArgs { out: Some(dir.to_path_buf()), quick, reps: None, seed };
+    let common = CommonArgs {
+        out: Some(dir.to_path_buf()),
+        quick,
+        reps: None,
+        seed,
+        counters: false,
+    };
     start(chapter, needs, &common)
 }
 
@@ -486,6 +497,11 @@ pub fn shape_differences_from_book(
     Ok(problems)
 }
 
+/// Whether this process is the counting child of a `--counters` run.
+fn args_counting() -> bool {
+    std::env::var_os(super::counters::CHILD_ENV).is_some()
+}
+
 /// The whole life of an example: parse, check, open, run `body`, report where it wrote,
 /// exit with the right code.
 pub fn main<A: Example>(
@@ -495,6 +511,18 @@ pub fn main<A: Example>(
     let args = parse::<A>(chapter);
     finish((|| {
         args.validate()?;
+        let parent = args.common().counters
+            && std::env::var_os(super::counters::CHILD_ENV).is_none();
+        if parent && chapter.counted.is_empty() {
+            return Err(UsageError(format!(
+                "--counters: {} measures the CPU; it has no kernels to count",
+                chapter.example
+            ))
+            .into());
+        }
+        if parent && super::counters::find_ncu().is_none() {
+            return Err(super::counters::ncu_missing().into());
+        }
         let run = match start(chapter, args.needs(chapter), args.common()) {
             Err(e) if e.downcast_ref::<GpuUnavailable>().is_some() => {
                 return Err(match args.without_gpu() {
@@ -504,8 +532,11 @@ pub fn main<A: Example>(
             }
             other => other?,
         };
+        if parent {
+            return super::counters::profile(&run);
+        }
         body(&run, args)?;
-        if run.wrote.get() {
+        if run.wrote.get() && !args_counting() {
             println!(
                 "all results verified; figures and data written to {} (the book's own are \
                  in figures/; --out figures updates them)",

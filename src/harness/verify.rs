@@ -227,11 +227,18 @@ impl Gpu {
         plans: &[Plan],
     ) -> anyhow::Result<Verified<R>> {
         poison(self, state)?;
-        work(&self.stream, state)?;
+        let counted = self.take_counted_case();
+        match &counted {
+            // Under `--counters`: this launch is the one ncu counts.
+            Some(case) => self.count_case(case, || work(&self.stream, state))?,
+            None => work(&self.stream, state)?,
+        }
         self.stream.synchronize()?;
         let check = check(self, state)?;
         let mut times = Vec::with_capacity(plans.len());
         for &plan in plans {
+            // A counting child's timings are thrown away: one repetition each.
+            let plan = if self.counting() { Plan::new(0, 1, plan.l2) } else { plan };
             times.push(self.time(plan, |s| work(s, state))?);
         }
         Ok(Verified { check, times })

@@ -115,9 +115,8 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     bar.set_message(format!("copy ceiling, {} MiB", settings.ceiling_mib));
     let copy = CopyKernel::load(gpu)?;
     let cold = Plan::new(3, reps, L2::Cold);
-    let copy_gbps = ceiling::measure_copy(gpu, &copy, ceiling_bytes, cold, seed)?
-        .kernel_gbps()
-        .median;
+    let copy_gbps =
+        ceiling::measure_copy(gpu, &copy, ceiling_bytes, cold, seed)?.best_gbps();
     bar.inc(1);
 
     let mut results = Results {

@@ -133,7 +133,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     // The ceiling every fraction below is taken of.
     bar.set_message(format!("copy ceiling, {} MiB", ceiling_bytes / MIB));
     let ceiling =
-        ceiling::measure_copy(gpu, &copy, ceiling_bytes, plan, seed)?.kernel_gbps();
+        ceiling::measure_copy(gpu, &copy, ceiling_bytes, plan, seed)?.best().0;
     bar.inc(1);
 
     // Strided loads of 4- and 8-byte elements, then misaligned loads of floats.
@@ -175,7 +175,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     }
     bar.set_message(format!("transposes at {n} x {n}"));
     let transpose_copy =
-        ceiling::measure_copy(gpu, &copy, n * n * 4, plan, seed + 5)?.kernel_gbps();
+        ceiling::measure_copy(gpu, &copy, n * n * 4, plan, seed + 5)?.best().0;
     let transposes = measure_transposes(
         gpu,
         &kernels,

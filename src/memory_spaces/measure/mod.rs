@@ -169,11 +169,13 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     bar.set_message("copy ceilings");
     // Bytes per second (read + write), like every other rate the report turns into GB/s.
     let copy_cold = ceiling::measure_copy(gpu, &copy, copy_cold_bytes, cold, seed)?
-        .kernel
+        .best_stats()
+        .0
         .rate(2.0 * copy_cold_bytes as f64);
     bar.inc(1);
     let copy_warm = ceiling::measure_copy(gpu, &copy, copy_warm_bytes, warm, seed + 1)?
-        .kernel
+        .best_stats()
+        .0
         .rate(2.0 * copy_warm_bytes as f64);
     bar.inc(1);
 
