@@ -291,7 +291,7 @@ pub const CMM_BEYOND: Chapter = Chapter {
     title: "CMM beyond the paper: to n = 16384",
     needs: Needs::GpuAndCublas,
     reps: FullQuick::new(10, 3),
-    counted: &["cmm_beyond-counters", "cmm_beyond-counted"],
+    counted: &[],
     writes: &[
         "cmm-beyond-time-vs-n",
         "cmm-beyond-targets",
@@ -406,7 +406,7 @@ pub const MULTI_GPU: Chapter = Chapter {
     title: "Memory across GPUs",
     needs: Needs::GpuAndNccl,
     reps: FullQuick::new(10, 3),
-    counted: &["multi_gpu-counters", "multi_gpu-counted"],
+    counted: &[],
     writes: &[
         "multi_gpu-devices",
         "multi_gpu-topology",

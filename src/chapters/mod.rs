@@ -19,7 +19,7 @@ pub struct Chapter {
     pub reps: FullQuick<u32>,
     /// Every figure (`.svg`) and table (`.md`) stem the example writes, each with its CSV.
     pub writes: &'static [&'static str],
-    /// What `--counters` writes (empty for a CPU-only example): the hardware counters of
+    /// What `--counters` writes (empty where nothing is counted yet): the hardware counters of
     /// its key kernels (`<stem>-counters`) and the table of predicted vs counted
     /// (`<stem>-counted`). See [`crate::harness::counters`].
     pub counted: &'static [&'static str],

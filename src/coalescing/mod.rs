@@ -18,6 +18,7 @@
 //! [`report`] draws the chapter's figures and tables from the results.
 
 pub mod banks;
+pub mod counted;
 pub mod exercises;
 pub mod measure;
 pub mod patterns;

@@ -515,7 +515,8 @@ pub fn main<A: Example>(
             && std::env::var_os(super::counters::CHILD_ENV).is_none();
         if parent && chapter.counted.is_empty() {
             return Err(UsageError(format!(
-                "--counters: {} measures the CPU; it has no kernels to count",
+                "--counters: {} marks no kernels to count (its registry entry lists no \
+                 counters)",
                 chapter.example
             ))
             .into());

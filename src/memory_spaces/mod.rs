@@ -9,6 +9,7 @@
 //! * [`report`]: the chapter's figures and tables, drawn from a run's results;
 //! * [`exercises`]: the solutions of the chapter's exercises.
 
+pub mod counted;
 pub mod exercises;
 pub mod map;
 pub mod measure;

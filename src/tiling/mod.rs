@@ -14,6 +14,7 @@
 //! | [`reference`] | the multiply's CPU reference (double accumulation, all rows or a sample) |
 //! | [`exercises`] | solutions of the exercises |
 
+pub mod counted;
 pub mod device;
 pub mod exercises;
 pub mod legality;

@@ -10,6 +10,7 @@ use crate::atax::datasets::{bytes_moved, Dataset};
 use crate::atax::device::{fused_shape, Kernels, TmpKernel, YKernel};
 use crate::atax::element::{address, Element};
 use crate::atax::reference::{self, Reference};
+use crate::harness::counters::{Case, Quantity};
 use crate::harness::verify::{self, Report};
 use crate::harness::{Gpu, Stats};
 
@@ -226,6 +227,12 @@ pub fn measure_kernels<T: Element>(
         }
         if v == KernelVariant::XConst {
             k.upload_x_const(&gpu.stream, &p.x)?;
+        }
+        if !plans.is_empty() {
+            // Under --counters: the least bytes (one or two passes over A, the vectors).
+            let least = bytes_moved(p.d, T::BYTES, v.passes_over_a()) as f64;
+            let label = format!("{} {} {}", v.name(), p.d.label(), T::C_NAME);
+            gpu.count_next(Case::new(label).predict(Quantity::DramBytes, least));
         }
         let verified = gpu.verify_then_time(
             &mut dev,

@@ -11,6 +11,7 @@ use crate::cmm::layout::Layout;
 use crate::cmm::paper;
 use crate::cmm::paren::{self, Order};
 use crate::cmm::traffic::{self, TrafficSummary, WarpMapping};
+use crate::harness::counters::{Case, Quantity};
 use crate::harness::timing::{time_host, Plan};
 use crate::harness::{FullQuick, Run, Stats, L2};
 
@@ -219,6 +220,45 @@ fn measure_layouts(
     })
 }
 
+/// Under `--counters`: both one-block kernels at `traffic_n` (sectors per load as the
+/// traffic table computes them) and at n = 2048, where the chapter says both tables still
+/// fit in L2 (a hit rate near 100% if they do).
+fn count_layouts(
+    gpu: &crate::harness::Gpu,
+    kernels: &CmmKernels,
+    traffic: &[(WarpMapping, TrafficSummary)],
+    traffic_n: usize,
+    seed: u64,
+) -> anyhow::Result<()> {
+    for n in [traffic_n, 2048] {
+        let dims = dp::random_dims(n, DIM_MAX, seed + 7 * n as u64);
+        let cpu = dp::solve_serial(&dims)?;
+        for layout in Layout::ALL {
+            let mut case = Case::new(format!("one block, {}, n = {n}", layout.name()))
+                .predict(Quantity::L2HitPercent, 100.0);
+            let modelled = traffic.iter().find(|(m, t)| {
+                *m == WarpMapping::CellPerThread
+                    && t.layout == layout
+                    && t.elem_bytes == 8
+                    && t.n == n
+            });
+            if let Some((_, t)) = modelled {
+                let per_request = t.sectors as f64 / t.warp_loads as f64;
+                case = case.predict(Quantity::LoadSectorsPerRequest, per_request);
+            }
+            gpu.count_next(case);
+            measure_kernel(
+                kernels,
+                Kernel::one_block(layout),
+                &dims,
+                &cpu,
+                Plan::new(0, 1, L2::Warm),
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Measures everything the chapter shows, each GPU table verified before it is timed.
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let gpu = run.gpu();
@@ -260,6 +300,9 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         }
     }
     bar.inc(1);
+    if gpu.counting() {
+        count_layouts(gpu, &kernels, &traffic, s.traffic_n, seed)?;
+    }
 
     // Table 1: serial CPU and both one-block kernels, beside the paper's V100.
     let mut table1 = Vec::new();

@@ -8,6 +8,7 @@ use cudarc::driver::{
     CudaSlice, CudaStream, DeviceRepr, PushKernelArg, ValidAsZeroBits,
 };
 
+use crate::coalescing::counted;
 use crate::coalescing::reference;
 use crate::harness::kernels::KernelName;
 use crate::harness::timing::Plan;
@@ -90,6 +91,8 @@ pub fn measure_affine_read<T: Element>(
     let want = reference::affine_read(src_host, n, stride, offset);
     let size = format!("n={n} stride={stride} offset={offset}");
 
+    let elem_bytes = std::mem::size_of::<T>() as u64;
+    gpu.count_next(counted::affine_case(elem_bytes, stride as u64, offset as u64));
     // Correct before fast: poison, run once, compare every element with the CPU (only
     // the n elements written travel back), then time.
     let verified = gpu.verify_then_time(

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
+use crate::coalescing::counted;
 use crate::coalescing::reference;
 use crate::coalescing::transpose::TransposeKernel;
 use crate::harness::kernels::KernelName;
@@ -72,6 +73,9 @@ pub fn measure_transposes(
     let mut results = Vec::new();
     for &kernel in which {
         let want = if kernel.transposes() { &transposed } else { &input_host };
+        if plan.is_some() {
+            gpu.count_next(counted::transpose_case(kernel, rows, cols));
+        }
         let verified = gpu.verify_then_time_output(
             &mut out,
             |s, out| launch_transpose(s, kernels, kernel, &input, out, (rows, cols)),

@@ -8,6 +8,7 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use crate::harness::kernels::KernelName;
 use crate::harness::timing::Plan;
 use crate::harness::{verify, Gpu, Stats, UsageError};
+use crate::memory_spaces::counted;
 use crate::memory_spaces::{
     reference, BLOCK, CHASE_CONST_MAX, KERNEL_FILE, LINE_ELEMENTS,
 };
@@ -188,11 +189,20 @@ pub fn measure_chase(
 
     let first_pass = slots.min(2 * gpu.info.l2_bytes / 128).max(1) as u64;
     launch_chase(&gpu.stream, kernels, space, &next, &mut position, first_pass)?;
+    if space == ChaseSpace::Global {
+        // Under --counters: one more chase of `steps` loads, from a flushed L2.
+        let case = counted::chase_case(footprint_bytes, steps, gpu.info.l2_bytes);
+        gpu.count(case, || {
+            launch_chase(&gpu.stream, kernels, space, &next, &mut position, steps)
+        })?;
+    }
     let stats = gpu
         .time(plan, |s| launch_chase(s, kernels, space, &next, &mut position, steps))?;
 
     // Every launch continued the same walk: its end is known.
-    let total = check_steps + first_pass + (plan.warmup + plan.reps) as u64 * steps;
+    let counted = if gpu.counting() && space == ChaseSpace::Global { steps } else { 0 };
+    let total =
+        check_steps + first_pass + counted + (plan.warmup + plan.reps) as u64 * steps;
     let end = gpu.stream.clone_dtoh(&position)?;
     verify::check_exact(
         &name,

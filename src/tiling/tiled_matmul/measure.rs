@@ -4,6 +4,7 @@
 use crate::harness::timing::Plan;
 use crate::harness::verify::Report;
 use crate::harness::{FullQuick, Run, Stats, L2};
+use crate::tiling::counted;
 use crate::tiling::device::{self, Kernels, Occupancy, Operands};
 use crate::tiling::model::{self, Step};
 use crate::tiling::reference::Reference;
@@ -94,6 +95,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let mut steps = Vec::new();
     for step in Step::ALL {
         bar.set_message(format!("{} at {}", step.label(), ops.size()));
+        gpu.count_next(counted::step_case(step, (side, side, side)));
         let r = verify(step, &mut ops, &reference, &[plan])?;
         steps.push(StepResult {
             step,
