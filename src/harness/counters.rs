@@ -243,7 +243,6 @@ impl Gpu {
         self.counting.borrow().is_some()
     }
 
-    // ANCHOR: count_next
     /// Marks the next [`Gpu::verify_then_time`]'s work as a counted case (under
     /// `--counters`; otherwise nothing happens). Build the case only when
     /// [`Gpu::counting`] says so if its predictions cost anything.
@@ -257,7 +256,6 @@ impl Gpu {
             c.pending = Some(case);
         }
     }
-    // ANCHOR_END: count_next
 
     /// Counts `launch` as `case` under `--counters` (wrapped like a verification launch);
     /// otherwise just runs it. For work whose check comes after its timing (a pointer
@@ -341,7 +339,6 @@ impl Launch {
     }
 }
 
-// ANCHOR: parse_raw
 /// Parses ncu's `--csv --page raw` output: a header row of metric names, a row of units,
 /// then one row per launch. Lines before the header (the program's own output, ncu's
 /// `==PROF==` notes) are skipped; numbers may carry thousands separators.
@@ -375,7 +372,6 @@ pub fn parse_raw(text: &str) -> anyhow::Result<Vec<Launch>> {
     }
     Ok(launches)
 }
-// ANCHOR_END: parse_raw
 
 /// What ncu counted for one case, summed over its launches: the row of
 /// `<chapter>-counters.csv`.
@@ -647,7 +643,6 @@ pub fn child_args(args: impl Iterator<Item = String>, out: &Path) -> Vec<String>
     kept
 }
 
-// ANCHOR: profile
 /// The parent of a `--counters` run: runs this example under ncu as a counting child and
 /// writes what ncu counted for each case, beside the chapter's predictions.
 pub fn profile(run: &super::Run) -> anyhow::Result<()> {
@@ -727,7 +722,6 @@ pub fn profile(run: &super::Run) -> anyhow::Result<()> {
     println!("{} cases counted", counted.len());
     Ok(())
 }
-// ANCHOR_END: profile
 
 /// How the counters table is shown (the other columns stay in its CSV).
 const COUNTERS_SHOWN: &[(&str, &str)] = &[
