@@ -39,7 +39,8 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     );
     for (s, mined, tiled) in &sweep.points {
         println!(
-            "  strip {s:>8}: strip-mined {:8.2} ms, tiled {:8.2} ms ({} than the original)",
+            "  strip {s:>8}: strip-mined {:8.2} ms, tiled {:8.2} ms (tiled against the \
+             original: {})",
             mined.median_ms,
             tiled.median_ms,
             Separation::of(tiled, &sweep.original).label()
@@ -145,9 +146,9 @@ fn ranges_table(run: &Run, sweep: &StripSweep, cpu: &str) -> anyhow::Result<()> 
     let row = |strip, form, s: &Stats| RangeRow {
         strip,
         form,
-        median_ms: format!("{:.2}", s.median_ms),
-        min_ms: format!("{:.2}", s.min_ms),
-        max_ms: format!("{:.2}", s.max_ms),
+        median_ms: format!("{:.3}", s.median_ms),
+        min_ms: format!("{:.3}", s.min_ms),
+        max_ms: format!("{:.3}", s.max_ms),
         original_over_form: format!("{:.2}", o.median_ms / s.median_ms),
         verdict: Separation::of(s, o).label(),
     };
