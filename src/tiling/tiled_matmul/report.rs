@@ -323,7 +323,11 @@ fn out_of_core_report(run: &Run, o: &OutOfCoreResults) -> anyhow::Result<()> {
             ms_median: format!("{:.2}", r.stats.median_ms),
             ms_min: format!("{:.2}", r.stats.min_ms),
             ms_max: format!("{:.2}", r.stats.max_ms),
-            gflops_median: format!("{:.0}", flops / (r.stats.median_ms * 1e6)),
+            // The copies alone multiply nothing: no GFLOP/s for them.
+            gflops_median: match r.variant {
+                Variant::CopiesInOnly | Variant::CopiesOutOnly => "-".into(),
+                _ => format!("{:.0}", flops / (r.stats.median_ms * 1e6)),
+            },
         });
     }
     for (what, ms) in [
