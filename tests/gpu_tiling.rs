@@ -122,3 +122,39 @@ fn occupancy_and_timing_are_sane() {
     )
     .unwrap();
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_out_of_core_pipelines_match_the_cpu() {
+    use cmbook::tiling::out_of_core::{self, OutOfCore};
+    let (gpu, kernels) = open();
+    // Two quick sizes as the example runs them (partial last panels, K and N multiples of
+    // 4 and not), and a budget too small for one panel, which is refused.
+    let plan = Plan::new(1, 2, L2::Warm);
+    let r = out_of_core::measure(
+        &gpu,
+        &kernels,
+        (out_of_core::odd_size(true), (700, 36, 20)),
+        out_of_core::smallest_budget((700, 36, 20)),
+        plan,
+        3,
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(r.checks.len(), 6, "three pipelines at two sizes");
+    assert_eq!((r.panel_rows, r.panels), (128, 6));
+    assert!(r.variants.iter().all(|v| v.stats.min_ms > 0.0));
+    let err = OutOfCore::new(&gpu, (1000, 64, 64), 1 << 10, 1).err().expect("refused");
+    assert!(format!("{err}").contains("does not hold"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_function_reads_global_and_shared_memory() {
+    let (gpu, kernels) = open();
+    for n in [1, 255, 256, 1000] {
+        let g = cmbook::tiling::generic::check(&gpu, &kernels, n, 5)
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(g.spaces, [1, 0, 0, 1]);
+        assert_eq!(g.ptx.len(), 5);
+    }
+}

@@ -8,9 +8,11 @@ use cmbook::harness::record;
 use cmbook::harness::run::{self, CommonArgs, Needs};
 use cmbook::harness::{inputs, Stats};
 use cmbook::tiling::exercises::{legal_orders, smallest_square_tile};
+use cmbook::tiling::generic::{ptx_evidence, window_reference, BLOCK};
 use cmbook::tiling::legality::{
-    all_orders, check_order, fully_permutable, lecture_nest_1, lecture_nest_2,
-    lex_sign, run_nest, BadNest, Verdict,
+    all_orders, carried_by_strip_loop, check_order, check_tiling, fully_permutable,
+    lecture_nest_1, lecture_nest_2, legal_strip_sizes, lex_sign, run_nest,
+    run_tiled_nest, strip_mined_distances, BadNest, Verdict,
 };
 use cmbook::tiling::loop_permutation::{self, Settings};
 use cmbook::tiling::model::{self, Step};
@@ -144,6 +146,105 @@ fn legality_agrees_with_brute_force_on_three_deep_nests() {
 }
 
 #[test]
+fn strip_mining_splits_a_distance_into_strips_and_remainder() {
+    // d_k = 5, s = 2: producer and consumer are 2 or 3 strips apart.
+    assert_eq!(
+        strip_mined_distances(&[0, 5], 1, 2),
+        vec![vec![0, 2, 1], vec![0, 3, -1]]
+    );
+    // s divides d_k: always exactly d_k / s strips apart.
+    assert_eq!(strip_mined_distances(&[4, 1], 0, 2), vec![vec![2, 0, 1]]);
+    // A negative component (carried outside): 0 or -1 strips.
+    assert_eq!(
+        strip_mined_distances(&[1, -1], 1, 4),
+        vec![vec![1, -1, 3], vec![1, 0, -1]]
+    );
+    assert_eq!(
+        check_tiling(&[vec![0, 1]], 0, 2, &[]),
+        Err(BadNest::NotAPermutation(vec![]))
+    );
+    assert!(check_tiling(&[vec![0, 1]], 1, 2, &[0, 1, 0]).is_err());
+}
+
+#[test]
+fn tiling_legality_agrees_with_brute_force() {
+    let singles = positive_vectors(2, 2);
+    let mut cases: Vec<Vec<Vec<i64>>> =
+        singles.iter().map(|d| vec![d.clone()]).collect();
+    for (i, a) in singles.iter().enumerate().step_by(2) {
+        for b in singles[i + 1..].iter().step_by(3) {
+            cases.push(vec![a.clone(), b.clone()]);
+        }
+    }
+    let (mut legal, mut illegal, mut only_by_strips) = (0, 0, 0);
+    for deps in &cases {
+        let original = run_nest(7, deps, &[0, 1]);
+        for k in 0..2 {
+            for s in 1..=3usize {
+                for order in all_orders(3) {
+                    let verdict = check_tiling(deps, k, s as i64, &order).unwrap();
+                    let same = run_tiled_nest(7, deps, k, s, &order) == original;
+                    assert_eq!(
+                        verdict == Verdict::Legal,
+                        same,
+                        "{deps:?}, loop {k} by {s}, order {order:?}: {verdict}"
+                    );
+                    // The loops inside the strip loop of loop 0, swapped: legal
+                    // although swapping the original loops is not.
+                    let swap = check_order(deps, &[1, 0]).unwrap() != Verdict::Legal;
+                    if k == 0 && order == [0, 2, 1] && swap && same {
+                        only_by_strips += 1;
+                    }
+                    if same {
+                        legal += 1
+                    } else {
+                        illegal += 1
+                    }
+                }
+            }
+        }
+    }
+    assert!(legal > 100 && illegal > 100, "{legal} legal, {illegal} illegal");
+    assert!(only_by_strips > 3, "{only_by_strips}");
+}
+
+#[test]
+fn the_strip_loop_carries_distances_at_least_the_strip() {
+    // The lecture's shortcut: every dependence with d_k >= s (and nothing outside
+    // loop k) is carried by the strip loop, so any order of the loops inside it is legal.
+    for deps in positive_vectors(3, 2).into_iter().map(|d| vec![d]) {
+        for k in 0..3 {
+            for s in 1..=3 {
+                if !deps.iter().all(|d| carried_by_strip_loop(d, k, s)) {
+                    continue;
+                }
+                for order in all_orders(4)
+                    .into_iter()
+                    .filter(|o| o[..=k] == (0..=k).collect::<Vec<_>>())
+                {
+                    assert_eq!(
+                        check_tiling(&deps, k, s, &order).unwrap(),
+                        Verdict::Legal,
+                        "{deps:?}, loop {k} by {s}, order {order:?}"
+                    );
+                }
+            }
+        }
+    }
+    // The chapter's example: A[i][j] = A[i-2][j+1] + .., distance (2, -1). Swapping i
+    // and j is illegal; strips of i of 1 or 2 rows, with j outside i inside a strip,
+    // are legal; strips of 3 or more are not.
+    let d = vec![vec![2, -1]];
+    assert_ne!(check_order(&d, &[1, 0]).unwrap(), Verdict::Legal);
+    assert_eq!(legal_strip_sizes(&d, 0, &[0, 2, 1], 6).unwrap(), vec![1, 2]);
+    let original = run_nest(9, &d, &[0, 1]);
+    for s in 1..=6 {
+        let same = run_tiled_nest(9, &d, 0, s, &[0, 2, 1]) == original;
+        assert_eq!(same, s <= 2, "strip {s}");
+    }
+}
+
+#[test]
 fn the_three_forms_of_the_tiling_example_agree() {
     let (m, n) = (5, 1001);
     let b = inputs::random_f32(m * n, 1);
@@ -262,8 +363,13 @@ fn reports_are_written_with_provenance() {
             stats: stats(10.0 - i as f64),
         })
         .collect();
-    let results =
-        tiled_matmul::measure::Results { size: (64, 64, 64), steps, verified: vec![] };
+    let results = tiled_matmul::measure::Results {
+        size: (64, 64, 64),
+        steps,
+        verified: vec![],
+        out_of_core: None,
+        generic: None,
+    };
     tiled_matmul::report(&cpu_run(&chapters::TILED_MATMUL, &dir), &results).unwrap();
     let lines = tiled_matmul::report::summary_lines(&results).unwrap();
     assert!(lines.last().unwrap().contains("target"), "{lines:?}");
@@ -274,11 +380,55 @@ fn reports_are_written_with_provenance() {
         assert!(rec.meta.get("l2").is_some(), "{stem}");
         assert!(dir.join(format!("{stem}.svg")).exists());
     }
-    for stem in ["tiling-predictions", "tiling-kernels", "tiling-verification"] {
+    for stem in [
+        "tiling-predictions",
+        "tiling-strip-ranges",
+        "tiling-kernels",
+        "tiling-verification",
+        "tiling-lecture",
+    ] {
         assert!(dir.join(format!("{stem}.md")).exists(), "{stem}");
     }
     let (best, frac) = results.best().unwrap();
     assert_eq!(best, Step::QuadDoubleBuffer);
     assert!((frac - 4.0 / 5.0).abs() < 1e-9);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_window_reference_stays_inside_each_chunk() {
+    let input: Vec<f32> = (0..BLOCK + 3).map(|i| i as f32).collect();
+    let out = window_reference(&input);
+    assert_eq!(out.len(), input.len());
+    assert_eq!(out[0], 1.0); // 0 + 1, no left neighbour
+    assert_eq!(out[5], 4.0 + 5.0 + 6.0);
+    assert_eq!(out[BLOCK - 1], (BLOCK - 2 + BLOCK - 1) as f32); // no right neighbour
+    assert_eq!(out[BLOCK], (BLOCK + BLOCK + 1) as f32); // a new chunk: no left neighbour
+    assert_eq!(out[BLOCK + 2], (BLOCK + 1 + BLOCK + 2) as f32);
+}
+
+#[test]
+#[cfg_attr(
+    cmbook_no_nvrtc,
+    ignore = "needs libnvrtc.so.13 on the loader path (see README)"
+)]
+fn the_ptx_shows_generic_addressing() {
+    let ptx = cmbook::harness::kernels::compile("tiling.cu", "compute_90").unwrap();
+    let evidence = ptx_evidence(&ptx.to_src()).unwrap();
+    let found: Vec<&str> = evidence.iter().map(|e| e.instruction).collect();
+    assert_eq!(
+        found,
+        [
+            "cvta.to.global.u64",
+            "cvta.shared.u64",
+            "isspacep.global",
+            "isspacep.shared",
+            "ld.f32"
+        ]
+    );
+    // Both calls go to the one function: its loads carry no state space.
+    assert!(evidence.iter().all(|e| e.count >= 1));
+    assert!(evidence[4].function.contains("window_sum"), "{:?}", evidence[4]);
+    assert!(evidence[4].first_line.starts_with("ld.f32 "), "{:?}", evidence[4]);
+    assert!(ptx_evidence("no functions here").is_err());
 }

@@ -179,9 +179,14 @@ pub const LOOP_PERMUTATION: Chapter = Chapter {
     page: "tiling.md",
     title: "Reuse, loop permutation, tiling",
     needs: Needs::Cpu,
-    reps: FullQuick::new(5, 2),
+    reps: FullQuick::new(21, 3),
     counted: &[],
-    writes: &["tiling-traversal", "tiling-strip", "tiling-predictions"],
+    writes: &[
+        "tiling-traversal",
+        "tiling-strip",
+        "tiling-strip-ranges",
+        "tiling-predictions",
+    ],
     sanitizer_args: &[],
     note: "CPU only",
     headlines: &[Headline {
@@ -205,8 +210,16 @@ pub const TILED_MATMUL: Chapter = Chapter {
     needs: Needs::GpuAndCublas,
     reps: FullQuick::new(10, 2),
     counted: &["tiling-counters", "tiling-counted"],
-    writes: &["tiling-kernels", "tiling-verification", "tiling-matmul"],
-    sanitizer_args: &["--quick", "--reps", "1", "--side", "64"],
+    writes: &[
+        "tiling-kernels",
+        "tiling-verification",
+        "tiling-matmul",
+        "tiling-lecture",
+        "tiling-out-of-core",
+        "tiling-out-of-core-runs",
+        "tiling-generic",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1", "--side", "64", "--budget-mib", "1"],
     note: "",
     headlines: &[
         Headline {

@@ -24,6 +24,7 @@ crate::kernel_names! {
         Tiled32 => "matmul_tiled32",
         Regs8x8 => "matmul_regs8x8",
         QuadDoubleBuffer => "matmul_quad_db",
+        GenericWindow => "generic_window",
     }
 }
 

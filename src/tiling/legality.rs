@@ -153,21 +153,32 @@ pub fn all_orders(depth: usize) -> Vec<Vec<usize>> {
 /// whether reordering changed the result.
 pub fn run_nest(extent: usize, distances: &[Vec<i64>], order: &[usize]) -> Vec<u64> {
     let depth = order.len();
-    let cells = extent.pow(depth as u32);
-    let mut a = vec![0u64; cells];
+    let extents = vec![extent; depth];
+    let iterations = odometer(&extents).map(|counter| {
+        // Position p runs loop order[p]; the last one is innermost.
+        let mut iter = vec![0i64; depth];
+        for (p, &l) in order.iter().enumerate() {
+            iter[l] = counter[p] as i64;
+        }
+        iter
+    });
+    execute(extent, depth, distances, iterations)
+}
+
+/// Runs the statement of [`run_nest`] at each iteration vector of `iterations`, in turn.
+pub fn execute(
+    extent: usize,
+    depth: usize,
+    distances: &[Vec<i64>],
+    iterations: impl Iterator<Item = Vec<i64>>,
+) -> Vec<u64> {
+    let mut a = vec![0u64; extent.pow(depth as u32)];
     let flat = |idx: &[i64]| -> Option<usize> {
         idx.iter().try_fold(0usize, |acc, &x| {
             (0..extent as i64).contains(&x).then(|| acc * extent + x as usize)
         })
     };
-    // Counters in the permuted order: position p runs loop order[p]; the last
-    // one is innermost.
-    let mut counter = vec![0usize; depth];
-    for _ in 0..cells {
-        let mut iter = vec![0i64; depth];
-        for (p, &l) in order.iter().enumerate() {
-            iter[l] = counter[p] as i64;
-        }
+    for iter in iterations {
         let here = flat(&iter).expect("iterations stay inside the cube");
         let mut value = (here as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xABCD;
         for (q, d) in distances.iter().enumerate() {
@@ -176,17 +187,101 @@ pub fn run_nest(extent: usize, distances: &[Vec<i64>], order: &[usize]) -> Vec<u
             value = value.wrapping_add(read.wrapping_mul(3 + 2 * q as u64));
         }
         a[here] = value;
-        for p in (0..depth).rev() {
-            counter[p] += 1;
-            if counter[p] < extent {
-                break;
-            }
-            counter[p] = 0;
-        }
     }
     a
 }
 // ANCHOR_END: brute_force
+
+/// Every counter vector below `extents`, the last component fastest (a loop nest's order).
+fn odometer(extents: &[usize]) -> impl Iterator<Item = Vec<usize>> + '_ {
+    let total: usize = extents.iter().product();
+    let mut counter = vec![0usize; extents.len()];
+    (0..total).map(move |_| {
+        let now = counter.clone();
+        for p in (0..extents.len()).rev() {
+            counter[p] += 1;
+            if counter[p] < extents[p] {
+                break;
+            }
+            counter[p] = 0;
+        }
+        now
+    })
+}
+
+// ANCHOR: strip_mined
+/// The distances dependence `d` takes once loop `k` is strip-mined by `s`: a strip
+/// loop `kk` goes in just before loop `k`, and `d_k` splits into `(q, d_k - s q)`,
+/// where `q`, the strips between producer and consumer, is `floor(d_k / s)` or one
+/// more (both occur, unless `s` divides `d_k`). Strip-mining reorders nothing; the
+/// vectors matter once the `depth + 1` loops are permuted.
+pub fn strip_mined_distances(d: &[i64], k: usize, s: i64) -> Vec<Vec<i64>> {
+    assert!(s >= 1 && k < d.len(), "strip {s} of loop {k} in a {}-deep nest", d.len());
+    let q0 = d[k].div_euclid(s);
+    let strips = if d[k].rem_euclid(s) == 0 { vec![q0] } else { vec![q0, q0 + 1] };
+    strips
+        .into_iter()
+        .map(|q| [&d[..k], &[q, d[k] - s * q][..], &d[k + 1..]].concat())
+        .collect()
+}
+
+/// Tiling = strip-mining loop `k` by `s`, then running the `depth + 1` loops in
+/// `order` (as in [`check_order`]; the strip loop is number `k`, the loop of the
+/// elements inside a strip `k + 1`). Legal exactly when every strip-mined distance
+/// of every dependence stays lexicographically positive.
+pub fn check_tiling(
+    distances: &[Vec<i64>],
+    k: usize,
+    s: i64,
+    order: &[usize],
+) -> Result<Verdict, BadNest> {
+    let Some(depth) = order.len().checked_sub(1).filter(|&d| k < d) else {
+        return Err(BadNest::NotAPermutation(order.to_vec()));
+    };
+    validate(depth, distances)?;
+    let mined: Vec<Vec<i64>> =
+        distances.iter().flat_map(|d| strip_mined_distances(d, k, s)).collect();
+    check_order(&mined, order)
+}
+// ANCHOR_END: strip_mined
+
+/// The lecture's shortcut: a dependence whose distance along the strip-mined loop is
+/// at least the strip size always lands in a later strip (`q >= 1`), so the strip loop
+/// carries it, and the loops inside the strip loop may be reordered without regard to
+/// it. (The lecture says "less than"; equal is enough.)
+pub fn carried_by_strip_loop(d: &[i64], k: usize, s: i64) -> bool {
+    lex_sign(&d[..k]) == Ordering::Equal && d[k] >= s
+}
+
+/// Brute force for [`check_tiling`]: the nest of [`run_nest`] with loop `k` strip-mined
+/// by `s` and the `depth + 1` loops run in `order` (iterations past the end of the
+/// last, partial strip are skipped).
+pub fn run_tiled_nest(
+    extent: usize,
+    distances: &[Vec<i64>],
+    k: usize,
+    s: usize,
+    order: &[usize],
+) -> Vec<u64> {
+    let depth = order.len() - 1;
+    let mut extents = vec![extent; depth + 1];
+    extents[k] = extent.div_ceil(s);
+    extents[k + 1] = s;
+    let permuted: Vec<usize> = order.iter().map(|&l| extents[l]).collect();
+    let iterations = odometer(&permuted).filter_map(|counter| {
+        let mut mined = vec![0usize; depth + 1];
+        for (p, &l) in order.iter().enumerate() {
+            mined[l] = counter[p];
+        }
+        let x_k = mined[k] * s + mined[k + 1];
+        (x_k < extent).then(|| {
+            let outer = mined[..k].iter().copied();
+            let inner = mined[k + 2..].iter().copied();
+            outer.chain([x_k]).chain(inner).map(|x| x as i64).collect()
+        })
+    });
+    execute(extent, depth, distances, iterations)
+}
 
 /// The lecture's first nest, `A[i][j+1] = A[i][j] + B[j]` on a 3 x 7 array (i < 3, j < 6),
 /// run with `i` outer (`i_outer`) or `j` outer. Its only dependence has distance (0, 1).
@@ -218,3 +313,22 @@ pub fn lecture_nest_2(i_outer: bool) -> Vec<i64> {
     }
     a
 }
+
+// ANCHOR: legal_strips
+/// The strip sizes `1..=max_s` for which strip-mining loop `k` and running the loops
+/// in `order` is legal ([`check_tiling`]).
+pub fn legal_strip_sizes(
+    distances: &[Vec<i64>],
+    k: usize,
+    order: &[usize],
+    max_s: i64,
+) -> Result<Vec<i64>, BadNest> {
+    let mut legal = Vec::new();
+    for s in 1..=max_s {
+        if check_tiling(distances, k, s, order)? == Verdict::Legal {
+            legal.push(s);
+        }
+    }
+    Ok(legal)
+}
+// ANCHOR_END: legal_strips

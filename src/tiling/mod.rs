@@ -12,14 +12,20 @@
 //! | [`model`] | the steps of the tiled matrix multiply and what each should cost (bytes per FLOP) |
 //! | [`device`] | the GPU side: the kernels, launching each step and cuBLAS, the check, occupancy |
 //! | [`reference`] | the multiply's CPU reference (double accumulation, all rows or a sample) |
+//! | [`out_of_core`] | a multiply larger than the device budget: panels staged from the host, streams |
+//! | [`generic`] | one pointer for global and shared memory: generic addressing, checked and shown in PTX |
+//! | [`lecture`] | the lecture's numbers (its tiled multiply's GFLOP/s, its GPU) kept as data |
 //! | [`exercises`] | solutions of the exercises |
 
 pub mod counted;
 pub mod device;
 pub mod exercises;
+pub mod generic;
+pub mod lecture;
 pub mod legality;
 pub mod loop_permutation;
 pub mod model;
+pub mod out_of_core;
 pub mod reference;
 pub mod strip;
 pub mod tiled_matmul;

@@ -5,7 +5,6 @@
 //! What changes is the reuse distance of `D[i]`: in the original nest a whole row of `B` and
 //! all of `D` pass between two uses of `D[i]`; in the tiled nest only one strip of `s` floats.
 
-use crate::harness::timing::time_host;
 use crate::harness::Stats;
 
 // ANCHOR: forms
@@ -84,7 +83,35 @@ pub struct StripSweep {
     pub points: Vec<(usize, Stats, Stats)>,
 }
 
-/// Checks that the three forms agree at every strip size, then times them.
+/// Times several pieces of work in turn: each of `reps` rounds runs every piece once,
+/// in order, on the host clock, after `warmup` untimed rounds. A slow drift of the
+/// machine (a clock change, another process) then falls on all pieces alike instead of
+/// on whichever happened to be timed at that moment; one summary per piece.
+pub fn time_round_robin(
+    warmup: usize,
+    reps: usize,
+    pieces: &mut [&mut dyn FnMut()],
+) -> anyhow::Result<Vec<Stats>> {
+    assert!(reps > 0, "a measurement needs at least one repetition");
+    let mut samples = vec![Vec::with_capacity(reps); pieces.len()];
+    for round in 0..warmup + reps {
+        for (piece, out) in pieces.iter_mut().zip(&mut samples) {
+            let start = std::time::Instant::now();
+            piece();
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            if round >= warmup {
+                out.push(ms);
+            }
+        }
+    }
+    samples
+        .iter()
+        .map(|s| Stats::from_samples(s).ok_or_else(|| anyhow::anyhow!("no timings")))
+        .collect()
+}
+
+/// Checks that the three forms agree at every strip size, then times them round robin:
+/// every repetition runs the original and both forms at every strip size once.
 pub fn measure(problem: Problem, reps: usize, seed: u64) -> anyhow::Result<StripSweep> {
     let (m, n) = (problem.m, problem.n);
     let b = crate::harness::inputs::random_f32(m * n, seed);
@@ -105,22 +132,59 @@ pub fn measure(problem: Problem, reps: usize, seed: u64) -> anyhow::Result<Strip
             }
         }
     }
-    let mut d = d0;
-    let original_stats = time_host(0, reps, || {
-        original(std::hint::black_box(&mut d), &b, m, n);
-        Ok(())
-    })?;
-    let mut points = Vec::new();
+    // One D shared by every piece: each piece adds B into it, as the nest does.
+    let d = std::cell::RefCell::new(d0);
+    let b = &b;
+    let mut first = || original(std::hint::black_box(&mut d.borrow_mut()), b, m, n);
+    let mut forms: Vec<Box<dyn FnMut()>> = Vec::new();
     for &s in &problem.strips {
-        let mined = time_host(0, reps, || {
-            strip_mined(std::hint::black_box(&mut d), &b, m, n, s);
-            Ok(())
-        })?;
-        let tiled_stats = time_host(0, reps, || {
-            tiled(std::hint::black_box(&mut d), &b, m, n, s);
-            Ok(())
-        })?;
-        points.push((s, mined, tiled_stats));
+        let d = &d;
+        forms.push(Box::new(move || {
+            strip_mined(std::hint::black_box(&mut d.borrow_mut()), b, m, n, s)
+        }));
+        forms.push(Box::new(move || {
+            tiled(std::hint::black_box(&mut d.borrow_mut()), b, m, n, s)
+        }));
     }
-    Ok(StripSweep { problem, original: original_stats, points })
+    let mut pieces: Vec<&mut dyn FnMut()> = vec![&mut first];
+    pieces.extend(forms.iter_mut().map(|f| &mut **f as &mut dyn FnMut()));
+    let stats = time_round_robin(1, reps, &mut pieces)?;
+    let points = problem
+        .strips
+        .iter()
+        .zip(stats[1..].chunks(2))
+        .map(|(&s, pair)| (s, pair[0].clone(), pair[1].clone()))
+        .collect();
+    Ok(StripSweep { problem, original: stats[0].clone(), points })
+}
+
+/// How two min-max ranges of timings compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Separation {
+    /// `a`'s slowest repetition is faster than `b`'s fastest.
+    Faster,
+    /// `a`'s fastest repetition is slower than `b`'s slowest.
+    Slower,
+    /// The ranges overlap: the difference is within the noise of the measurement.
+    Overlap,
+}
+
+impl Separation {
+    pub fn of(a: &Stats, b: &Stats) -> Self {
+        if a.max_ms < b.min_ms {
+            Self::Faster
+        } else if a.min_ms > b.max_ms {
+            Self::Slower
+        } else {
+            Self::Overlap
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Faster => "faster (ranges apart)",
+            Self::Slower => "slower (ranges apart)",
+            Self::Overlap => "within noise (ranges overlap)",
+        }
+    }
 }

@@ -5,8 +5,8 @@
 //! differs. In row order consecutive iterations touch consecutive floats (one cache line
 //! serves 16 of them); in column order they are `n` floats apart.
 
-use crate::harness::timing::time_host;
 use crate::harness::Stats;
+use crate::tiling::strip::time_round_robin;
 
 // ANCHOR: orders
 /// `i` outer, `j` inner: walks each row from left to right (the layout's own order).
@@ -74,17 +74,15 @@ pub fn measure(
         anyhow::bail!("row and column order gave different arrays at n = {n}");
     }
     let sweeps = min_elements.div_ceil(n * n).max(1);
-    let row = time_host(0, reps, || {
+    // Row and column order take turns, so that a drift of the machine falls on both.
+    let mut row = || {
+        (0..sweeps).for_each(|_| update_row_order(std::hint::black_box(&mut by_row), n))
+    };
+    let mut column = || {
         (0..sweeps)
-            .for_each(|_| update_row_order(std::hint::black_box(&mut by_row), n));
-        Ok(())
-    })?
-    .per(sweeps);
-    let column = time_host(0, reps, || {
-        (0..sweeps)
-            .for_each(|_| update_column_order(std::hint::black_box(&mut by_column), n));
-        Ok(())
-    })?
-    .per(sweeps);
+            .for_each(|_| update_column_order(std::hint::black_box(&mut by_column), n))
+    };
+    let stats = time_round_robin(1, reps, &mut [&mut row, &mut column])?;
+    let (row, column) = (stats[0].per(sweeps), stats[1].per(sweeps));
     Ok(TraversalPoint { n, row, column })
 }

@@ -1,6 +1,8 @@
 //! What `loop_permutation` measures: a row-major array updated in row order and in column
 //! order, from 4 KiB to 256 MiB, and `D[i] += B[j][i]` in its original, strip-mined and tiled
-//! forms over strip sizes. Every pair of orders is checked to give identical results first.
+//! forms over strip sizes. Every pair of orders is checked to give identical results first;
+//! the timings then take turns (round robin), so that a drift of the machine during the run
+//! falls on every series alike.
 
 use crate::harness::{FullQuick, Run};
 use crate::tiling::strip::{self, StripSweep};
@@ -36,7 +38,8 @@ impl Settings {
 pub struct Results {
     pub traversal: Vec<TraversalPoint>,
     pub strip: StripSweep,
-    /// Timed repetitions per traversal measurement (the strip sweep takes at most 3).
+    /// Timed repetitions of every measurement (each a round in which every order, or
+    /// every form at every strip size, runs once: see [`strip::time_round_robin`]).
     pub reps: usize,
 }
 
@@ -52,7 +55,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         bar.inc(1);
     }
     bar.set_message("D[i] += B[j][i]");
-    let sweep = strip::measure(settings.strip.clone(), reps.min(3), run.seed)?;
+    let sweep = strip::measure(settings.strip.clone(), reps, run.seed)?;
     bar.finish_and_clear();
     Ok(Results { traversal: points, strip: sweep, reps })
 }

@@ -1,11 +1,13 @@
 //! Every figure and table of `loop_permutation`, drawn from [`Results`]: `tiling-traversal`,
-//! `tiling-strip` and the model's `tiling-predictions`.
+//! `tiling-strip`, `tiling-strip-ranges` (which differences the min-max ranges support)
+//! and the model's `tiling-predictions`.
 
 use super::measure::Results;
 use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
+use crate::harness::Stats;
 use crate::tiling::model::Step;
-use crate::tiling::strip::{self, StripSweep};
+use crate::tiling::strip::{self, Separation, StripSweep};
 use crate::tiling::traversal::TraversalPoint;
 
 /// The `l2` key of the CPU figures: these measure CPU caches, not a GPU's L2.
@@ -14,15 +16,13 @@ pub const CPU_L2: &str =
 
 /// Writes the figures and the table, and prints the summary.
 pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
-    traversal_figure(run, &r.traversal)?;
-    strip_figure(run, &r.strip)?;
+    let cpu = cpu_line(run);
+    traversal_figure(run, &r.traversal, &cpu)?;
+    strip_figure(run, &r.strip, &cpu)?;
+    ranges_table(run, &r.strip, &cpu)?;
     predictions_table(run)?;
 
-    println!(
-        "CPU: {} (timed with std::time::Instant, median of {})",
-        run.meta.get("cpu").unwrap_or("unknown"),
-        r.reps
-    );
+    println!("CPU: {cpu} (timed with std::time::Instant, median of {})", r.reps);
     for p in &r.traversal {
         let (row, column) = p.ns_per_element();
         println!(
@@ -39,15 +39,32 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     );
     for (s, mined, tiled) in &sweep.points {
         println!(
-            "  strip {s:>8}: strip-mined {:8.2} ms, tiled {:8.2} ms",
-            mined.median_ms, tiled.median_ms
+            "  strip {s:>8}: strip-mined {:8.2} ms, tiled {:8.2} ms (tiled against the \
+             original: {})",
+            mined.median_ms,
+            tiled.median_ms,
+            Separation::of(tiled, &sweep.original).label()
         );
     }
     Ok(())
 }
 
+/// The CPU the run was timed on, as the figures name it: its model and how many
+/// hardware threads the machine offers.
+fn cpu_line(run: &Run) -> String {
+    let threads = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "{} ({threads} hardware threads)",
+        run.meta.get("cpu").unwrap_or("unknown CPU")
+    )
+}
+
 /// `tiling-traversal`: nanoseconds per element against array size, both orders.
-fn traversal_figure(run: &Run, points: &[TraversalPoint]) -> anyhow::Result<()> {
+fn traversal_figure(
+    run: &Run,
+    points: &[TraversalPoint],
+    cpu: &str,
+) -> anyhow::Result<()> {
     let mut out = Vec::new();
     for p in points {
         let kib = p.bytes() as f64 / 1024.0;
@@ -65,17 +82,17 @@ fn traversal_figure(run: &Run, points: &[TraversalPoint]) -> anyhow::Result<()> 
         }
     }
     let spec = Spec::line(
-        "a[i][j] = 0.5 a[i][j] + 1 on an n x n float array",
+        &format!("a[i][j] = 0.5 a[i][j] + 1 on an n x n float array, on {cpu}"),
         "array size (KiB)",
-        "ns per element (median)",
+        "ns per element (median; bars: min-max)",
     )
     .log_x()
     .log_y();
-    run.figure("tiling-traversal", &[("l2", CPU_L2)], &spec, &out)
+    run.figure("tiling-traversal", &[("l2", CPU_L2), ("host", cpu)], &spec, &out)
 }
 
 /// `tiling-strip`: milliseconds of `D[i] += B[j][i]` against strip size, three forms.
-fn strip_figure(run: &Run, sweep: &StripSweep) -> anyhow::Result<()> {
+fn strip_figure(run: &Run, sweep: &StripSweep, cpu: &str) -> anyhow::Result<()> {
     let mut out = Vec::new();
     for (s, mined, tiled) in &sweep.points {
         out.push(Point::ms("original (no strips)", s, &sweep.original));
@@ -87,14 +104,68 @@ fn strip_figure(run: &Run, sweep: &StripSweep) -> anyhow::Result<()> {
     let problem = format!("m = {m} rows, n = {n} floats (D is {} MiB)", (n * 4) >> 20);
     let predicted = format!("no reuse of D: {untiled}; full reuse of D: {tiled}");
     let spec = Spec::line(
-        &format!("D[i] += B[j][i], {m} x {n}: time against strip size"),
+        &format!("D[i] += B[j][i], {m} x {n}: time against strip size, on {cpu}"),
         "strip size s (floats)",
-        "ms (median)",
+        "ms (median; bars: min-max)",
     )
     .log_x();
-    let extra =
-        [("l2", CPU_L2), ("problem", &problem), ("predicted_bytes", &predicted)];
+    let extra = [
+        ("l2", CPU_L2),
+        ("host", cpu),
+        ("problem", &problem),
+        ("predicted_bytes", &predicted),
+    ];
     run.figure("tiling-strip", &extra, &spec, &out)
+}
+
+/// One row of `tiling-strip-ranges`: one form at one strip size against the original.
+#[derive(Debug, serde::Serialize)]
+struct RangeRow {
+    strip: usize,
+    form: &'static str,
+    median_ms: String,
+    min_ms: String,
+    max_ms: String,
+    original_over_form: String,
+    verdict: &'static str,
+}
+
+/// How `tiling-strip-ranges` is shown (see `harness::table`).
+const RANGES_HEADERS: (&str, &str) = (
+    "headers",
+    "strip = strip s (floats) | median_ms = ms, median | min_ms = ms, min | \
+     max_ms = ms, max | original_over_form = original / form (medians) | \
+     verdict = against the original",
+);
+
+/// `tiling-strip-ranges`: every form at every strip size against the original, and
+/// whether their min-max ranges are apart (a difference the measurement supports) or
+/// overlap (within its noise).
+fn ranges_table(run: &Run, sweep: &StripSweep, cpu: &str) -> anyhow::Result<()> {
+    let o = &sweep.original;
+    let row = |strip, form, s: &Stats| RangeRow {
+        strip,
+        form,
+        median_ms: format!("{:.3}", s.median_ms),
+        min_ms: format!("{:.3}", s.min_ms),
+        max_ms: format!("{:.3}", s.max_ms),
+        original_over_form: format!("{:.2}", o.median_ms / s.median_ms),
+        verdict: Separation::of(s, o).label(),
+    };
+    let mut rows = vec![RangeRow {
+        verdict: "(the reference)",
+        ..row(sweep.problem.n, "original (no strips)", o)
+    }];
+    for (s, mined, tiled) in &sweep.points {
+        rows.push(row(*s, "strip-mined", mined));
+        rows.push(row(*s, "tiled", tiled));
+    }
+    let reps = o.reps.to_string();
+    let title =
+        "D[i] += B[j][i]: each form against the original, with the range of every \
+                 series";
+    let shown = [("l2", CPU_L2), ("host", cpu), ("reps", &reps), RANGES_HEADERS];
+    run.table("tiling-strip-ranges", title, &shown, &rows)
 }
 
 /// One row of `tiling-predictions`: what the model says about each step (no GPU needed).

@@ -1,12 +1,16 @@
 //! What `tiled_matmul` measures: every step verified at sizes that leave a partial tile in
-//! every dimension, then verified and timed at `side` x `side` x `side`, L2 cold.
+//! every dimension, then verified and timed at `side` x `side` x `side`, L2 cold; then the
+//! out-of-core multiply (panels staged from pinned host memory under a device budget, with
+//! one to three streams) and the generic-addressing check.
 
 use crate::harness::timing::Plan;
 use crate::harness::verify::Report;
 use crate::harness::{FullQuick, Run, Stats, L2};
 use crate::tiling::counted;
 use crate::tiling::device::{self, Kernels, Occupancy, Operands};
+use crate::tiling::generic::{self, GenericCheck};
 use crate::tiling::model::{self, Step};
+use crate::tiling::out_of_core::{self, OutOfCoreResults};
 use crate::tiling::reference::Reference;
 
 /// Side of the square multiply that is timed.
@@ -17,11 +21,31 @@ pub const SIDE: FullQuick<u64> = FullQuick::new(4096, 256);
 pub const ODD_SIZES: [(usize, usize, usize); 4] =
     [(1, 1, 1), (7, 5, 3), (127, 129, 131), (1000, 1003, 517)];
 
+/// Elements of the generic-addressing check (not a multiple of its 256-element chunks).
+pub const GENERIC_N: FullQuick<usize> = FullQuick::new(100_003, 1000);
+
 /// The sizes of one run.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
     /// Side of the timed multiply.
     pub side: usize,
+    /// The out-of-core multiply, (M, N, K), and its device budget in bytes.
+    pub out_of_core: (usize, usize, usize),
+    pub budget_bytes: usize,
+    /// Elements of the generic-addressing check.
+    pub generic_n: usize,
+}
+
+impl Settings {
+    /// The book's sizes (or `--quick`'s), with the timed side and the budget as given.
+    pub fn new(quick: bool, side: usize, budget_mib: f64) -> Self {
+        Self {
+            side,
+            out_of_core: out_of_core::size(quick),
+            budget_bytes: (budget_mib * (1 << 20) as f64) as usize,
+            generic_n: GENERIC_N.pick(quick),
+        }
+    }
 }
 
 /// One step's measurement at the timed size.
@@ -60,6 +84,10 @@ pub struct Results {
     pub steps: Vec<StepResult>,
     /// Every check of the run, the odd sizes first.
     pub verified: Vec<VerifiedRow>,
+    /// The out-of-core multiply (absent from results made by hand, e.g. in tests).
+    pub out_of_core: Option<OutOfCoreResults>,
+    /// The generic-addressing check (likewise).
+    pub generic: Option<GenericCheck>,
 }
 
 /// Verifies every step at the odd sizes, then verifies and times each at the timed size.
@@ -104,6 +132,23 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         });
         bar.inc(1);
     }
+    bar.set_message("out of core: panels from the host under a device budget");
+    let ooc = out_of_core::measure(
+        gpu,
+        &kernels,
+        (out_of_core::odd_size(run.quick), settings.out_of_core),
+        settings.budget_bytes,
+        Plan::new(1, run.reps(), L2::Warm),
+        seed,
+    )?;
+    bar.set_message("generic addressing");
+    let generic = generic::check(gpu, &kernels, settings.generic_n, seed + 400)?;
     bar.finish_and_clear();
-    Ok(Results { size: (side, side, side), steps, verified })
+    Ok(Results {
+        size: (side, side, side),
+        steps,
+        verified,
+        out_of_core: Some(ooc),
+        generic: Some(generic),
+    })
 }

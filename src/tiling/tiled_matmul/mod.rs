@@ -7,5 +7,5 @@
 pub mod measure;
 pub mod report;
 
-pub use measure::{measure, Settings, SIDE};
+pub use measure::{measure, Settings, GENERIC_N, SIDE};
 pub use report::report;
