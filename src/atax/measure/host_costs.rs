@@ -1,0 +1,87 @@
+//! What a program pays once, outside any transfer: the host buffer of A, pageable or
+//! pinned (allocated pinned, or registered after the fact), and a CUDA context. Timed on
+//! the host clock, since none of it is work on a stream.
+
+use std::ffi::c_void;
+
+use cudarc::driver::{result, sys};
+
+use crate::harness::timing::time_host;
+use crate::harness::{Gpu, Stats};
+
+/// The host-side costs of A's buffer at one size, each the median of several repetitions.
+#[derive(Debug, Clone)]
+pub struct HostCosts {
+    /// `malloc`, a write of every byte (the first touch that maps the pages), `free`.
+    pub pageable_alloc: Stats,
+    /// `cuMemHostAlloc` (flags 0), a write of every byte, `cuMemFreeHost`.
+    pub pinned_alloc: Stats,
+    /// `cuMemHostRegister` of a pageable buffer already written, then
+    /// `cuMemHostUnregister`: what pinning costs a program whose A is already in memory.
+    pub register: Stats,
+}
+
+/// Repetitions of the host-side measurements for a buffer of `bytes`: fewer for large
+/// buffers, whose allocation alone takes a large fraction of a second.
+pub fn host_reps(bytes: usize, reps: usize) -> usize {
+    if bytes >= 256 << 20 {
+        reps.clamp(1, 3)
+    } else {
+        reps.clamp(1, 10)
+    }
+}
+
+/// Times the three ways of getting a host buffer of `bytes` for A.
+pub fn measure_host_costs(
+    gpu: &Gpu,
+    bytes: usize,
+    reps: usize,
+) -> anyhow::Result<HostCosts> {
+    let bytes = bytes.max(1);
+    gpu.ctx.bind_to_thread()?;
+    let pageable_alloc = time_host(1, reps, || {
+        let mut a: Vec<u8> = Vec::with_capacity(bytes);
+        a.resize(bytes, 1);
+        std::hint::black_box(&a);
+        Ok(())
+    })?;
+    let pinned_alloc = time_host(1, reps, || -> anyhow::Result<()> {
+        // SAFETY: the buffer is written before it is read and freed once, here.
+        unsafe {
+            let p = result::malloc_host(bytes, 0)?;
+            std::ptr::write_bytes(p as *mut u8, 1, bytes);
+            std::hint::black_box(p);
+            result::free_host(p)?;
+        }
+        Ok(())
+    })?;
+    let mut a = vec![1u8; bytes];
+    let register = time_host(1, reps, || -> anyhow::Result<()> {
+        let p = a.as_mut_ptr() as *mut c_void;
+        // SAFETY: `a` outlives the registration, which ends before the closure returns.
+        unsafe {
+            sys::cuMemHostRegister_v2(p, bytes, 0).result()?;
+            sys::cuMemHostUnregister(p).result()?;
+        }
+        Ok(())
+    })?;
+    Ok(HostCosts { pageable_alloc, pinned_alloc, register })
+}
+
+/// Times the creation and destruction of a new CUDA context on the run's GPU (the driver
+/// is already initialised): a lower bound on what a program's first CUDA call pays.
+pub fn measure_context_creation(gpu: &Gpu, reps: usize) -> anyhow::Result<Stats> {
+    let device = gpu.ctx.cu_device();
+    let stats = time_host(1, reps, || -> anyhow::Result<()> {
+        // SAFETY: the device is the run's; the new context is current only until it is
+        // destroyed, which pops it and leaves the run's context current again.
+        unsafe {
+            let ctx = result::ctx::create_v4(std::ptr::null_mut(), 0, device)?;
+            sys::cuCtxDestroy_v2(ctx).result()?;
+        }
+        Ok(())
+    });
+    // Whatever happened, the run's own context is the current one again.
+    gpu.ctx.bind_to_thread()?;
+    stats
+}
