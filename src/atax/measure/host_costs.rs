@@ -12,7 +12,8 @@ use crate::harness::{Gpu, Stats};
 /// The host-side costs of A's buffer at one size, each the median of several repetitions.
 #[derive(Debug, Clone)]
 pub struct HostCosts {
-    /// `malloc`, a write of every byte (the first touch that maps the pages), `free`.
+    /// Fresh pageable pages (`mmap`), a write of every byte (the first touch that maps
+    /// them), `munmap`: what `malloc` of a new buffer costs before its data is written.
     pub pageable_alloc: Stats,
     /// `cuMemHostAlloc` (flags 0), a write of every byte, `cuMemFreeHost`.
     pub pinned_alloc: Stats,
@@ -39,12 +40,7 @@ pub fn measure_host_costs(
 ) -> anyhow::Result<HostCosts> {
     let bytes = bytes.max(1);
     gpu.ctx.bind_to_thread()?;
-    let pageable_alloc = time_host(1, reps, || {
-        let mut a: Vec<u8> = Vec::with_capacity(bytes);
-        a.resize(bytes, 1);
-        std::hint::black_box(&a);
-        Ok(())
-    })?;
+    let pageable_alloc = time_host(1, reps, || fresh_pages_touched(bytes))?;
     let pinned_alloc = time_host(1, reps, || -> anyhow::Result<()> {
         // SAFETY: the buffer is written before it is read and freed once, here.
         unsafe {
@@ -84,4 +80,37 @@ pub fn measure_context_creation(gpu: &Gpu, reps: usize) -> anyhow::Result<Stats>
     // Whatever happened, the run's own context is the current one again.
     gpu.ctx.bind_to_thread()?;
     stats
+}
+
+// The C library's own mapping calls: `malloc` keeps freed blocks below 32 MiB mapped and
+// hands them out again, so a `malloc` + `free` loop would time the first touch once only.
+extern "C" {
+    fn mmap(
+        addr: *mut c_void,
+        len: usize,
+        prot: i32,
+        flags: i32,
+        fd: i32,
+        off: i64,
+    ) -> *mut c_void;
+    fn munmap(addr: *mut c_void, len: usize) -> i32;
+}
+
+/// `PROT_READ | PROT_WRITE` and `MAP_PRIVATE | MAP_ANONYMOUS` (Linux).
+const PROT_RW: i32 = 0x1 | 0x2;
+const MAP_PRIVATE_ANONYMOUS: i32 = 0x02 | 0x20;
+
+/// Maps `bytes` of new anonymous (pageable) memory, writes every byte and unmaps it.
+fn fresh_pages_touched(bytes: usize) -> anyhow::Result<()> {
+    // SAFETY: a new private anonymous mapping of `bytes`, written inside its bounds and
+    // unmapped once.
+    unsafe {
+        let p =
+            mmap(std::ptr::null_mut(), bytes, PROT_RW, MAP_PRIVATE_ANONYMOUS, -1, 0);
+        anyhow::ensure!(p as isize != -1, "mmap of {bytes} bytes failed");
+        std::ptr::write_bytes(p as *mut u8, 1, bytes);
+        std::hint::black_box(p);
+        anyhow::ensure!(munmap(p, bytes) == 0, "munmap of {bytes} bytes failed");
+    }
+    Ok(())
 }

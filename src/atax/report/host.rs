@@ -10,7 +10,7 @@ use super::{key, AFTER_COPY};
 
 /// The rows the end-to-end table gives the host buffer of A at each size.
 pub(super) const COST_ROWS: [(&str, fn(&HostCosts) -> &Stats); 3] = [
-    ("cost of A's buffer: malloc + first touch + free (pageable)", |c| {
+    ("cost of A's buffer: new pages + first touch + unmap (pageable)", |c| {
         &c.pageable_alloc
     }),
     ("cost of pinning: cuMemHostAlloc + write + cuMemFreeHost", |c| &c.pinned_alloc),

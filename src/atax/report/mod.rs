@@ -143,7 +143,7 @@ impl Results {
     /// End-to-end speedups of a pinned strategy over the pageable baseline with the cost
     /// of pinning A paid once (over one transfer): (with `cuMemHostRegister` +
     /// unregister added to the pinned run; with each run's allocation of A added, pinned
-    /// `cuMemHostAlloc` against pageable `malloc` + first touch).
+    /// `cuMemHostAlloc` against new pageable pages and their first touch).
     fn pinning_counted(&self, d: &str, elem: &str, s: Strategy) -> Option<(f64, f64)> {
         if !s.pins_host_memory() {
             return None;
