@@ -278,6 +278,36 @@ __device__ void reduce_partials(const T* partials, T* y, unsigned blocks, unsign
 }
 // ANCHOR_END: fused
 
+// ANCHOR: split_rows
+// y = A^T v with more warps per column: the slides' kernel 2 reads the same 32
+// neighbours of a row per warp step (coalesced alike), but its grid is one thread per
+// column, n / 32 warps in all. Here block (32, 8) owns 32 columns and one slice of
+// `rows_per_slice` rows (blockIdx.y); warp ty adds rows ty, ty + 8, ... of the slice.
+// The 8 warps' sums meet in shared memory and the block writes one row of `partials`
+// (n elements per slice); reduce_partials adds the slices in order. The same kernel
+// computes tmp = A x from the transposed matrix (A^T is n x m: a = at, rows = n).
+template <typename T>
+__device__ void y_split_rows(const T* a, const T* v, T* partials, unsigned m,
+                             unsigned n, unsigned rows_per_slice) {
+    __shared__ T sums_shared[8][33];
+    unsigned tx = threadIdx.x, ty = threadIdx.y;
+    unsigned col = blockIdx.x * 32 + tx;
+    unsigned row0 = blockIdx.y * rows_per_slice;
+    unsigned row1 = min(m, row0 + rows_per_slice);
+    T sum = 0;
+    if (col < n)
+        for (unsigned i = row0 + ty; i < row1; i += 8)
+            sum += a[(u64)i * n + col] * v[i];
+    sums_shared[ty][tx] = sum;
+    __syncthreads();  // all 8 warps' sums of a column are stored before they are added
+    if (ty == 0 && col < n) {
+        T total = 0;
+        for (unsigned k = 0; k < 8; ++k) total += sums_shared[k][tx];
+        partials[(u64)blockIdx.y * n + col] = total;
+    }
+}
+// ANCHOR_END: split_rows
+
 #define ATAX_ENTRY_POINTS(T, S)                                                                          \
     extern "C" __global__ void atax_tmp_thread_per_row_##S(const T* a, const T* x, T* tmp, unsigned m,    \
                                                             unsigned n) {                               \
@@ -313,6 +343,10 @@ __device__ void reduce_partials(const T* partials, T* y, unsigned blocks, unsign
     extern "C" __global__ void atax_reduce_partials_##S(const T* partials, T* y, unsigned blocks,       \
                                                          unsigned n) {                                  \
         reduce_partials<T>(partials, y, blocks, n);                                                      \
+    }                                                                                                    \
+    extern "C" __global__ void atax_y_split_rows_##S(const T* a, const T* v, T* partials, unsigned m,    \
+                                                      unsigned n, unsigned rows_per_slice) {            \
+        y_split_rows<T>(a, v, partials, m, n, rows_per_slice);                                           \
     }
 
 #define ATAX_FUSED_ENTRY_POINT(T, S, E)                                                                  \

@@ -127,7 +127,7 @@ impl Sources {
         let mut constants = Vec::new();
         for file in [
             "src/cmm/paper.rs",
-            "src/atax/report.rs",
+            "src/atax/report/mod.rs",
             "src/atax/datasets.rs",
             "src/atax/mod.rs",
         ] {

@@ -55,6 +55,13 @@ pub fn bytes_moved(d: Dataset, elem_bytes: usize, passes: u64) -> u64 {
     passes * d.matrix_bytes(elem_bytes) + vectors * elem_bytes as u64
 }
 
+/// Bytes of the partial sums a kernel writes and reads back: `rows` rows of `width`
+/// elements (one per block of the fused pass, one per row slice of the split kernel),
+/// written once by the pass and read once by the reduction that adds them.
+pub fn partial_bytes(rows: u64, width: usize, elem_bytes: usize) -> u64 {
+    2 * rows * (width * elem_bytes) as u64
+}
+
 /// The least time to move `bytes` at `gb_per_s` (10⁹ bytes per second),
 /// in milliseconds.
 pub fn floor_ms(bytes: u64, gb_per_s: f64) -> f64 {

@@ -39,6 +39,8 @@ pub enum AtaxFunction {
     YTileShared,
     /// The sum of the fused kernel's partial y, in block order.
     ReducePartials,
+    /// Kernel 2 with 8 warps per 32 columns and the rows split into slices: partial y.
+    YSplitRows,
     /// The fused pass with this many columns per thread (`fused_rows_e<E>`).
     FusedRows(u32),
 }
@@ -56,6 +58,7 @@ impl AtaxFunction {
             Self::TmpTileShared,
             Self::YTileShared,
             Self::ReducePartials,
+            Self::YSplitRows,
         ];
         all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedRows(e)));
         all
@@ -73,6 +76,7 @@ impl AtaxFunction {
             Self::TmpTileShared => "tmp_tile_shared".into(),
             Self::YTileShared => "y_tile_shared".into(),
             Self::ReducePartials => "reduce_partials".into(),
+            Self::YSplitRows => "y_split_rows".into(),
             Self::FusedRows(e) => format!("fused_rows_e{e}"),
         }
     }
@@ -146,6 +150,35 @@ pub fn fused_shape(n: usize, instances: &[u32]) -> Option<FusedShape> {
     let e = *instances.iter().find(|&&e| e as usize * 1024 >= n)?;
     let threads = (n.div_ceil(e as usize).div_ceil(32) * 32).max(32) as u32;
     Some(FusedShape { columns_per_thread: e, threads })
+}
+
+/// How the split-rows kernel is launched for an `rows` × `cols` product `Aᵀ·v`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitShape {
+    /// Blocks of (32, 8) threads across the columns: one per 32 columns.
+    pub column_blocks: u32,
+    /// Row slices (blocks along y, and rows of `partials`).
+    pub slices: u32,
+    /// Rows each slice adds up (the last slice may have fewer).
+    pub rows_per_slice: u32,
+}
+
+/// Warps a block of the split-rows kernel runs: (32, 8) threads.
+pub const SPLIT_WARPS_PER_BLOCK: u32 = 8;
+
+/// The split-rows kernel's shape: enough slices that the grid holds `2048 / 256 = 8`
+/// blocks per SM (the most warps an SM of compute capability 9.0 keeps resident), but
+/// at least 64 rows a slice (8 per warp), so that the partial rows stay few next to A.
+pub fn split_shape(rows: usize, cols: usize, sms: u32) -> anyhow::Result<SplitShape> {
+    let column_blocks = u32::try_from(cols.div_ceil(32).max(1))?;
+    let wanted = (8 * sms).div_ceil(column_blocks).max(1) as usize;
+    let slices = wanted.min(rows.div_ceil(64)).max(1);
+    let rows_per_slice = rows.div_ceil(slices).max(1);
+    Ok(SplitShape {
+        column_blocks,
+        slices: u32::try_from(rows.div_ceil(rows_per_slice).max(1))?,
+        rows_per_slice: u32::try_from(rows_per_slice)?,
+    })
 }
 
 /// The kernels of `kernels/atax.cu` for one element type, and cuBLAS.
@@ -417,6 +450,46 @@ impl<T: Element> Kernels<T> {
             .arg(&n32)
             .launch(cfg)?;
         Ok(())
+    }
+
+    /// The split-rows kernel's shape for an `rows` × `cols` product on this GPU.
+    pub fn split_shape(&self, rows: usize, cols: usize) -> anyhow::Result<SplitShape> {
+        split_shape(rows, cols, self.sms)
+    }
+
+    /// Enqueues out[..cols] = Aᵀ·v for the `rows` × `cols` matrix at `a` with the
+    /// split-rows kernel (one partial row of `cols` per slice) and the sum of the slices
+    /// by `reduce_partials`. With `a` = A it computes y from tmp; with `a` = Aᵀ
+    /// (`rows` = n, `cols` = m) it computes tmp from x.
+    ///
+    /// # Safety
+    /// `a` must hold rows·cols elements, `v` rows, `out` cols and `partials`
+    /// `split_shape(rows, cols).slices`·cols.
+    pub unsafe fn launch_split(
+        &self,
+        s: &Arc<CudaStream>,
+        a: CUdeviceptr,
+        v: CUdeviceptr,
+        partials: CUdeviceptr,
+        out: CUdeviceptr,
+        (rows, cols): (usize, usize),
+    ) -> anyhow::Result<()> {
+        let shape = self.split_shape(rows, cols)?;
+        let (rows32, cols32) = dims(rows, cols)?;
+        let cfg = LaunchConfig {
+            grid_dim: (shape.column_blocks, shape.slices, 1),
+            block_dim: (32, SPLIT_WARPS_PER_BLOCK, 1),
+            shared_mem_bytes: 0,
+        };
+        s.launch_builder(self.function(AtaxFunction::YSplitRows))
+            .arg(&a)
+            .arg(&v)
+            .arg(&partials)
+            .arg(&rows32)
+            .arg(&cols32)
+            .arg(&shape.rows_per_slice)
+            .launch(cfg)?;
+        self.launch_reduce_partials(s, partials, out, shape.slices, cols)
     }
 
     /// Enqueues cuBLAS's two gemv calls on the timing stream. Row-major A (m × n) is, read

@@ -71,6 +71,18 @@ impl Strategy {
         }
     }
 
+    /// Whether the strategy copies from pinned host memory (and so pays for pinning once).
+    pub fn pins_host_memory(self) -> bool {
+        matches!(
+            self,
+            Self::PinnedBaseline
+                | Self::StreamsThreadPerRow
+                | Self::StreamsWarpPerRow
+                | Self::PinnedFused
+                | Self::StreamsFused
+        )
+    }
+
     fn uses_unified(self) -> bool {
         matches!(self, Self::Unified | Self::UnifiedPrefetch)
     }

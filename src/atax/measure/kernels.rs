@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use super::{Plans, Skipped, STREAMS};
-use crate::atax::datasets::{bytes_moved, Dataset};
+use crate::atax::datasets::{bytes_moved, partial_bytes, Dataset};
 use crate::atax::device::{fused_shape, Kernels, TmpKernel, YKernel};
 use crate::atax::element::{address, Element};
 use crate::atax::reference::{self, Reference};
@@ -27,6 +27,10 @@ pub enum KernelVariant {
     PreTransposed,
     /// Warp per row for kernel 1, thread per column for kernel 2.
     WarpPerRow,
+    /// Warp per row for kernel 1, kernel 2 with 8 warps per 32 columns over row slices.
+    WarpPerRowSplitY,
+    /// Aᵀ already made, both products by the split-rows kernel (many warps per column).
+    PreTransposedSplit,
     /// Both kernels with shared-memory tiles.
     Tiled,
     /// One pass over A, then the reduction of the blocks' partial y.
@@ -36,12 +40,14 @@ pub enum KernelVariant {
 }
 
 impl KernelVariant {
-    pub const ALL: [KernelVariant; 8] = [
+    pub const ALL: [KernelVariant; 10] = [
         Self::Baseline,
         Self::XConst,
         Self::TransposeThenTwoKernels,
         Self::PreTransposed,
+        Self::PreTransposedSplit,
         Self::WarpPerRow,
+        Self::WarpPerRowSplitY,
         Self::Tiled,
         Self::Fused,
         Self::Cublas,
@@ -54,6 +60,8 @@ impl KernelVariant {
             Self::TransposeThenTwoKernels => "transpose + kernels",
             Self::PreTransposed => "pre-transposed",
             Self::WarpPerRow => "warp per row",
+            Self::WarpPerRowSplitY => "warp per row, split y",
+            Self::PreTransposedSplit => "pre-transposed, split",
             Self::Tiled => "tiled",
             Self::Fused => "fused",
             Self::Cublas => "cuBLAS gemv ×2",
@@ -68,6 +76,28 @@ impl KernelVariant {
             Self::TransposeThenTwoKernels => 4,
             _ => 2,
         }
+    }
+
+    /// Least bytes the variant moves for `dev`'s problem: A `passes_over_a` times and the
+    /// vectors (see [`bytes_moved`]), plus the partial sums it writes and reads back (the
+    /// fused pass: one row of n per block; the split kernels: one row per slice).
+    pub fn bytes<T: Element>(
+        self,
+        k: &Kernels<T>,
+        d: Dataset,
+        dev: &DeviceProblem<T>,
+    ) -> anyhow::Result<u64> {
+        let (m, n, e) = (d.m, d.n, T::BYTES);
+        let split = |rows, cols| -> anyhow::Result<u64> {
+            Ok(partial_bytes(k.split_shape(rows, cols)?.slices as u64, cols, e))
+        };
+        let partials = match self {
+            Self::Fused => partial_bytes(dev.fused_blocks as u64, n, e),
+            Self::WarpPerRowSplitY => split(m, n)?,
+            Self::PreTransposedSplit => split(m, n)? + split(n, m)?,
+            _ => 0,
+        };
+        Ok(bytes_moved(d, e, self.passes_over_a()) + partials)
     }
 
     /// Why this variant cannot run at `n` columns of `T`, if it cannot.
@@ -137,9 +167,13 @@ impl<T: Element> DeviceProblem<T> {
         let (m, n) = (p.d.m, p.d.n);
         let fused_blocks =
             if k.fused_shape(n).is_some() { k.fused_blocks(m, n)? } else { 0 };
-        // The streamed fused pipeline gives each of its STREAMS chunks at least one row.
+        // The streamed fused pipeline gives each of its STREAMS chunks at least one row;
+        // the split kernels need one row per slice, of n (y) or of m (tmp from Aᵀ).
         let partial_rows = (fused_blocks as usize).max(STREAMS);
-        let bytes = (2 * m * n + 2 * n + m + partial_rows * n) * T::BYTES;
+        let partial_len = (partial_rows * n)
+            .max(k.split_shape(m, n)?.slices as usize * n)
+            .max(k.split_shape(n, m)?.slices as usize * m);
+        let bytes = (2 * m * n + 2 * n + m + partial_len) * T::BYTES;
         gpu.ensure_fits(bytes, &format!("ATAX at {} ({})", p.d.label(), T::C_NAME))?;
         Ok(Self {
             a: gpu.stream.clone_htod(&p.a)?,
@@ -147,7 +181,7 @@ impl<T: Element> DeviceProblem<T> {
             x: gpu.stream.clone_htod(&p.x)?,
             tmp: gpu.stream.alloc_zeros(m.max(1))?,
             y: gpu.stream.alloc_zeros(n)?,
-            partials: gpu.stream.alloc_zeros((partial_rows * n).max(1))?,
+            partials: gpu.stream.alloc_zeros(partial_len.max(1))?,
             fused_blocks,
         })
     }
@@ -165,7 +199,8 @@ pub fn enqueue_variant<T: Element>(
     let [a, at, x, tmp, y, partials] =
         [&dev.a, &dev.at, &dev.x, &dev.tmp, &dev.y, &dev.partials]
             .map(|b| address(b, s));
-    // SAFETY: DeviceProblem::upload sized every buffer for (m, n) and fused_blocks.
+    // SAFETY: DeviceProblem::upload sized every buffer for (m, n), fused_blocks and
+    // the split kernels' slices.
     unsafe {
         // All but the fused pass and cuBLAS: two kernels, tmp = A·x then y = Aᵀ·tmp.
         let (tmp_kernel, y_kernel) = match v {
@@ -186,6 +221,15 @@ pub fn enqueue_variant<T: Element>(
                 return k.launch_reduce_partials(s, partials, y, dev.fused_blocks, n);
             }
             KernelVariant::Cublas => return k.launch_cublas(s, a, x, tmp, y, (m, n)),
+            KernelVariant::WarpPerRowSplitY => {
+                k.launch_tmp(s, TmpKernel::WarpPerRow, a, x, tmp, (m, n))?;
+                return k.launch_split(s, a, tmp, partials, y, (m, n));
+            }
+            KernelVariant::PreTransposedSplit => {
+                // tmp = A·x is Aᵀ's columns weighted by x: Aᵀ is n × m.
+                k.launch_split(s, at, x, partials, tmp, (n, m))?;
+                return k.launch_split(s, a, tmp, partials, y, (m, n));
+            }
         };
         // The transposed kernel reads Aᵀ; y = Aᵀ·tmp reads A either way.
         let tmp_reads = if tmp_kernel == TmpKernel::FromTransposed { at } else { a };
@@ -260,7 +304,7 @@ pub fn measure_kernels<T: Element>(
             variant: v,
             check: verified.check,
             times,
-            bytes: bytes_moved(p.d, T::BYTES, v.passes_over_a()),
+            bytes: v.bytes(k, p.d, &dev)?,
         });
     }
     Ok((results, skipped))

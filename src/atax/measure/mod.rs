@@ -4,10 +4,14 @@
 //! square float matrix, next to the copy and transfer ceilings measured in the same run.
 //!
 //! * [`kernels`]: the kernel variants, A already on the device;
-//! * [`end_to_end`]: the host strategies, with the transfers.
+//! * [`end_to_end`]: the host strategies, with the transfers;
+//! * [`occupancy`]: kernel 2 alone, with few and with many warps per column;
+//! * [`host_costs`]: the host buffer of A (pageable, pinned, registered) and a context.
 
 pub mod end_to_end;
+pub mod host_costs;
 pub mod kernels;
+pub mod occupancy;
 
 use crate::harness::ceiling::{self, CopyKernel, Direction, HostMemory};
 use crate::harness::timing::Plan;
@@ -17,7 +21,11 @@ use super::datasets::{Dataset, LARGE_SQUARE, ODD_SIZES, POLYBENCH};
 use super::device::Kernels;
 use super::element::Element;
 pub use end_to_end::{measure_end_to_end, EndToEndResult, Strategy};
+pub use host_costs::{
+    host_reps, measure_context_creation, measure_host_costs, HostCosts,
+};
 pub use kernels::{measure_kernels, HostProblem, KernelResult, KernelVariant};
+pub use occupancy::{measure_y_alone, Launch, YAloneKernel, YAloneResult};
 
 /// Side of the square float matrix beyond L2, in elements.
 pub const SIDE: FullQuick<u64> = FullQuick::new(16384, 1024);
@@ -85,6 +93,14 @@ pub struct Results {
     pub transfers: Vec<Transfer>,
     pub kernels: Vec<KernelResult>,
     pub end_to_end: Vec<EndToEndResult>,
+    /// Kernel 2 alone, launched with few and with many warps per column.
+    pub y_alone: Vec<YAloneResult>,
+    /// The host buffer of A at each size and precision: pageable, pinned, registered.
+    pub host_costs: Vec<(Dataset, &'static str, HostCosts)>,
+    /// A new CUDA context created and destroyed (host clock), or why it could not be.
+    pub context: Result<Stats, String>,
+    /// SMs of the GPU (for the warps per SM of each launch).
+    pub sms: u32,
     pub skipped: Vec<Skipped>,
     /// Verifications at the odd sizes (kernels and strategies).
     pub odd_checks: usize,
@@ -118,6 +134,9 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let copy_gbps =
         ceiling::measure_copy(gpu, &copy, ceiling_bytes, cold, seed)?.best_gbps();
     bar.inc(1);
+    bar.set_message("a new CUDA context");
+    let context = measure_context_creation(gpu, reps.clamp(1, 5))
+        .map_err(|e| format!("creating a second context on this GPU failed: {e:#}"));
 
     let mut results = Results {
         copy_gbps,
@@ -125,6 +144,10 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         transfers: Vec::new(),
         kernels: Vec::new(),
         end_to_end: Vec::new(),
+        y_alone: Vec::new(),
+        host_costs: Vec::new(),
+        context,
+        sms: gpu.info.sms as u32,
         skipped: Vec::new(),
         odd_checks: 0,
     };
@@ -165,7 +188,8 @@ pub fn verify_only<T: Element>(
     let p = HostProblem::<T>::new(d, seed);
     let (kernels, _) = measure_kernels(gpu, k, &p, None)?;
     let (e2e, _) = measure_end_to_end(gpu, k, &p, None)?;
-    Ok(kernels.len() + e2e.len())
+    let y_alone = measure_y_alone(gpu, k, &p, None)?;
+    Ok(kernels.len() + e2e.len() + y_alone.len())
 }
 
 /// Verifies and times everything at `d`, and the copies of A alone.
@@ -187,6 +211,10 @@ pub fn measure_dataset<T: Element>(
     let bytes = d.matrix_bytes(T::BYTES);
     let (pinned, pageable) = a_transfer_ms(gpu, bytes as usize, plans.warm, seed + 7)?;
     results.transfers.push(Transfer { d, elem: T::C_NAME, bytes, pinned, pageable });
+    results.y_alone.extend(measure_y_alone(gpu, k, &p, Some(plans))?);
+    let reps = host_reps(bytes as usize, plans.warm.reps);
+    let costs = measure_host_costs(gpu, bytes as usize, reps)?;
+    results.host_costs.push((d, T::C_NAME, costs));
     Ok(())
 }
 

@@ -7,9 +7,13 @@ use crate::harness::{Run, Stats};
 
 use super::datasets::{floor_ms, Dataset, LARGE_SQUARE, POLYBENCH};
 use super::measure::{
-    EndToEndResult, KernelResult, KernelVariant, Results, Strategy, Transfer,
+    EndToEndResult, HostCosts, KernelResult, KernelVariant, Results, Strategy,
+    Transfer, YAloneKernel,
 };
 use super::reference::SLIDES_CLAIMS;
+
+mod host;
+mod occupancy;
 
 /// The `l2` key of what ran after the copies of A.
 const AFTER_COPY: &str =
@@ -46,13 +50,16 @@ const END_TO_END_SHOWN: [(&str, &str); 2] = [
         "median_ms = median (ms) | min_ms = fastest (ms) | max_ms = slowest (ms) | \
          slides_mean_ms = slides' method (ms) | speedup_median = speedup, median | \
          speedup_slides_method = speedup, slides' method | \
+         speedup_registration_counted = speedup, pinning by registration counted | \
+         speedup_allocations_counted = speedup, both allocations counted | \
          over_pinned_copy_of_a = time over the pinned copy of A",
     ),
     (
         "columns",
         "{dataset}, {type} = dataset | strategy | median_ms | \
-         {min_ms}–{max_ms} = fastest–slowest (ms) | slides_mean_ms | speedup_median | \
-         speedup_slides_method | over_pinned_copy_of_a",
+         {min_ms}–{max_ms} = fastest–slowest (ms) | speedup_median | \
+         speedup_registration_counted | speedup_allocations_counted | \
+         over_pinned_copy_of_a",
     ),
 ];
 /// How `atax-slides` is shown (see `harness::table`).
@@ -127,6 +134,28 @@ impl Results {
     fn transfer(&self, d: &str, elem: &str) -> Option<&Transfer> {
         self.transfers.iter().find(|t| t.d.name == d && t.elem == elem)
     }
+    fn host_cost(&self, d: &str, elem: &str) -> Option<&HostCosts> {
+        self.host_costs
+            .iter()
+            .find(|(cd, ce, _)| cd.name == d && *ce == elem)
+            .map(|(_, _, c)| c)
+    }
+    /// End-to-end speedups of a pinned strategy over the pageable baseline with the cost
+    /// of pinning A paid once (over one transfer): (with `cuMemHostRegister` +
+    /// unregister added to the pinned run; with each run's allocation of A added, pinned
+    /// `cuMemHostAlloc` against new pageable pages and their first touch).
+    fn pinning_counted(&self, d: &str, elem: &str, s: Strategy) -> Option<(f64, f64)> {
+        if !s.pins_host_memory() {
+            return None;
+        }
+        let base = self.e2e(d, elem, Strategy::PageableBaseline)?.timing().median_ms;
+        let me = self.e2e(d, elem, s)?.timing().median_ms;
+        let c = self.host_cost(d, elem)?;
+        Some((
+            base / (me + c.register.median_ms),
+            (base + c.pageable_alloc.median_ms) / (me + c.pinned_alloc.median_ms),
+        ))
+    }
     /// End-to-end speedup of `s` over the pageable baseline: (median, slides' method).
     fn e2e_speedup(&self, d: &str, elem: &str, s: Strategy) -> Option<(f64, f64)> {
         let base = self.e2e(d, elem, Strategy::PageableBaseline)?.times.as_ref()?;
@@ -164,13 +193,15 @@ struct KernelRow {
 struct EndToEndRow {
     dataset: String,
     r#type: &'static str,
-    strategy: &'static str,
+    strategy: String,
     median_ms: String,
     min_ms: String,
     max_ms: String,
     slides_mean_ms: String,
     speedup_median: String,
     speedup_slides_method: String,
+    speedup_registration_counted: String,
+    speedup_allocations_counted: String,
     over_pinned_copy_of_a: String,
 }
 
@@ -232,6 +263,9 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     let targets = targets_table(run, r)?;
     playbook_table(run, r)?;
     skipped_table(run, r)?;
+    occupancy::occupancy_table(run, r)?;
+    host::one_time_table(run, r)?;
+    host::unified_table(run, r)?;
     speedup_figure(run, r)?;
     breakdown_figure(run, r)?;
     bandwidth_figure(run, r)?;
@@ -306,30 +340,60 @@ fn kernels_table(run: &Run, r: &Results) -> anyhow::Result<()> {
 
 /// `atax-end-to-end`: every host strategy with its transfers.
 fn end_to_end_table(run: &Run, r: &Results) -> anyhow::Result<()> {
-    let e2e_rows: Vec<EndToEndRow> = r
+    let over_copy = |d: &Dataset, elem: &str, ms: f64| {
+        r.transfer(d.name, elem)
+            .map(|t| ratio(ms, t.pinned.median_ms))
+            .unwrap_or_else(|| "—".into())
+    };
+    let mut e2e_rows: Vec<EndToEndRow> = r
         .end_to_end
         .iter()
         .filter_map(|e| {
             let (m, s) = e.times.as_ref()?;
             let (sp, sp_slides) = r.e2e_speedup(e.d.name, e.elem, e.strategy)?;
-            let copy = r
-                .transfer(e.d.name, e.elem)
-                .map(|t| ratio(m.median_ms, t.pinned.median_ms))
-                .unwrap_or_else(|| "—".into());
+            let counted = r.pinning_counted(e.d.name, e.elem, e.strategy);
+            let show = |v: Option<f64>| v.map(|v| ratio(v, 1.0)).unwrap_or("—".into());
             Some(EndToEndRow {
                 dataset: e.d.label(),
                 r#type: e.elem,
-                strategy: e.strategy.name(),
+                strategy: e.strategy.name().into(),
                 median_ms: format!("{:.3}", m.median_ms),
                 min_ms: format!("{:.3}", m.min_ms),
                 max_ms: format!("{:.3}", m.max_ms),
                 slides_mean_ms: format!("{:.3}", s.mean_ms),
                 speedup_median: ratio(sp, 1.0),
                 speedup_slides_method: ratio(sp_slides, 1.0),
-                over_pinned_copy_of_a: copy,
+                speedup_registration_counted: show(counted.map(|c| c.0)),
+                speedup_allocations_counted: show(counted.map(|c| c.1)),
+                over_pinned_copy_of_a: over_copy(&e.d, e.elem, m.median_ms),
             })
         })
         .collect();
+    // The host buffer of A, priced as separate rows after each size's strategies.
+    for (d, elem, c) in &r.host_costs {
+        let at = e2e_rows
+            .iter()
+            .rposition(|row| row.dataset == d.label() && row.r#type == *elem)
+            .map_or(e2e_rows.len(), |i| i + 1);
+        let rows = host::COST_ROWS.map(|(what, pick)| {
+            let st = pick(c);
+            EndToEndRow {
+                dataset: d.label(),
+                r#type: elem,
+                strategy: what.into(),
+                median_ms: format!("{:.3}", st.median_ms),
+                min_ms: format!("{:.3}", st.min_ms),
+                max_ms: format!("{:.3}", st.max_ms),
+                slides_mean_ms: "—".into(),
+                speedup_median: "—".into(),
+                speedup_slides_method: "—".into(),
+                speedup_registration_counted: "—".into(),
+                speedup_allocations_counted: "—".into(),
+                over_pinned_copy_of_a: over_copy(d, elem, st.median_ms),
+            }
+        });
+        e2e_rows.splice(at..at, rows);
+    }
     let title =
         "End to end: copies in, kernels, y back; speedup over pageable + baseline";
     let shown = (AFTER_COPY, &END_TO_END_SHOWN[..]);
@@ -444,28 +508,141 @@ fn targets_table(run: &Run, r: &Results) -> anyhow::Result<Vec<TargetRow>> {
 /// `atax-playbook`: rules for memory-bound kernels, each with its evidence from this run.
 fn playbook_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let big = LARGE_SQUARE.name;
-    let xl = |s| {
-        r.e2e_speedup("EXTRALARGE", "double", s)
-            .map(|(m, _)| ratio(m, 1.0))
-            .unwrap_or_else(|| "—".into())
-    };
+    let dash = || "—".to_string();
     let big_e2e = |s| {
         r.e2e(big, "float", s)
             .map(|e| format!("{:.2} ms", e.timing().median_ms))
-            .unwrap_or_else(|| "—".into())
+            .unwrap_or_else(dash)
     };
-    let big_cold = |v| {
-        r.kernel(big, "float", v)
+    let cold = |d: &str, elem: &str, v| {
+        r.kernel(d, elem, v)
             .map(|k| format!("{} µs", us(k.cold().median_ms)))
-            .unwrap_or_else(|| "—".into())
+            .unwrap_or_else(dash)
     };
+    let fraction = |d: &str, elem: &str, v| {
+        r.kernel(d, elem, v)
+            .map(|k| ratio(floor_ms(k.bytes, r.copy_gbps), k.cold().median_ms))
+            .unwrap_or_else(dash)
+    };
+    let pinned = |d: &str, elem: &str| {
+        let plain = r.e2e_speedup(d, elem, Strategy::PinnedBaseline);
+        let counted = r.pinning_counted(d, elem, Strategy::PinnedBaseline);
+        match (plain, counted) {
+            (Some((sp, _)), Some((reg, alloc))) => format!(
+                "{d} {elem}: {sp:.2}× without the cost of pinning, {reg:.2}× with \
+                 cuMemHostRegister counted, {alloc:.2}× with both allocations counted"
+            ),
+            _ => format!("{d} {elem}: —"),
+        }
+    };
+    let y_alone = |d: &str, elem: &str| {
+        let one = |k: YAloneKernel| {
+            r.y_alone
+                .iter()
+                .find(|y| y.d.name == d && y.elem == elem && y.kernel == k)
+                .and_then(|y| {
+                    let (_, c) = y.times.as_ref()?;
+                    Some(format!(
+                        "{} warps on {} SMs, {} µs",
+                        y.launch.warps(),
+                        y.launch.busy_sms(r.sms),
+                        us(c.median_ms)
+                    ))
+                })
+                .unwrap_or_else(dash)
+        };
+        format!(
+            "{d} {elem}, kernel 2 alone, L2 cold: thread per column {}; split rows {}",
+            one(YAloneKernel::ThreadPerCol),
+            one(YAloneKernel::SplitRows)
+        )
+    };
+    let (xl, xe) = ("EXTRALARGE", "double");
+    let unified: Vec<String> = r
+        .datasets()
+        .into_iter()
+        .filter_map(|(d, elem)| {
+            let p = r.e2e(d.name, elem, Strategy::PageableBaseline)?.timing();
+            let u = r.e2e(d.name, elem, Strategy::Unified)?.timing();
+            (u.max_ms < p.min_ms).then(|| key(&d, elem))
+        })
+        .collect();
+    let unified_sizes = r.datasets().len();
     let rules = vec![
-        RuleRow { rule: "1. Find out where the time goes first: for one ATAX the copy of A dwarfs the kernels.", evidence: format!("16384² float: pinned copy of A {}; baseline kernels {} (cold)", r.transfer(big, "float").map(|t| format!("{:.2} ms", t.pinned.median_ms)).unwrap_or_else(|| "—".into()), big_cold(KernelVariant::Baseline)) },
-        RuleRow { rule: "2. Pinned memory is the cheapest win when A crosses the bus.", evidence: format!("EXTRALARGE double, speedup over pageable: pinned {}", xl(Strategy::PinnedBaseline)) },
-        RuleRow { rule: "3. Coalesce before anything else: the access fix matters more than where x lives.", evidence: format!("16384² float, cold: baseline {}, x in constant {}, warp per row {}, pre-transposed {}", big_cold(KernelVariant::Baseline), big_cold(KernelVariant::XConst), big_cold(KernelVariant::WarpPerRow), big_cold(KernelVariant::PreTransposed)) },
-        RuleRow { rule: "4. Read A once: with no reuse to exploit, the bytes moved set the time.", evidence: format!("16384² float, cold: fused {}, cuBLAS gemv ×2 {}", big_cold(KernelVariant::Fused), big_cold(KernelVariant::Cublas)) },
-        RuleRow { rule: "5. Streams hide kernels behind copies only when the kernels are short next to the copies.", evidence: format!("16384² float end to end: pinned + fused {}, streams + fused {}, streams + thread per row {}", big_e2e(Strategy::PinnedFused), big_e2e(Strategy::StreamsFused), big_e2e(Strategy::StreamsThreadPerRow)) },
-        RuleRow { rule: "6. Unified memory without prefetch pays for page faults; a prefetch turns them into one bulk copy.", evidence: format!("EXTRALARGE double, speedup over pageable: unified {}, unified + prefetch {}", xl(Strategy::Unified), xl(Strategy::UnifiedPrefetch)) },
+        RuleRow {
+            rule: "1. Find out where the time goes first: for one ATAX the copy of A \
+                   dwarfs the kernels.",
+            evidence: format!(
+                "16384² float: pinned copy of A {}; baseline kernels {} (cold)",
+                r.transfer(big, "float")
+                    .map(|t| format!("{:.2} ms", t.pinned.median_ms))
+                    .unwrap_or_else(dash),
+                cold(big, "float", KernelVariant::Baseline)
+            ),
+        },
+        RuleRow {
+            rule: "2. Pinned memory speeds up every copy from it, but pinning costs time \
+                   of its own: count it once per buffer, and pin buffers that are copied \
+                   more than once.",
+            evidence: format!("{}; {}", pinned(xl, xe), pinned(big, "float")),
+        },
+        RuleRow {
+            rule: "3. Launch enough warps before anything else: a kernel whose grid \
+                   cannot keep enough loads in flight is slow however its warps read.",
+            evidence: format!(
+                "{}; two-pass, L2 cold: baseline {}, pre-transposed {}, \
+                 pre-transposed, split {}, warp per row {}, warp per row, split y {}",
+                y_alone(xl, xe),
+                cold(xl, xe, KernelVariant::Baseline),
+                cold(xl, xe, KernelVariant::PreTransposed),
+                cold(xl, xe, KernelVariant::PreTransposedSplit),
+                cold(xl, xe, KernelVariant::WarpPerRow),
+                cold(xl, xe, KernelVariant::WarpPerRowSplitY)
+            ),
+        },
+        RuleRow {
+            rule: "4. Where x lives hardly matters: the bytes of A are what cost.",
+            evidence: format!(
+                "16384² float, cold: baseline {}, x in constant {}",
+                cold(big, "float", KernelVariant::Baseline),
+                cold(big, "float", KernelVariant::XConst)
+            ),
+        },
+        RuleRow {
+            rule: "5. Read A once, and count every byte the single pass adds (its \
+                   partial sums).",
+            evidence: format!(
+                "16384² float, cold: fused {} ({} of copy bandwidth), cuBLAS gemv ×2 {}",
+                cold(big, "float", KernelVariant::Fused),
+                fraction(big, "float", KernelVariant::Fused),
+                cold(big, "float", KernelVariant::Cublas)
+            ),
+        },
+        RuleRow {
+            rule: "6. Streams hide kernels behind copies only when the kernels are short \
+                   next to the copies.",
+            evidence: format!(
+                "16384² float end to end: pinned + fused {}, streams + fused {}, \
+                 streams + thread per row {}",
+                big_e2e(Strategy::PinnedFused),
+                big_e2e(Strategy::StreamsFused),
+                big_e2e(Strategy::StreamsThreadPerRow)
+            ),
+        },
+        RuleRow {
+            rule: "7. Do not count on unified memory without a prefetch to beat pageable \
+                   copies; a prefetch turns its page faults into one bulk copy.",
+            evidence: format!(
+                "unified without prefetch beats pageable in every repetition at {} of \
+                 {unified_sizes} sizes ({}); EXTRALARGE double, speedup over pageable: \
+                 unified + prefetch {}",
+                unified.len(),
+                if unified.is_empty() { "none".into() } else { unified.join(", ") },
+                r.e2e_speedup(xl, xe, Strategy::UnifiedPrefetch)
+                    .map(|(m, _)| ratio(m, 1.0))
+                    .unwrap_or_else(dash)
+            ),
+        },
     ];
     run.table("atax-playbook", "The playbook, measured", &[("l2", AFTER_COPY)], &rules)
 }
