@@ -247,8 +247,9 @@ extern "C" __global__ void transpose_naive_32x8(const float* __restrict__ in,
     transpose_naive<8>(in, out, rows, cols);
 }
 
-// One element per thread, as in the SDK kernel of the CS6963 lecture: 32 x 32
-// threads per 32 x 32 tile, without and with the padding.
+// One element per thread, 32 x 32 threads per 32 x 32 tile. The padded one is the SDK
+// kernel of the CS6963 lecture (a BLOCK_DIM x (BLOCK_DIM + 1) tile); the unpadded one
+// is that kernel with its padding taken out.
 extern "C" __global__ void transpose_tile_32x32(const float* __restrict__ in,
                                                 float* __restrict__ out, u64 rows,
                                                 u64 cols) {
@@ -348,6 +349,77 @@ extern "C" __global__ void gather4_restrict(const float* __restrict__ table,
         out[i + step] = table[index[i + step]];
         out[i + 2 * step] = table[index[i + 2 * step]];
         out[i + 3 * step] = table[index[i + 3 * step]];
+    } else {
+        for (u64 j = i; j < n; j += step) out[j] = table[index[j]];
+    }
+}
+
+// The qualifiers one at a time. `const` alone promises nothing about aliasing: `out`
+// may still point into `table`.
+extern "C" __global__ void gather4_const(const float* table,
+                                         const unsigned int* index, float* out,
+                                         u64 n) {
+    const u64 step = (u64)gridDim.x * blockDim.x;
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i + 3 * step < n) {
+        out[i] = table[index[i]];
+        out[i + step] = table[index[i + step]];
+        out[i + 2 * step] = table[index[i + 2 * step]];
+        out[i + 3 * step] = table[index[i + 3 * step]];
+    } else {
+        for (u64 j = i; j < n; j += step) out[j] = table[index[j]];
+    }
+}
+
+// `__restrict__` without `const`: no pointer aliases another, and the kernel happens
+// to store through `out` only.
+extern "C" __global__ void gather4_restrict_only(float* __restrict__ table,
+                                                 unsigned int* __restrict__ index,
+                                                 float* __restrict__ out, u64 n) {
+    const u64 step = (u64)gridDim.x * blockDim.x;
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i + 3 * step < n) {
+        out[i] = table[index[i]];
+        out[i + step] = table[index[i + step]];
+        out[i + 2 * step] = table[index[i + 2 * step]];
+        out[i + 3 * step] = table[index[i + 3 * step]];
+    } else {
+        for (u64 j = i; j < n; j += step) out[j] = table[index[j]];
+    }
+}
+
+// `__restrict__` on `out` alone: its stores cannot change what `table` and `index`
+// hold (a no-alias promise), but nothing says `table` and `index` are read-only.
+extern "C" __global__ void gather4_restrict_out(const float* table,
+                                                const unsigned int* index,
+                                                float* __restrict__ out, u64 n) {
+    const u64 step = (u64)gridDim.x * blockDim.x;
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i + 3 * step < n) {
+        out[i] = table[index[i]];
+        out[i + step] = table[index[i + step]];
+        out[i + 2 * step] = table[index[i + 2 * step]];
+        out[i + 3 * step] = table[index[i + 3 * step]];
+    } else {
+        for (u64 j = i; j < n; j += step) out[j] = table[index[j]];
+    }
+}
+
+// Plain pointers, but the source itself issues all eight loads before the first store:
+// ordinary coherent loads in the order the qualifiers would have allowed.
+extern "C" __global__ void gather4_loads_first(const float* table,
+                                               const unsigned int* index, float* out,
+                                               u64 n) {
+    const u64 step = (u64)gridDim.x * blockDim.x;
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i + 3 * step < n) {
+        const unsigned int k0 = index[i], k1 = index[i + step];  // registers
+        const unsigned int k2 = index[i + 2 * step], k3 = index[i + 3 * step];
+        const float v0 = table[k0], v1 = table[k1], v2 = table[k2], v3 = table[k3];
+        out[i] = v0;
+        out[i + step] = v1;
+        out[i + 2 * step] = v2;
+        out[i + 3 * step] = v3;
     } else {
         for (u64 j = i; j < n; j += step) out[j] = table[index[j]];
     }

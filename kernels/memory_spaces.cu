@@ -68,12 +68,21 @@ extern "C" __global__ void apply_signal_readonly(
 // lanes of one group read the same element, so each warp-wide load asks for `distinct`
 // different addresses. Each step moves every group to the next element of the
 // 8192-float table.
-__device__ __forceinline__ unsigned walk_start(unsigned long long thread, int distinct)
+// Group g of warp w starts at word (w * warp_words + g * group_words) of the table.
+__device__ __forceinline__ unsigned walk_start_spaced(unsigned long long thread,
+                                                      int distinct,
+                                                      unsigned group_words,
+                                                      unsigned warp_words)
 {
     unsigned warp = (unsigned)(thread / 32);
     unsigned group = (unsigned)(thread % 32) % (unsigned)distinct;
-    // 129 g differs for every g < 32
-    return (warp * 97u + group * 129u) & (SIGNAL_MAX - 1);
+    return (warp * warp_words + group * group_words) & (SIGNAL_MAX - 1);
+}
+
+__device__ __forceinline__ unsigned walk_start(unsigned long long thread, int distinct)
+{
+    // 129 g differs for every g < 32; the warps start 97 words apart
+    return walk_start_spaced(thread, distinct, 129u, 97u);
 }
 
 extern "C" __global__ void walk_const(float* out, unsigned long long n, int distinct,
@@ -114,6 +123,26 @@ extern "C" __global__ void walk_readonly(const float* __restrict__ table_readonl
     out[i] = acc;
 }
 // ANCHOR_END: walk
+
+// ANCHOR: walk_spaced
+// walk_const with the spacing as parameters: groups `group_words` apart within a warp,
+// warps `warp_words` apart. walk_const is (129, 97); groups 1 word apart put a warp's
+// addresses in one or two 128-byte lines, and warps 0 words apart make every warp of
+// the GPU read the same few words, so the constant cache holds what all of them need.
+extern "C" __global__ void walk_const_spaced(float* out, unsigned long long n,
+                                             int distinct, int steps,
+                                             unsigned group_words,
+                                             unsigned warp_words)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned start = walk_start_spaced(i, distinct, group_words, warp_words);
+    float acc = 0.0f;
+    for (int k = 0; k < steps; ++k)
+        acc += signal_const[(start + k) & (SIGNAL_MAX - 1)];
+    out[i] = acc;
+}
+// ANCHOR_END: walk_spaced
 
 // ANCHOR: stencil_global
 // b[j] = a[j-1] + a[j] + a[j+1], with a[-1] = a[n] = 0. Every a[j] is read by three

@@ -10,11 +10,14 @@ use cmbook::coalescing::banks::{
 };
 use cmbook::coalescing::exercises;
 use cmbook::coalescing::measure::Measurement;
-use cmbook::coalescing::measure::{CoalescingKernel, Results};
+use cmbook::coalescing::measure::{
+    fetch_model_fraction, granularity_strides, CoalescingKernel, GranularityRun,
+    GranularitySweep, Results, GRANULARITIES,
+};
 use cmbook::coalescing::patterns::{
     sweep_offsets, sweep_strides, Pattern, MODEL_WARPS,
 };
-use cmbook::coalescing::ptx::{census, entry_body, Census};
+use cmbook::coalescing::ptx::{census, entry_body, sass_census, Census, SassCensus};
 use cmbook::coalescing::readonly::ReadOnlyKernel;
 use cmbook::coalescing::reference::{self, Particle, PARTICLE_BYTES};
 use cmbook::coalescing::report;
@@ -404,8 +407,11 @@ fn const_restrict_and_ldg_give_non_coherent_loads_and_plain_pointers_do_not() {
         let per_element = if kernel.is_gather() { 2 } else { 1 };
         assert!(loads >= per_element * kernel.per_thread(), "{kernel:?}: {c:?}");
         assert!(c.stores >= kernel.per_thread(), "{kernel:?}: {c:?}");
+        // `const` alone and loads written first keep ordinary loads; any `__restrict__`
+        // (even on `out` alone, which leaves the loaded pointers provably read-only) and
+        // `__ldg` give non-coherent ones.
         match kernel.qualifiers() {
-            "plain pointers" => {
+            "plain pointers" | "const" | "plain, loads first" => {
                 assert_eq!(c.non_coherent_loads, 0, "{kernel:?}: {c:?}")
             }
             _ => assert_eq!(c.coherent_loads, 0, "{kernel:?}: {c:?}"),
@@ -415,65 +421,69 @@ fn const_restrict_and_ldg_give_non_coherent_loads_and_plain_pointers_do_not() {
 
 /// The assembler's schedule (ptxas and nvdisasm: on PATH, or named by CMBOOK_PTXAS and
 /// CMBOOK_NVDISASM): with non-coherent loads the four elements' loads are all issued before
-/// the first store; with plain pointers a store separates them.
+/// the first store; with plain or `const` pointers a store separates them; written in that
+/// order in the source, ordinary loads go first too.
 #[test]
 #[cfg_attr(
     any(cmbook_no_nvrtc, cmbook_no_sass_tools),
     ignore = "needs libnvrtc.so.13 and ptxas + nvdisasm (CMBOOK_PTXAS, CMBOOK_NVDISASM)"
 )]
 fn with_read_only_loads_the_assembler_issues_every_load_before_the_first_store() {
-    let tool =
-        |var: &str, name: &str| std::env::var(var).unwrap_or_else(|_| name.to_string());
-    let (ptxas, nvdisasm) =
-        (tool("CMBOOK_PTXAS", "ptxas"), tool("CMBOOK_NVDISASM", "nvdisasm"));
-    let ptx = coalescing_ptx();
-    let dir = tempfile::tempdir().unwrap();
-    let (ptx_path, cubin) =
-        (dir.path().join("coalescing.ptx"), dir.path().join("coalescing.cubin"));
-    std::fs::write(&ptx_path, &ptx).unwrap();
-    let run = |cmd: &str, args: &[&std::ffi::OsStr]| {
-        let o = std::process::Command::new(cmd).args(args).output().unwrap();
-        assert!(
-            o.status.success(),
-            "{cmd} failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8(o.stdout).unwrap()
-    };
-    run(
-        &ptxas,
-        &[
-            "-arch=sm_90".as_ref(),
-            ptx_path.as_os_str(),
-            "-o".as_ref(),
-            cubin.as_os_str(),
-        ],
-    );
-    let sass = run(&nvdisasm, &["-c".as_ref(), cubin.as_os_str()]);
-    // The longest run of global loads with no global store in between, per function.
-    let longest_load_run = |function: &str| {
-        let start = sass
-            .find(&format!(".text.{function}:"))
-            .unwrap_or_else(|| panic!("no {function} in the SASS"));
-        let body = &sass[start..];
-        let body = &body[..body[1..].find(".text.").map_or(body.len(), |e| e + 1)];
-        let (mut run, mut longest) = (0, 0);
-        for line in body.lines() {
-            if line.contains("LDG.") {
-                run += 1;
-                longest = longest.max(run);
-            } else if line.contains("STG.") {
-                run = 0;
-            }
+    let tools = cmbook::harness::sass::Tools::find().expect("ptxas and nvdisasm");
+    let sass = tools.disassemble(&coalescing_ptx(), "sm_90").unwrap();
+    let of = |k: ReadOnlyKernel| sass_census(sass.function(&k.function()).unwrap());
+    for k in [ReadOnlyKernel::Gather4Plain, ReadOnlyKernel::Gather4Const] {
+        let c = of(k);
+        assert!(c.loads_before_a_store <= 2, "{k:?}: a store must separate: {c:?}");
+        assert_eq!(c.non_coherent_loads, 0, "{k:?}: {c:?}");
+    }
+    for k in [
+        ReadOnlyKernel::Gather4Restrict,
+        ReadOnlyKernel::Gather4RestrictOnly,
+        ReadOnlyKernel::Gather4RestrictOut,
+        ReadOnlyKernel::Gather4Ldg,
+    ] {
+        let c = of(k);
+        assert!(c.loads_before_a_store >= 8, "{k:?}: {c:?}");
+        assert_eq!(c.coherent_loads, 0, "{k:?}: {c:?}");
+    }
+    let first = of(ReadOnlyKernel::Gather4LoadsFirst);
+    assert!(first.loads_before_a_store >= 8, "{first:?}");
+    assert_eq!(first.non_coherent_loads, 0, "{first:?}");
+}
+
+const LISTING: &str = "
+\t.text.k:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+.L_x_1:
+        /*0010*/               @P0 LDG.E.CONSTANT R2, desc[UR4][R4.64] ;
+        /*0020*/                   LDG.E R3, desc[UR4][R6.64] ;
+        /*0030*/                   ULDC.64 UR6, c[0x3][UR4+0x8] ;
+        /*0040*/                   STG.E desc[UR4][R8.64], R2 ;
+        /*0050*/               @P1 BRA `(.L_x_1) ;
+        /*0060*/                   EXIT ;
+";
+
+#[test]
+fn the_sass_reader_finds_instructions_labels_and_loops() {
+    let sass = cmbook::harness::sass::Sass::parse(LISTING);
+    let f = sass.function("k").expect("function k");
+    assert_eq!(f.instrs.len(), 7);
+    assert_eq!(f.instrs[1].predicate.as_deref(), Some("@P0"));
+    assert_eq!(f.instrs[1].opcode, "LDG.E.CONSTANT");
+    assert_eq!(f.loops(), vec![1..6]);
+    let c = sass_census(f);
+    assert_eq!(
+        c,
+        SassCensus {
+            coherent_loads: 1,
+            non_coherent_loads: 1,
+            stores: 1,
+            loads_before_a_store: 2
         }
-        longest
-    };
-    assert!(
-        longest_load_run("gather4_plain") <= 2,
-        "plain pointers: a store must separate the elements"
     );
-    assert!(longest_load_run("gather4_restrict") >= 8);
-    assert!(longest_load_run("gather4_ldg") >= 8);
+    let uniform = f.count(cmbook::harness::sass::is_user_constant_load);
+    assert_eq!(uniform, 1, "the parameter load from bank 0 is not counted");
 }
 
 #[test]
@@ -569,6 +579,43 @@ fn made_up_results() -> Results {
             })
             .collect(),
         compiled_by: "NVRTC 13.0 for compute_90".to_string(),
+        sass: Some((
+            "Cuda compilation tools, release 13.0 for sm_90".to_string(),
+            ReadOnlyKernel::all()
+                .into_iter()
+                .map(|k| {
+                    let c = SassCensus {
+                        coherent_loads: 2,
+                        non_coherent_loads: 0,
+                        stores: 1,
+                        loads_before_a_store: 2,
+                    };
+                    (k, c)
+                })
+                .collect(),
+        )),
+        granularity: GranularitySweep {
+            default: 32,
+            runs: GRANULARITIES
+                .iter()
+                .map(|&g| GranularityRun {
+                    requested: g,
+                    in_force: g,
+                    points: granularity_strides(false)
+                        .into_iter()
+                        .map(|s| {
+                            (
+                                s,
+                                made_up(
+                                    0.8 * fetch_model_fraction(4, s, g as u64),
+                                    1 << 28,
+                                ),
+                            )
+                        })
+                        .collect(),
+                })
+                .collect(),
+        },
     }
 }
 

@@ -153,6 +153,26 @@ fn the_read_only_kernels_match_the_cpu() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn the_granularity_sweep_verifies_every_point_and_restores_the_limit() {
+    let (gpu, kernels) = open();
+    let before = measure::granularity::fetch_granularity(&gpu).unwrap();
+    let sweep = measure::measure_granularities(
+        &gpu,
+        &kernels,
+        (3 << 20) + 12,
+        &[1, 3, 64],
+        QUICK,
+        5,
+    )
+    .unwrap();
+    assert_eq!(sweep.default, before);
+    assert_eq!(sweep.runs.len(), measure::GRANULARITIES.len());
+    assert!(sweep.runs.iter().all(|r| r.points.len() == 3));
+    assert_eq!(measure::granularity::fetch_granularity(&gpu).unwrap(), before);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
     use cmbook::chapters;
     use cmbook::coalescing::{self, Settings, READONLY_N, TABLE_LEN};

@@ -66,6 +66,25 @@ fn the_walks_match_the_cpu_for_every_number_of_distinct_addresses() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn the_spaced_constant_walks_match_the_cpu() {
+    let (gpu, kernels) = open();
+    for n in [1usize, 33, 1027] {
+        let points = measure::measure_spaced_walks(
+            &gpu,
+            &kernels,
+            n,
+            37,
+            &[1, 3, 32],
+            QUICK,
+            n as u64,
+        )
+        .unwrap();
+        assert_eq!(points.len(), 9);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn the_stencils_match_the_cpu_at_odd_sizes() {
     let (gpu, kernels) = open();
     for n in [1usize, 2, 255, 256, 257, 1000, 100_003] {

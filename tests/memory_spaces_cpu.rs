@@ -15,12 +15,14 @@ use cmbook::harness::{kernels, plot, Stats};
 use cmbook::memory_spaces::exercises;
 use cmbook::memory_spaces::map::space_rows;
 use cmbook::memory_spaces::measure::{
-    chase_footprints, ChaseResult, ChaseSpace, HistogramKernel, HistogramResult,
-    MemoryKernel, OnChip, Results, SignalSize, StencilKernel, Timed, VectorHome,
-    WalkPoint,
+    chase_footprints, loop_census, walk_distincts, ChaseResult, ChaseSpace,
+    HistogramKernel, HistogramResult, LoopCensus, MemoryKernel, OnChip, Results,
+    SignalSize, SpacedPoint, StencilKernel, Timed, VectorHome, WalkPoint, WalkSpacing,
+    SASS_KERNELS,
 };
 use cmbook::memory_spaces::reference::{
     self, chain, cycle_length, follow, single_cycle, walk_addresses_per_warp,
+    walk_start_spaced,
 };
 use cmbook::memory_spaces::report;
 use cmbook::memory_spaces::{
@@ -302,6 +304,30 @@ fn made_up_results() -> Results {
         walk_threads: 270_323,
         walk_steps: 4096,
         walks,
+        spaced_walks: WalkSpacing::ALL
+            .into_iter()
+            .flat_map(|spacing| {
+                walk_distincts(false).into_iter().map(move |distinct| SpacedPoint {
+                    spacing,
+                    distinct,
+                    timed: timed(0.1 * distinct as f64, 1e9),
+                })
+            })
+            .collect(),
+        sass: Some((
+            "Cuda compilation tools, release 13.0 for sm_90".to_string(),
+            SASS_KERNELS
+                .into_iter()
+                .map(|kernel| LoopCensus {
+                    kernel,
+                    instructions: 20,
+                    adds: 4,
+                    global_loads: 4,
+                    constant_loads: 0,
+                    uniform_constant_loads: 0,
+                })
+                .collect(),
+        )),
         stencil_cold_n: 100_000_007,
         stencil_cold: stencils(0.3),
         stencil_warm_n: 3_276_803,
@@ -443,4 +469,75 @@ fn exercise_answers() {
     assert!((0.35..0.65).contains(&mean), "mean coverage {mean}");
     assert!(coverage.iter().any(|&c| c < 0.1), "{coverage:?}");
     assert_eq!(cycle_length(&single_cycle(1 << 14, 1), 0), 1 << 14);
+}
+
+#[test]
+fn the_spacings_put_a_warps_addresses_where_their_names_say() {
+    let words = |spacing: WalkSpacing, distinct: u32, warp: u64| -> Vec<u32> {
+        let (g, w) = spacing.words();
+        let mut v: Vec<u32> = (0..32)
+            .map(|lane| walk_start_spaced(warp * 32 + lane, distinct, g, w))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    for distinct in walk_distincts(false) {
+        for spacing in WalkSpacing::ALL {
+            // Every spacing asks for exactly `distinct` words per warp-wide load.
+            assert_eq!(words(spacing, distinct, 5).len(), distinct as usize);
+        }
+        // One word apart: all of a warp's words in at most two 128-byte lines.
+        let same_line = words(WalkSpacing::SameLine, distinct, 5);
+        let mut lines: Vec<u32> = same_line.iter().map(|w| w / 32).collect();
+        lines.dedup();
+        assert!(lines.len() <= 2, "{distinct}: {lines:?}");
+        // Warps 0 apart: every warp reads the same words.
+        assert_eq!(
+            words(WalkSpacing::SameWords, distinct, 3),
+            words(WalkSpacing::SameWords, distinct, 1000)
+        );
+    }
+    // The chapter's own walk is the spacing (129, 97).
+    let table = kernels_free_table();
+    assert_eq!(
+        reference::walk(&table, 100, 7, 9),
+        reference::walk_spaced(&table, 100, 7, 9, WalkSpacing::Apart.words())
+    );
+}
+
+fn kernels_free_table() -> Vec<f32> {
+    (0..SIGNAL_MAX).map(|i| i as f32 * 0.25).collect()
+}
+
+/// The machine code of the signal and walk kernels (ptxas and nvdisasm: on PATH, or named by
+/// CMBOOK_PTXAS and CMBOOK_NVDISASM): the constant-memory signal kernel has half the global
+/// loads of the global one, its vector coming through uniform constant loads; the walk's
+/// instructions do not depend on how many addresses a warp asks for.
+#[test]
+#[cfg_attr(
+    any(cmbook_no_nvrtc, cmbook_no_sass_tools),
+    ignore = "needs libnvrtc.so.13 and ptxas + nvdisasm (CMBOOK_PTXAS, CMBOOK_NVDISASM)"
+)]
+fn the_constant_signal_kernel_issues_one_global_load_per_element_and_the_global_two() {
+    let tools = cmbook::harness::sass::Tools::find().expect("ptxas and nvdisasm");
+    let ptx = kernels::compile(KERNEL_FILE, "compute_90").unwrap().to_src();
+    let census = loop_census(&tools.disassemble(&ptx, "sm_90").unwrap()).unwrap();
+    let of = |k: MemoryKernel| census.iter().find(|c| c.kernel == k).unwrap().clone();
+    let constant = of(MemoryKernel::Signal(VectorHome::Constant));
+    let global = of(MemoryKernel::Signal(VectorHome::Global));
+    let readonly = of(MemoryKernel::Signal(VectorHome::ReadOnly));
+    assert!(
+        constant.adds > 0 && constant.adds == global.adds,
+        "{constant:?} {global:?}"
+    );
+    assert_eq!(constant.global_loads, constant.adds, "{constant:?}");
+    assert!(constant.uniform_constant_loads > 0, "{constant:?}");
+    assert_eq!(global.global_loads, 2 * global.adds, "{global:?}");
+    assert_eq!(readonly.global_loads, 2 * readonly.adds, "{readonly:?}");
+    let walk = of(MemoryKernel::Walk(VectorHome::Constant));
+    assert_eq!(walk.constant_loads, walk.adds, "{walk:?}");
+    assert_eq!(walk.global_loads, 0, "{walk:?}");
+    let spaced = of(MemoryKernel::WalkConstSpaced);
+    assert_eq!(spaced.constant_loads, walk.constant_loads, "{spaced:?}");
 }

@@ -59,3 +59,40 @@ pub fn census(ptx: &str, name: &str) -> Option<Census> {
     }
     Some(c)
 }
+
+/// Memory instructions of one kernel's machine code (SASS), and the schedule the assembler
+/// chose for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SassCensus {
+    /// `LDG` without `.CONSTANT`: an ordinary global load.
+    pub coherent_loads: usize,
+    /// `LDG.E.CONSTANT`: what `ld.global.nc` becomes.
+    pub non_coherent_loads: usize,
+    /// `STG`.
+    pub stores: usize,
+    /// The longest run of global loads with no global store between them: how many loads
+    /// the assembler issues before it waits for a store.
+    pub loads_before_a_store: usize,
+}
+
+/// Counts the global loads and stores of one disassembled kernel.
+pub fn sass_census(f: &crate::harness::sass::Function) -> SassCensus {
+    use crate::harness::sass::{is_global_load, is_global_store, is_non_coherent_load};
+    let mut c = SassCensus::default();
+    let mut run = 0;
+    for i in &f.instrs {
+        if is_global_load(i) {
+            if is_non_coherent_load(i) {
+                c.non_coherent_loads += 1;
+            } else {
+                c.coherent_loads += 1;
+            }
+            run += 1;
+            c.loads_before_a_store = c.loads_before_a_store.max(run);
+        } else if is_global_store(i) {
+            c.stores += 1;
+            run = 0;
+        }
+    }
+    c
+}

@@ -1,5 +1,6 @@
 //! The kernels of the read-only data path section: a streaming copy and a gather with reuse,
-//! with plain pointers, with `__ldg`, and with `const __restrict__`.
+//! with plain pointers, with `__ldg`, and with `const` and `__restrict__` alone and together;
+//! and a gather whose source issues its loads first with plain pointers.
 
 crate::kernel_names! {
     /// One kernel of the read-only section.
@@ -18,6 +19,14 @@ crate::kernel_names! {
         Gather4Ldg => "gather4_ldg",
         /// The same code with `const __restrict__` pointers.
         Gather4Restrict => "gather4_restrict",
+        /// `const` pointers without `__restrict__`.
+        Gather4Const => "gather4_const",
+        /// `__restrict__` pointers without `const`.
+        Gather4RestrictOnly => "gather4_restrict_only",
+        /// `__restrict__` on `out` alone.
+        Gather4RestrictOut => "gather4_restrict_out",
+        /// Plain pointers, the eight loads written before the four stores.
+        Gather4LoadsFirst => "gather4_loads_first",
     }
 }
 
@@ -43,16 +52,21 @@ impl ReadOnlyKernel {
             | ReadOnlyKernel::GatherLdg
             | ReadOnlyKernel::Gather4Ldg => "__ldg",
             ReadOnlyKernel::Gather4Restrict => "const __restrict__",
+            ReadOnlyKernel::Gather4Const => "const",
+            ReadOnlyKernel::Gather4RestrictOnly => "__restrict__",
+            ReadOnlyKernel::Gather4RestrictOut => "__restrict__ on out",
+            ReadOnlyKernel::Gather4LoadsFirst => "plain, loads first",
         }
     }
 
     /// Elements each thread handles.
     pub fn per_thread(self) -> usize {
         match self {
-            ReadOnlyKernel::Gather4Plain
-            | ReadOnlyKernel::Gather4Ldg
-            | ReadOnlyKernel::Gather4Restrict => 4,
-            _ => 1,
+            ReadOnlyKernel::CopyPlain
+            | ReadOnlyKernel::CopyLdg
+            | ReadOnlyKernel::GatherPlain
+            | ReadOnlyKernel::GatherLdg => 1,
+            _ => 4,
         }
     }
 

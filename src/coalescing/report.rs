@@ -7,7 +7,7 @@ use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
 
 use super::banks::{column_read_lanes, column_read_words, conflict_degree};
-use super::measure::{Measurement, Results};
+use super::measure::{fetch_model_fraction, Measurement, Results};
 use super::patterns::{type_name, Pattern};
 use super::reference::PARTICLE_BYTES;
 use super::transpose::warp_cost;
@@ -70,6 +70,20 @@ struct BankRow {
     padded_word: String,
     #[serde(rename = "bank (33-word rows)")]
     padded_bank: String,
+}
+
+#[derive(serde::Serialize)]
+struct SassRow {
+    kernel: String,
+    pointers: String,
+    #[serde(rename = "LDG")]
+    coherent: usize,
+    #[serde(rename = "LDG.CONSTANT")]
+    non_coherent: usize,
+    #[serde(rename = "STG")]
+    stores: usize,
+    #[serde(rename = "loads before a store")]
+    loads_before_a_store: usize,
 }
 
 #[derive(serde::Serialize)]
@@ -189,6 +203,8 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         .log_x(),
         &points,
     )?;
+
+    write_granularity_figure(run, r)?;
 
     // Misaligned starts: measured and both predictions.
     let offset_pattern = |offset| Pattern::Affine { elem_bytes: 4, stride: 1, offset };
@@ -358,6 +374,31 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         &ptx_rows,
     )?;
 
+    if let Some((assembled_by, counts)) = &r.sass {
+        let rows: Vec<SassRow> = counts
+            .iter()
+            .map(|(k, c)| SassRow {
+                kernel: format!("`{}`", k.function()),
+                pointers: code_unless_plain(k.qualifiers()),
+                coherent: c.coherent_loads,
+                non_coherent: c.non_coherent_loads,
+                stores: c.stores,
+                loads_before_a_store: c.loads_before_a_store,
+            })
+            .collect();
+        run.table(
+            "coalescing-readonly-sass",
+            &format!("Global loads and stores in the machine code (SASS) of {assembled_by}"),
+            &[
+                ("source", "counted in the SASS of this run's PTX (no measurement)"),
+                ("computed", "`coalescing::ptx::sass_census` on ptxas + nvdisasm output"),
+                ("counted", "LDG = ordinary global loads; LDG.CONSTANT = non-coherent loads (ld.global.nc); loads before a store = the longest run of global loads with no global store between them"),
+                ("headers", "LDG = `LDG.E` | LDG.CONSTANT = `LDG.E.CONSTANT` | STG = `STG.E`"),
+            ],
+            &rows,
+        )?;
+    }
+
     for line in summary(r)? {
         println!("{line}");
     }
@@ -405,6 +446,58 @@ pub fn summary(r: &Results) -> anyhow::Result<Vec<String>> {
         ));
     }
     Ok(lines)
+}
+
+/// The float stride sweep under each L2 fetch granularity, beside what device memory would
+/// move if it fetched blocks of that many bytes.
+fn write_granularity_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let g = &r.granularity;
+    let mut points = Vec::new();
+    for gr in &g.runs {
+        for (stride, m) in &gr.points {
+            points.push(r.fraction_point(
+                &format!("limit {} B, measured", gr.requested),
+                stride,
+                m,
+            ));
+        }
+    }
+    for gr in &g.runs {
+        for (stride, _) in &gr.points {
+            points.push(predicted_point(
+                &format!("{}-byte fetches, model", gr.requested),
+                stride,
+                fetch_model_fraction(4, *stride, gr.requested as u64),
+            ));
+        }
+    }
+    let in_force = g
+        .runs
+        .iter()
+        .map(|gr| format!("{} B asked, {} B read back", gr.requested, gr.in_force))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut spec = Spec::line(
+        "Strided float loads under each L2 fetch granularity limit",
+        "stride (floats)",
+        "fraction of the copy ceiling",
+    )
+    .log_x();
+    for gr in &g.runs {
+        spec = spec.dashed(&format!("{}-byte fetches, model", gr.requested));
+    }
+    run.figure(
+        "coalescing-granularity",
+        &[
+            ("l2", L2_COLD),
+            ("source_bytes", &r.sweep_bytes.to_string()),
+            ("ceiling", &r.ceiling_note()),
+            ("limit_before", &format!("{} B (restored after the sweep)", g.default)),
+            ("limit_in_force", &in_force),
+        ],
+        &spec,
+        &points,
+    )
 }
 
 /// The banks of a warp reading column 0 of a 32 × 32 tile, unpadded and padded: computed.

@@ -20,6 +20,7 @@
 //! | [`includes`]  | mdBook's `{{#include}}`, for the snippet tests and the anchor checks  |
 //! | [`reproduce`] | every chapter's example in turn: measured, sanitized or redrawn       |
 //! | [`sanitizer`] | compute-sanitizer's summaries, for the appendix's table              |
+//! | [`sass`]      | the machine code of a kernel file (ptxas + nvdisasm), instructions counted |
 
 pub mod blas;
 pub mod ceiling;
@@ -35,6 +36,7 @@ pub mod record;
 pub mod reproduce;
 pub mod run;
 pub mod sanitizer;
+pub mod sass;
 pub mod stats;
 pub mod table;
 pub mod timing;

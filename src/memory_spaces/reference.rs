@@ -44,20 +44,43 @@ pub fn apply_signal(
 /// Where thread `thread` starts its walk when a warp's lanes fall into `distinct` groups
 /// (`walk_start` of the kernel file).
 pub fn walk_start(thread: u64, distinct: u32) -> u32 {
+    walk_start_spaced(thread, distinct, 129, 97)
+}
+
+/// Where thread `thread` starts when the groups of a warp are `group_words` apart and the
+/// warps `warp_words` apart (`walk_start_spaced` of the kernel file).
+pub fn walk_start_spaced(
+    thread: u64,
+    distinct: u32,
+    group_words: u32,
+    warp_words: u32,
+) -> u32 {
     let warp = (thread / 32) as u32;
     let group = (thread % 32) as u32 % distinct;
-    (warp.wrapping_mul(97).wrapping_add(group * 129)) & (SIGNAL_MAX as u32 - 1)
+    (warp.wrapping_mul(warp_words).wrapping_add(group.wrapping_mul(group_words)))
+        & (SIGNAL_MAX as u32 - 1)
 }
 
 /// The walks (`walk_const`, `walk_global`, `walk_readonly`): thread `i < n` adds `steps`
 /// consecutive table elements (wrapping) from its start, in order.
 pub fn walk(table: &[f32], n: usize, distinct: u32, steps: u32) -> Vec<f32> {
+    walk_spaced(table, n, distinct, steps, (129, 97))
+}
+
+/// `walk_const_spaced`: [`walk`] with groups `spacing.0` words apart and warps `spacing.1`.
+pub fn walk_spaced(
+    table: &[f32],
+    n: usize,
+    distinct: u32,
+    steps: u32,
+    (group_words, warp_words): (u32, u32),
+) -> Vec<f32> {
     assert_eq!(table.len(), SIGNAL_MAX);
     assert!((1..=32).contains(&distinct));
     (0..n as u64)
         .into_par_iter()
         .map(|i| {
-            let start = walk_start(i, distinct);
+            let start = walk_start_spaced(i, distinct, group_words, warp_words);
             let mut acc = 0.0f32;
             for k in 0..steps {
                 acc +=

@@ -7,7 +7,7 @@ use crate::harness::plot::{Axis, Point, Spec, Ticks};
 use crate::harness::stats::Rate;
 use crate::harness::Run;
 
-use super::measure::{ChaseSpace, MemoryKernel, Results, VectorHome};
+use super::measure::{ChaseSpace, MemoryKernel, Results, VectorHome, WalkSpacing};
 
 /// The L1 capacity the latency figure marks: stated, not measured (the H100's L1 and shared
 /// memory share 256 KiB per SM; the L2 line comes from the driver's `l2_mib`).
@@ -37,6 +37,21 @@ struct HistogramRow {
     ms: String,
     #[serde(rename = "G values per s")]
     rate: String,
+}
+
+#[derive(serde::Serialize)]
+struct SassRow {
+    kernel: String,
+    #[serde(rename = "instructions per trip")]
+    instructions: usize,
+    #[serde(rename = "FFMA + FADD")]
+    adds: usize,
+    #[serde(rename = "LDG")]
+    global_loads: usize,
+    #[serde(rename = "LDC")]
+    constant_loads: usize,
+    #[serde(rename = "ULDC")]
+    uniform_constant_loads: usize,
 }
 
 fn gb_point(series: &str, x: &str, r: Rate) -> Point {
@@ -95,6 +110,87 @@ fn bandwidth_points(r: &Results) -> anyhow::Result<Vec<Point>> {
         gb_point(series, "constant, 32 addresses", walk(VectorHome::Constant, 32)?),
         gb_point(series, "registers", r.onchip.registers.per_second()),
     ])
+}
+
+/// The constant-memory walk with three spacings: the time of one warp-wide load relative to
+/// the same walk with one address, beside `k` addresses served one after another.
+fn write_spacing_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let mut points = Vec::new();
+    for spacing in WalkSpacing::ALL {
+        let of = |d: u32| {
+            r.spaced_walks.iter().find(|p| p.spacing == spacing && p.distinct == d)
+        };
+        let one = of(1)
+            .ok_or_else(|| {
+                anyhow::anyhow!("the spaced walk with one address was not measured")
+            })?
+            .timed
+            .per_second()
+            .median;
+        for p in r.spaced_walks.iter().filter(|p| p.spacing == spacing) {
+            let g = p.timed.per_second();
+            points.push(Point::new(
+                spacing.label(),
+                p.distinct,
+                one / g.median,
+                one / g.best,
+                one / g.worst,
+            ));
+        }
+    }
+    let model = "k addresses, k turns";
+    let mut distincts: Vec<u32> = r.spaced_walks.iter().map(|p| p.distinct).collect();
+    distincts.sort_unstable();
+    distincts.dedup();
+    for &k in &distincts {
+        points.push(Point::new(model, k, k as f64, k as f64, k as f64));
+    }
+    run.figure(
+        "memory_spaces-constant-spacing",
+        &[
+            ("l2", L2_WARM_TABLE),
+            ("threads", &r.walk_threads.to_string()),
+            ("steps", &r.walk_steps.to_string()),
+            ("kernel", "walk_const_spaced (the same machine code at every point)"),
+        ],
+        &Spec::line(
+            "Constant memory: time of a warp load against distinct addresses",
+            "distinct addresses per warp load (k)",
+            "time per warp load / time with one address",
+        )
+        .log_x()
+        .log_y()
+        .dashed(model)
+        .x_ticks(Ticks::Data),
+        &points,
+    )
+}
+
+/// The main loop of the signal and walk kernels in machine code, counted.
+fn write_sass_table(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let Some((assembled_by, census)) = &r.sass else { return Ok(()) };
+    let rows: Vec<SassRow> = census
+        .iter()
+        .map(|c| SassRow {
+            kernel: format!("`{}`", c.kernel.function()),
+            instructions: c.instructions,
+            adds: c.adds,
+            global_loads: c.global_loads,
+            constant_loads: c.constant_loads,
+            uniform_constant_loads: c.uniform_constant_loads,
+        })
+        .collect();
+    run.table(
+        "memory_spaces-sass",
+        &format!("One trip of each kernel's main loop in machine code (SASS), {assembled_by}"),
+        &[
+            ("source", "counted in the SASS of this run's PTX (no measurement)"),
+            ("computed", "`memory_spaces::measure::loop_census` on ptxas + nvdisasm output"),
+            ("counted", "the loop with the most loads; FFMA + FADD = elements per trip; LDC and ULDC count loads from the __constant__ bank c[0x3] only (LDC: an address per lane; ULDC: one per warp, uniform datapath)"),
+            ("headers", "LDG = `LDG` | LDC = `LDC` | ULDC = `ULDC` | FFMA + FADD = `FFMA` + `FADD`"),
+        ],
+        &rows,
+    )
 }
 
 /// Writes every figure and table of the chapter, then prints the summary.
@@ -170,6 +266,9 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         .x_ticks(Ticks::Data),
         &points,
     )?;
+
+    write_spacing_figure(run, r)?;
+    write_sass_table(run, r)?;
 
     // 3. The stencils.
     let (cold_series, warm_series) = stencil_series(r);

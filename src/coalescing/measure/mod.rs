@@ -5,6 +5,7 @@
 //! |------|------------------|
 //! | [`kernels`] | nothing: the chapter's kernel table, and what a measurement returns |
 //! | [`affine`] | strided and misaligned loads (`dst[i] = src[offset + i stride]`) |
+//! | [`granularity`] | the float stride sweep under each L2 fetch granularity (32, 64, 128 B) |
 //! | [`drift`] | the particle drift on an array of structs and on a struct of arrays |
 //! | [`transpose`] | the transposes, verified at odd sizes and timed at one |
 //! | [`readonly`] | the read-only data path: a copy and gathers |
@@ -14,6 +15,7 @@
 
 pub mod affine;
 pub mod drift;
+pub mod granularity;
 pub mod kernels;
 pub mod readonly;
 pub mod transpose;
@@ -23,6 +25,10 @@ use std::collections::HashMap;
 pub use affine::{launch_affine_read, measure_affine_read, AffineSweep, Element};
 pub use drift::DRIFT_USEFUL_BYTES;
 pub use drift::{launch_drift_aos, launch_drift_soa, measure_drifts, DeviceSoa};
+pub use granularity::{
+    fetch_model_fraction, measure_granularities, GranularityRun, GranularitySweep,
+    GRANULARITIES,
+};
 pub use kernels::{
     CoalescingKernel, GridStrideKernel, Kernels, Measurement, StreamKernel, BLOCK,
 };
@@ -32,12 +38,13 @@ pub use transpose::{launch_transpose, measure_transposes, MAX_TRANSPOSE_SIDE};
 use indicatif::ProgressBar;
 
 use super::patterns::{self, type_name, Pattern};
-use super::ptx::{self, Census};
+use super::ptx::{self, Census, SassCensus};
 use super::readonly::ReadOnlyKernel;
 use super::reference;
 use super::transpose::TransposeKernel;
 use crate::harness::ceiling::{self, CopyKernel};
 use crate::harness::kernels::KernelName;
+use crate::harness::sass::Tools;
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
 use crate::harness::{FullQuick, Gpu, Run, L2};
@@ -108,6 +115,21 @@ pub struct Results {
     /// The PTX census of each read-only kernel, and who compiled it ("NVRTC 13.0 for compute_90").
     pub ptx: Vec<(ReadOnlyKernel, Census)>,
     pub compiled_by: String,
+    /// The same kernels in machine code, and the assembler's version; `None` when `ptxas`
+    /// and `nvdisasm` were not found (see [`crate::harness::sass::Tools::find`]).
+    pub sass: Option<(String, Vec<(ReadOnlyKernel, SassCensus)>)>,
+    /// The float stride sweep under each L2 fetch granularity.
+    pub granularity: GranularitySweep,
+}
+
+/// Strides of the sweep under each L2 fetch granularity: fewer than the main sweep, enough
+/// to see where each granularity's model goes flat.
+pub fn granularity_strides(quick: bool) -> Vec<u64> {
+    if quick {
+        vec![1, 2, 4, 8, 16, 32, 64]
+    } else {
+        vec![1, 2, 4, 8, 12, 16, 24, 32, 48, 64]
+    }
 }
 
 /// Verifies and times everything the chapter shows, at the sizes of this run, all L2 cold.
@@ -128,7 +150,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     let strides = patterns::sweep_strides(quick);
     let offsets = patterns::sweep_offsets(quick);
     let bar =
-        run.progress(2 * strides.len() + offsets.len() + ODD_TRANSPOSE_SIZES.len() + 4);
+        run.progress(2 * strides.len() + offsets.len() + ODD_TRANSPOSE_SIZES.len() + 5);
 
     // The ceiling every fraction below is taken of.
     bar.set_message(format!("copy ceiling, {} MiB", ceiling_bytes / MIB));
@@ -153,6 +175,18 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     sweep(sweep_bytes, seed + 2, &stride_points).run::<f64>(&mut strided)?;
     let mut misaligned = HashMap::new();
     sweep(offset_bytes, seed + 3, &offset_points).run::<f32>(&mut misaligned)?;
+
+    // The float stride sweep under each L2 fetch granularity (the setting restored after).
+    bar.set_message("stride sweep per L2 fetch granularity");
+    let granularity = measure_granularities(
+        gpu,
+        &kernels,
+        sweep_bytes,
+        &granularity_strides(quick),
+        plan,
+        seed + 8,
+    )?;
+    bar.inc(1);
 
     // Particles in both layouts.
     bar.set_message(format!("drift of {particles} particles"));
@@ -200,6 +234,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         })?;
         census.push((kernel, c));
     }
+    let sass = readonly_sass(kernels.ptx(), &gpu.info.arch())?;
     bar.inc(1);
     bar.finish_and_clear();
 
@@ -228,7 +263,33 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
             gpu.info.nvrtc.1,
             gpu.info.arch()
         ),
+        sass,
+        granularity,
     })
+}
+
+/// The read-only kernels' machine code, counted; `None` without `ptxas` and `nvdisasm`.
+fn readonly_sass(
+    ptx: &str,
+    arch: &str,
+) -> anyhow::Result<Option<(String, Vec<(ReadOnlyKernel, SassCensus)>)>> {
+    let Some(tools) = Tools::find() else {
+        eprintln!(
+            "note: ptxas or nvdisasm not found (set CMBOOK_PTXAS and CMBOOK_NVDISASM): \
+             the SASS table of the read-only kernels is not written"
+        );
+        return Ok(None);
+    };
+    let sm = arch.replace("compute_", "sm_");
+    let sass = tools.disassemble(ptx, &sm)?;
+    let mut counts = Vec::new();
+    for kernel in ReadOnlyKernel::all() {
+        let f = sass.function(&kernel.function()).ok_or_else(|| {
+            anyhow::anyhow!("no function `{}` in the SASS", kernel.function())
+        })?;
+        counts.push((kernel, ptx::sass_census(f)));
+    }
+    Ok(Some((format!("{} for {sm}", tools.version()?), counts)))
 }
 
 /// One sweep of the affine read: one random source of `bytes`, measured under `plan` at

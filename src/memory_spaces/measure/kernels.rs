@@ -21,6 +21,8 @@ pub enum MemoryKernel {
     Signal(VectorHome),
     /// `walk_*`: the walk over a 32 KiB table in one home.
     Walk(VectorHome),
+    /// `walk_const_spaced`: the constant-memory walk with its spacing as parameters.
+    WalkConstSpaced,
     /// `stencil3_*`.
     Stencil(StencilKernel),
     /// `histogram_*`.
@@ -38,6 +40,7 @@ impl KernelName for MemoryKernel {
             .map(MemoryKernel::Signal)
             .into_iter()
             .chain(homes.map(MemoryKernel::Walk))
+            .chain([MemoryKernel::WalkConstSpaced])
             .chain(StencilKernel::ALL.map(MemoryKernel::Stencil))
             .chain(HistogramKernel::ALL.map(MemoryKernel::Histogram))
             .chain(ChaseSpace::ALL.map(MemoryKernel::Chase))
@@ -58,6 +61,7 @@ impl KernelName for MemoryKernel {
             K::Walk(VectorHome::Constant) => "walk_const",
             K::Walk(VectorHome::Global) => "walk_global",
             K::Walk(VectorHome::ReadOnly) => "walk_readonly",
+            K::WalkConstSpaced => "walk_const_spaced",
             K::Stencil(StencilKernel::Global) => "stencil3_global",
             K::Stencil(StencilKernel::SharedStatic) => "stencil3_shared_static",
             K::Stencil(StencilKernel::SharedDynamic) => "stencil3_shared_dynamic",

@@ -5,7 +5,7 @@
 //! |------|------------------|
 //! | [`kernels`] | nothing: the chapter's kernel table, and what every measurement returns |
 //! | [`signal`] | the signal example, the vector in constant, global and read-only memory |
-//! | [`walks`] | a 32 KiB table read with 1 to 32 distinct addresses per warp load |
+//! | [`walks`] | a 32 KiB table read with 1 to 32 distinct addresses per warp load, and the constant-memory walk with its addresses spaced three ways |
 //! | [`stencils`] | the three-point stencil from global memory and from a shared tile |
 //! | [`histograms`] | a per-thread histogram in local memory and in registers |
 //! | [`chases`] | pointer chases: the latency of one load in each space |
@@ -30,14 +30,19 @@ pub use signal::{
     launch_signal, measure_signal, set_signal_const, SignalSize, VectorHome,
 };
 pub use stencils::{launch_stencil, measure_stencils, StencilKernel};
-pub use walks::{measure_walks, WalkPoint};
+pub use walks::{
+    measure_spaced_walks, measure_walks, SpacedPoint, WalkPoint, WalkSpacing,
+};
 
 use crate::harness::ceiling::{self, CopyKernel};
+use crate::harness::kernels::KernelName;
+use crate::harness::sass::{self, Tools};
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
 use crate::harness::{FullQuick, Run, L2};
 
 use super::map::{space_rows, SpaceRow};
+use super::KERNEL_FILE;
 
 /// Matrices the signal vector is applied to.
 pub const SIGNAL_MATRICES: FullQuick<u64> = FullQuick::new(32, 3);
@@ -90,6 +95,11 @@ pub struct Results {
     pub walk_threads: usize,
     pub walk_steps: u32,
     pub walks: Vec<WalkPoint>,
+    /// The constant-memory walk with its addresses spaced three ways.
+    pub spaced_walks: Vec<SpacedPoint>,
+    /// The load instructions of the signal and walk kernels in machine code, and who
+    /// assembled them; `None` without `ptxas` and `nvdisasm`.
+    pub sass: Option<(String, Vec<LoopCensus>)>,
     pub stencil_cold_n: usize,
     pub stencil_cold: Vec<(StencilKernel, Timed)>,
     pub stencil_warm_n: usize,
@@ -127,10 +137,67 @@ pub fn chase_footprints(space: ChaseSpace, quick: bool) -> Vec<usize> {
 /// Distinct addresses per warp load of the walks.
 pub fn walk_distincts(quick: bool) -> Vec<u32> {
     if quick {
-        vec![1, 32]
+        vec![1, 2, 3, 32]
     } else {
-        vec![1, 2, 4, 8, 16, 32]
+        vec![1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
     }
+}
+
+/// The instructions of one kernel's main loop (the loop with the most loads), per trip.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopCensus {
+    pub kernel: MemoryKernel,
+    /// Every instruction of one trip.
+    pub instructions: usize,
+    /// `FFMA` and `FADD`: one per element the trip handles.
+    pub adds: usize,
+    /// `LDG`, coherent or not.
+    pub global_loads: usize,
+    /// `LDC` from the `__constant__` bank: one address per lane.
+    pub constant_loads: usize,
+    /// `ULDC` from the `__constant__` bank: one address per warp, on the uniform datapath.
+    pub uniform_constant_loads: usize,
+}
+
+/// The kernels whose loads the chapter counts.
+pub const SASS_KERNELS: [MemoryKernel; 6] = [
+    MemoryKernel::Signal(VectorHome::Constant),
+    MemoryKernel::Signal(VectorHome::Global),
+    MemoryKernel::Signal(VectorHome::ReadOnly),
+    MemoryKernel::Walk(VectorHome::Constant),
+    MemoryKernel::WalkConstSpaced,
+    MemoryKernel::Walk(VectorHome::Global),
+];
+
+/// Counts the main loop of every kernel of [`SASS_KERNELS`] in `listing` (`nvdisasm -c`).
+pub fn loop_census(listing: &sass::Sass) -> anyhow::Result<Vec<LoopCensus>> {
+    let is_load =
+        |i: &sass::Instr| sass::is_global_load(i) || sass::is_user_constant_load(i);
+    let mut rows = Vec::new();
+    for kernel in SASS_KERNELS {
+        let name = kernel.function();
+        let f = listing
+            .function(&name)
+            .ok_or_else(|| anyhow::anyhow!("no function `{name}` in the SASS"))?;
+        let body = f
+            .busiest_loop(is_load)
+            .ok_or_else(|| anyhow::anyhow!("no loop with a load in `{name}`"))?;
+        let count =
+            |p: &dyn Fn(&sass::Instr) -> bool| body.iter().filter(|i| p(i)).count();
+        rows.push(LoopCensus {
+            kernel,
+            instructions: body.len(),
+            adds: count(&|i| matches!(i.base(), "FFMA" | "FADD")),
+            global_loads: count(&sass::is_global_load),
+            constant_loads: count(&|i| {
+                sass::is_user_constant_load(i) && i.base() == "LDC"
+            }),
+            uniform_constant_loads: count(&|i| {
+                sass::is_user_constant_load(i) && i.base() == "ULDC"
+            }),
+        });
+    }
+    Ok(rows)
 }
 
 /// Verifies and times everything the chapter shows, at the sizes of this run.
@@ -164,7 +231,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
 
     let chase_points: usize =
         ChaseSpace::ALL.iter().map(|&s| chase_footprints(s, quick).len()).sum();
-    let bar = run.progress(8 + chase_points);
+    let bar = run.progress(9 + chase_points);
 
     bar.set_message("copy ceilings");
     // Bytes per second (read + write), like every other rate the report turns into GB/s.
@@ -185,6 +252,17 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
 
     bar.set_message("divergent walks");
     let walks = measure_walks(
+        gpu,
+        &kernels,
+        walk_threads,
+        walk_steps,
+        &distincts,
+        warm,
+        seed + 3,
+    )?;
+    bar.inc(1);
+    bar.set_message("constant-memory walks, three spacings");
+    let spaced_walks = measure_spaced_walks(
         gpu,
         &kernels,
         walk_threads,
@@ -227,6 +305,21 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     bar.inc(1);
     bar.finish_and_clear();
 
+    let sass = match Tools::find() {
+        Some(tools) => {
+            let sm = gpu.info.arch().replace("compute_", "sm_");
+            let listing = tools.disassemble(kernels.ptx(KERNEL_FILE), &sm)?;
+            Some((format!("{} for {sm}", tools.version()?), loop_census(&listing)?))
+        }
+        None => {
+            eprintln!(
+                "note: ptxas or nvdisasm not found (set CMBOOK_PTXAS and CMBOOK_NVDISASM): \
+                 the SASS table of the signal and walk kernels is not written"
+            );
+            None
+        }
+    };
+
     Ok(Results {
         map: space_rows(&gpu.info),
         copy_cold: (copy_cold_bytes, copy_cold),
@@ -236,6 +329,8 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         walk_threads,
         walk_steps,
         walks,
+        spaced_walks,
+        sass,
         stencil_cold_n,
         stencil_cold,
         stencil_warm_n,

@@ -100,3 +100,133 @@ pub fn measure_walks(
     }
     Ok(points)
 }
+
+/// Where the `distinct` addresses of the constant-memory walk lie: how far apart the groups of
+/// a warp start, and how far apart the warps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WalkSpacing {
+    /// `walk_const`'s own: groups 129 words apart, warps 97 apart. Every group has a line of
+    /// its own, and the warps of an SM together read many places of the table at once.
+    Apart,
+    /// Groups 1 word apart: a warp's addresses lie in one or two 128-byte lines.
+    SameLine,
+    /// Groups 129 words apart, every warp at the same place: all warps read the same
+    /// `distinct` words, so the constant cache needs to hold only those.
+    SameWords,
+}
+
+impl WalkSpacing {
+    pub const ALL: [WalkSpacing; 3] =
+        [WalkSpacing::Apart, WalkSpacing::SameLine, WalkSpacing::SameWords];
+
+    /// `(group_words, warp_words)`, the parameters of `walk_const_spaced`.
+    pub fn words(self) -> (u32, u32) {
+        match self {
+            WalkSpacing::Apart => (129, 97),
+            WalkSpacing::SameLine => (1, 97),
+            WalkSpacing::SameWords => (129, 0),
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            WalkSpacing::Apart => "groups 129 words apart, warps 97 apart",
+            WalkSpacing::SameLine => "groups 1 word apart, warps 97 apart",
+            WalkSpacing::SameWords => "groups 129 words apart, warps 0 apart",
+        }
+    }
+}
+
+/// One point of the constant-memory walk with a given spacing.
+#[derive(Debug, Clone)]
+pub struct SpacedPoint {
+    pub spacing: WalkSpacing,
+    pub distinct: u32,
+    pub timed: Timed,
+}
+
+fn launch_walk_spaced(
+    stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    out: &mut CudaSlice<f32>,
+    (distinct, steps): (u32, u32),
+    spacing: WalkSpacing,
+) -> anyhow::Result<()> {
+    let n = out.len() as u64;
+    let cfg = LaunchConfig {
+        grid_dim: (u32::try_from(n.div_ceil(BLOCK as u64))?, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let (distinct, steps) = (distinct as i32, steps as i32);
+    let (group_words, warp_words) = spacing.words();
+    let f = kernels.get(MemoryKernel::WalkConstSpaced);
+    // SAFETY: matches walk_const_spaced(float* out, u64 n, int distinct, int steps,
+    // unsigned group_words, unsigned warp_words); every index is masked to SIGNAL_MAX - 1.
+    unsafe {
+        stream
+            .launch_builder(f)
+            .arg(out)
+            .arg(&n)
+            .arg(&distinct)
+            .arg(&steps)
+            .arg(&group_words)
+            .arg(&warp_words)
+            .launch(cfg)?
+    };
+    Ok(())
+}
+
+/// Verifies, then times, `walk_const_spaced` for every spacing and every number of distinct
+/// addresses in `distincts`: the same instructions each time, only the addresses differ.
+pub fn measure_spaced_walks(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    n: usize,
+    steps: u32,
+    distincts: &[u32],
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<Vec<SpacedPoint>> {
+    if n == 0 || steps == 0 || steps > i32::MAX as u32 {
+        return Err(
+            UsageError("the walks need threads > 0 and steps > 0".into()).into()
+        );
+    }
+    let table_host = inputs::random_f32(SIGNAL_MAX, seed);
+    set_signal_const(gpu, kernels, &table_host)?;
+    let mut out = gpu.stream.alloc_zeros::<f32>(n)?;
+    let name = MemoryKernel::WalkConstSpaced.function();
+    let mut points = Vec::new();
+    for spacing in WalkSpacing::ALL {
+        for &distinct in distincts {
+            let want = reference::walk_spaced(
+                &table_host,
+                n,
+                distinct,
+                steps,
+                spacing.words(),
+            );
+            let (g, w) = spacing.words();
+            let size =
+                format!("n={n} steps={steps} distinct={distinct} spacing={g},{w}");
+            let verified = gpu.verify_then_time_output(
+                &mut out,
+                |s, out| {
+                    launch_walk_spaced(s, kernels, out, (distinct, steps), spacing)
+                },
+                |got| verify::check_exact(&name, &size, got, &want),
+                &[plan],
+            )?;
+            points.push(SpacedPoint {
+                spacing,
+                distinct,
+                timed: Timed {
+                    stats: verified.time().clone(),
+                    amount: n as f64 * steps as f64,
+                },
+            });
+        }
+    }
+    Ok(points)
+}
