@@ -244,9 +244,10 @@ fn one_cooperative_launch_with_grid_barriers_matches_the_cpu_at_odd_n() {
     let kernels = CmmKernels::load(&gpu).unwrap();
     // 1100 with B = 256 and 4500 with B = 32: diagonals longer than the co-resident grid, so
     // blocks take several cells of one diagonal in turn.
-    for (n, max_dim) in [(1usize, 9u32), (2, 9), (3, 1), (97, 1000), (255, 1000), (1100, 1000)]
-        .into_iter()
-        .chain([(2047, 1000), (4500, 200)])
+    for (n, max_dim) in
+        [(1usize, 9u32), (2, 9), (3, 1), (97, 1000), (255, 1000), (1100, 1000)]
+            .into_iter()
+            .chain([(2047, 1000), (4500, 200)])
     {
         let dims = dp::random_dims(n, max_dim, 41 + n as u64);
         let cpu = dp::solve_contiguous(&dims).unwrap();
@@ -256,7 +257,10 @@ fn one_cooperative_launch_with_grid_barriers_matches_the_cpu_at_odd_n() {
                     continue; // the large n once, where the grid is smallest against n
                 }
                 let grid = kernels.cooperative_grid(block, n).unwrap();
-                assert!(grid >= 1 && grid as usize <= n.max(2) - 1, "grid {grid} at n={n}");
+                assert!(
+                    grid >= 1 && grid as usize <= n.max(2) - 1,
+                    "grid {grid} at n={n}"
+                );
                 let k = Kernel::Persistent { layout, block };
                 let mut p = kernels.prepare(k, &dims).unwrap();
                 // Twice on the same buffers: the barrier's state is reusable across launches.

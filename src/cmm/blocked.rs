@@ -160,13 +160,18 @@ mod tests {
 
     #[test]
     fn blocked_equals_serial_on_odd_n_ties_and_every_tile_size() {
-        for (n, max_dim, seed) in [(1, 9, 1), (2, 9, 2), (5, 1, 3), (63, 40, 4), (130, 1000, 5)]
+        for (n, max_dim, seed) in
+            [(1, 9, 1), (2, 9, 2), (5, 1, 3), (63, 40, 4), (130, 1000, 5)]
         {
             let dims = random_dims(n, max_dim, seed);
             let serial = solve_serial(&dims).unwrap();
             for tile in [1, 3, 7, 64] {
                 let got = solve_blocked_with(&dims, tile).unwrap();
-                assert_eq!(serial.difference_from(&got), None, "n = {n}, tile = {tile}");
+                assert_eq!(
+                    serial.difference_from(&got),
+                    None,
+                    "n = {n}, tile = {tile}"
+                );
             }
         }
     }

@@ -127,7 +127,9 @@ impl Kernel {
             Kernel::BlockPerCell { layout: DiagonalMajor, .. } => {
                 CmmKernel::DiagonalBlockPerCell
             }
-            Kernel::Persistent { layout: RowMajor, .. } => CmmKernel::RowMajorPersistent,
+            Kernel::Persistent { layout: RowMajor, .. } => {
+                CmmKernel::RowMajorPersistent
+            }
             Kernel::Persistent { layout: DiagonalMajor, .. } => {
                 CmmKernel::DiagonalPersistent
             }
@@ -271,7 +273,8 @@ impl<'g> CmmKernels<'g> {
     /// prices the barriers that kernel pays.
     pub fn cooperative_grid(&self, block: u32, n: usize) -> anyhow::Result<u32> {
         let f = self.table.get(CmmKernel::RowMajorPersistent);
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(block, 0, None)?;
+        let per_sm =
+            f.occupancy_max_active_blocks_per_multiprocessor(block, 0, None)?;
         anyhow::ensure!(per_sm > 0, "a block of {block} threads cannot be resident");
         let resident = per_sm * self.gpu.info.sms as u32;
         Ok(resident.min(n.saturating_sub(1).max(1) as u32))
@@ -332,7 +335,10 @@ impl<'g> CmmKernels<'g> {
         let cells = layout.dp_len(p.n);
         let writes_diagonal = matches!(p.kernel, Kernel::OneBlock { .. });
         anyhow::ensure!(
-            !matches!(p.kernel, Kernel::LaunchOnly { .. } | Kernel::BarriersOnly { .. }),
+            !matches!(
+                p.kernel,
+                Kernel::LaunchOnly { .. } | Kernel::BarriersOnly { .. }
+            ),
             "{} computes no table: time it, there is nothing to verify",
             p.kernel.label()
         );

@@ -74,10 +74,8 @@ pub fn measure(
     let launches = kernels.verify_then_time(&mut p, cpu, &[plan])?.time().clone();
     let enqueue = enqueue_stats(kernels, &mut p, plan.reps)?;
     let graph = kernels.capture(&mut p)?;
-    let graph_time = kernels
-        .verify_then_time_graph(&mut p, &graph, cpu, &[plan])?
-        .time()
-        .clone();
+    let graph_time =
+        kernels.verify_then_time_graph(&mut p, &graph, cpu, &[plan])?.time().clone();
     drop(p);
 
     let mut c = kernels.prepare(Kernel::Persistent { layout, block }, dims)?;

@@ -211,7 +211,15 @@ fn measure_launches(run: &Run) -> anyhow::Result<Vec<Separation>> {
         bar.set_message(format!("launches, n = {n}"));
         let dims = dp::random_dims(n, DIM_MAX, run.seed + n as u64);
         let cpu = dp::solve_contiguous(&dims)?;
-        out.push(launches::measure(gpu, &cmm, Layout::RowMajor, WARP, &dims, &cpu, plan)?);
+        out.push(launches::measure(
+            gpu,
+            &cmm,
+            Layout::RowMajor,
+            WARP,
+            &dims,
+            &cpu,
+            plan,
+        )?);
         bar.inc(1);
     }
     bar.finish_and_clear();

@@ -197,8 +197,12 @@ fn report_cpu(run: &Run, r: &DpResults) -> anyhow::Result<()> {
             };
             CpuRow {
                 n: size.n,
-                one_thread_ms: get(Variant::CpuOneThread).map(fmt_ms).unwrap_or_else(dash),
-                untiled_ms: get(Variant::CpuAllThreads).map(fmt_ms).unwrap_or_else(dash),
+                one_thread_ms: get(Variant::CpuOneThread)
+                    .map(fmt_ms)
+                    .unwrap_or_else(dash),
+                untiled_ms: get(Variant::CpuAllThreads)
+                    .map(fmt_ms)
+                    .unwrap_or_else(dash),
                 blocked_ms: get(Variant::CpuBlocked).map(fmt_ms).unwrap_or_else(dash),
                 blocked_speedup: pair(
                     get(Variant::CpuAllThreads),
@@ -210,7 +214,8 @@ fn report_cpu(run: &Run, r: &DpResults) -> anyhow::Result<()> {
         })
         .collect();
     let threads = format!("{} (rayon), on the GPU machine's host", r.threads);
-    let title = "The CPU programs against the GPU's tiled kernels: whole table, median ms";
+    let title =
+        "The CPU programs against the GPU's tiled kernels: whole table, median ms";
     run.table(
         "cmm-beyond-cpu",
         title,
@@ -222,7 +227,8 @@ fn report_cpu(run: &Run, r: &DpResults) -> anyhow::Result<()> {
 /// The warp-per-cell program's launches, its graph and one cooperative launch, with its cells
 /// and without: why a graph saves less than the launches cost alone.
 fn report_launches(run: &Run, r: &[Separation]) -> anyhow::Result<()> {
-    let rows: Vec<SeparationRow> = r.iter().map(|s| SeparationRow::new(s, fmt_ms)).collect();
+    let rows: Vec<SeparationRow> =
+        r.iter().map(|s| SeparationRow::new(s, fmt_ms)).collect();
     for s in r {
         println!(
             "n = {}: launch per diagonal {} ms (host enqueue {} ms), graph {} ms, \

@@ -328,7 +328,14 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     bar.finish_and_clear();
 
     let (table1, breakeven, layout_vs_n, widths, variants, streams) = match paper {
-        Some(p) => (p.table1, p.breakeven, p.layout_vs_n, Some(p.widths), p.variants, p.streams),
+        Some(p) => (
+            p.table1,
+            p.breakeven,
+            p.layout_vs_n,
+            Some(p.widths),
+            p.variants,
+            p.streams,
+        ),
         None => (
             Vec::new(),
             Breakeven { sizes: Vec::new(), end_to_end_reps: 0 },
@@ -563,7 +570,7 @@ fn measure_separation(
     for &n in &s.separation_n {
         bar.set_message(format!("grid barrier, n = {n}"));
         let dims = dp::random_dims(n, DIM_MAX, run.seed + 5 * n as u64);
-        let cpu = dp::solve_parallel(&dims)?;
+        let cpu = dp::solve_contiguous(&dims)?;
         for block in SEPARATION_BLOCKS {
             let m = launches::measure(
                 run.gpu(),

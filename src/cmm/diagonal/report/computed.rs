@@ -140,7 +140,10 @@ const FOOTPRINT_SHOWN: [(&str, &str); 2] = [
         "cost_mib = cost table (MiB) | split_mib = split table (MiB) | \
          both_mib = both tables (MiB) | share_of_l2 = share of the L2",
     ),
-    ("computed", "`cmm::layout` (8-byte costs, 4-byte splits, as the kernels allocate)"),
+    (
+        "computed",
+        "`cmm::layout` (8-byte costs, 4-byte splits, as the kernels allocate)",
+    ),
 ];
 
 /// What each one-block kernel keeps in memory at the n of the speedup-against-n sweep: the

@@ -418,7 +418,8 @@ pub(super) fn stride(run: &Run, r: &Results) -> anyhow::Result<()> {
             }
         })
         .collect();
-    let title = "The row stride one n at a time, grouped by the largest power of two (up to \
+    let title =
+        "The row stride one n at a time, grouped by the largest power of two (up to \
                  128 bytes) that divides the lanes' stride";
     run.table(
         "cmm-stride-alignment",
@@ -456,7 +457,8 @@ pub(super) fn separation(run: &Run, r: &Results) -> anyhow::Result<()> {
         .log_y(),
         &points,
     )?;
-    let title = "Keeping the diagonals in order: whole DP (ms, median) and the cost of one \
+    let title =
+        "Keeping the diagonals in order: whole DP (ms, median) and the cost of one \
                  diagonal's separation alone (µs, median over the diagonals)";
     run.table(
         "cmm-grid-barrier-costs",

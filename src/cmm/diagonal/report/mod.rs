@@ -14,7 +14,9 @@ mod computed;
 mod measured;
 
 use self::computed::{footprint_table, layout_tables, traffic_table, worked_example};
-use self::measured::{breakeven, experiments, separation, streams, stride, table1, variants};
+use self::measured::{
+    breakeven, experiments, separation, streams, stride, table1, variants,
+};
 
 /// The paper's series in Table 1's figures (drawn dashed, beside ours).
 const PAPER_SERIAL: &str = "serial CPU, paper (V100 host)";
