@@ -5,14 +5,15 @@
 //!   sweep, section 7's variants and streams, the experiments that explain the layout's gain);
 //! - `--dims 20,2,30,12,8`: solves one chain on the GPU, checked against the CPU;
 //! - `--matrices 500 --seed 7`: the same for a random chain of 500 matrices;
-//! - `--cpu-only`: answers `--dims` / `--matrices` without a GPU.
+//! - `--cpu-only`: answers `--dims` / `--matrices` without a GPU;
+//! - `--part stride` / `--part barrier` / `--part paper`: only one part of the measurements.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use cmbook::chapters::{self, Chapter};
 use cmbook::cmm::diagonal::solve::{self, SHOWN_ORDER_MAX_N};
-use cmbook::cmm::diagonal::{self, Settings, DIM_MAX};
+use cmbook::cmm::diagonal::{self, Part, Settings, DIM_MAX};
 use cmbook::cmm::layout::MAX_N_FOR_I32_INDEX;
 use cmbook::harness::run::{self, CommonArgs, Example, Needs, UsageError};
 
@@ -39,6 +40,9 @@ struct Args {
                                 however long (by default only up to {SHOWN_ORDER_MAX_N} \
                                 matrices)"))]
     show_order: bool,
+    /// Which part of the chapter's measurements to run (the computed tables always are).
+    #[arg(long, value_enum, default_value_t = Part::All)]
+    part: Part,
 }
 
 impl Args {
@@ -80,7 +84,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         None => {
-            let results = diagonal::measure(run, &Settings::new(run.quick))?;
+            let results = diagonal::measure(run, &Settings::new(run.quick, args.part))?;
             diagonal::report(run, &results)
         }
     })

@@ -76,15 +76,17 @@ __device__ __forceinline__ void warp_best_pair(u64& cost, u32& k)
 }
 
 // ANCHOR: block_per_cell
+// Cell M[i][i + d], computed by the whole block: each thread scans its share of
+// the k range, then the block reduces the (cost, k) pairs. Every thread of the
+// block must call it (it holds barriers); it leaves the shared pairs free for the
+// block's next cell.
 template <typename Layout>
-__device__ void block_per_cell(const u32* __restrict__ dims_global, u64* cost_global,
-                               u32* split_global, int n, int d)
+__device__ void solve_cell(const u32* __restrict__ dims_global, u64* cost_global,
+                           u32* split_global, int n, int i, int d)
 {
     __shared__ u64 warp_best_cost_shared[MAX_WARPS_PER_BLOCK];
     __shared__ u32 warp_best_k_shared[MAX_WARPS_PER_BLOCK];
 
-    const int i = blockIdx.x + 1;
-    if (i > n - d) return;  // whole blocks only, so no thread misses the barrier below
     const int j = i + d;
     const u64 p_before_i = dims_global[i - 1];
     const u64 p_j = dims_global[j];
@@ -125,6 +127,17 @@ __device__ void block_per_cell(const u32* __restrict__ dims_global, u64* cost_gl
             split_global[Layout::index(n, i, j)] = best_k;
         }
     }
+    // warp 0 has read the shared pairs before the block's next cell overwrites them
+    __syncthreads();
+}
+
+template <typename Layout>
+__device__ void block_per_cell(const u32* __restrict__ dims_global, u64* cost_global,
+                               u32* split_global, int n, int d)
+{
+    const int i = blockIdx.x + 1;
+    if (i > n - d) return;  // whole blocks only, so no thread misses a barrier
+    solve_cell<Layout>(dims_global, cost_global, split_global, n, i, d);
 }
 // ANCHOR_END: block_per_cell
 
@@ -140,4 +153,100 @@ extern "C" __global__ void cmm_diagonal_block_per_cell_u64(const u32* __restrict
                                                            int n, int d)
 {
     block_per_cell<DiagonalMajor>(dims_global, cost_global, split_global, n, d);
+}
+
+// ---------------------------------------------------------------------------------------
+// One cooperative launch for the whole table: the same cells, a grid barrier between
+// diagonals instead of the end of a launch.
+//
+// A launch through cuLaunchCooperativeKernel starts only if every block of its grid can be
+// resident at once (the host sizes the grid from cuOccupancyMaxActiveBlocksPerMultiprocessor
+// times the number of SMs), so a block that waits for the others cannot keep them from
+// running: a barrier across the grid cannot deadlock. The barrier below is written out
+// rather than taken from cooperative_groups::this_grid().sync(), so that every fence is
+// visible.
+//
+// Launch (cooperative): grid (G, 1, 1) with G <= the co-resident limit, any G >= 1;
+// block (B, 1, 1) as for block_per_cell; no dynamic shared memory.
+// Kernels and parameters, in order:
+//   cmm_rowmajor_persistent_u64 / cmm_diagonal_persistent_u64(
+//       const unsigned int*  dims_global,     // p[0..n], n + 1 entries
+//       unsigned long long*  cost_global,     // as for block_per_cell
+//       unsigned int*        split_global,    // as for block_per_cell
+//       int                  n,               // matrices, n >= 1
+//       unsigned int*        barrier_global)  // 2 words: arrivals, generation
+// barrier_global must hold 0 arrivals at the launch (any generation); every barrier
+// leaves it at 0 again, so one buffer serves any number of launches in one stream.
+//   cmm_persistent_barriers_only(dims, cost, split, n, barrier): the same n - 1 barriers
+//       with no cell computed, to price a barrier alone.
+
+// ANCHOR: grid_barrier
+// Every block of the grid waits here until all of them have arrived; what any
+// block wrote before the barrier is visible to every block after it.
+__device__ void grid_barrier(unsigned int* arrivals, volatile unsigned int* generation)
+{
+    __syncthreads();  // the whole block has finished its cells before it arrives
+    if (threadIdx.x == 0) {
+        // Read the generation before arriving: the last block to arrive advances it.
+        const unsigned int gen = *generation;
+        __threadfence();  // release: this block's writes, then its arrival
+        if (atomicAdd(arrivals, 1u) == gridDim.x - 1) {
+            atomicExch(arrivals, 0u);  // reset for the next barrier ...
+            __threadfence();           // ... before anyone can pass this one
+            *generation = gen + 1;
+        } else {
+            while (*generation == gen) {
+            }  // spin: volatile, so every pass reads memory (L2), not a register
+        }
+        __threadfence();  // acquire: the other blocks' writes before ours that follow
+    }
+    __syncthreads();  // the rest of the block waits for thread 0
+}
+// ANCHOR_END: grid_barrier
+
+// ANCHOR: persistent
+template <typename Layout>
+__device__ void persistent(const u32* __restrict__ dims_global, u64* cost_global,
+                           u32* split_global, int n, unsigned int* barrier_global)
+{
+    for (int d = 1; d < n; ++d) {
+        // The n - d cells of diagonal d, dealt out to the blocks in turn.
+        for (int i = blockIdx.x + 1; i <= n - d; i += gridDim.x) {
+            solve_cell<Layout>(dims_global, cost_global, split_global, n, i, d);
+        }
+        // diagonal d is written, everywhere, before any block reads it for d + 1
+        grid_barrier(barrier_global, barrier_global + 1);
+    }
+}
+// ANCHOR_END: persistent
+
+extern "C" __global__ void cmm_rowmajor_persistent_u64(const u32* __restrict__ dims_global,
+                                                       u64* cost_global, u32* split_global,
+                                                       int n, unsigned int* barrier_global)
+{
+    persistent<RowMajor>(dims_global, cost_global, split_global, n, barrier_global);
+}
+
+extern "C" __global__ void cmm_diagonal_persistent_u64(const u32* __restrict__ dims_global,
+                                                       u64* cost_global, u32* split_global,
+                                                       int n, unsigned int* barrier_global)
+{
+    persistent<DiagonalMajor>(dims_global, cost_global, split_global, n, barrier_global);
+}
+
+// The cost of the synchronisation alone: the n - 1 barriers of a persistent solve, no cell.
+extern "C" __global__ void cmm_persistent_barriers_only(const u32* __restrict__ dims_global,
+                                                        u64* cost_global, u32* split_global,
+                                                        int n, unsigned int* barrier_global)
+{
+    for (int d = 1; d < n; ++d) {
+        grid_barrier(barrier_global, barrier_global + 1);
+    }
+}
+
+// The cost of the launches alone: launched like block_per_cell, once per diagonal, with
+// the same arguments, and it computes nothing.
+extern "C" __global__ void cmm_launch_only(const u32* __restrict__ dims_global,
+                                           u64* cost_global, u32* split_global, int n, int d)
+{
 }

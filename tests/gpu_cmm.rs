@@ -236,3 +236,55 @@ fn warp_per_cell_as_a_graph_matches_the_cpu() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn one_cooperative_launch_with_grid_barriers_matches_the_cpu_at_odd_n() {
+    let gpu = gpu();
+    let kernels = CmmKernels::load(&gpu).unwrap();
+    // 1100 with B = 256 and 4500 with B = 32: diagonals longer than the co-resident grid, so
+    // blocks take several cells of one diagonal in turn.
+    for (n, max_dim) in
+        [(1usize, 9u32), (2, 9), (3, 1), (97, 1000), (255, 1000), (1100, 1000)]
+            .into_iter()
+            .chain([(2047, 1000), (4500, 200)])
+    {
+        let dims = dp::random_dims(n, max_dim, 41 + n as u64);
+        let cpu = dp::solve_contiguous(&dims).unwrap();
+        for layout in Layout::ALL {
+            for block in [32u32, 96, 256] {
+                if n > 1100 && (block != 32 || layout == Layout::DiagonalMajor) {
+                    continue; // the large n once, where the grid is smallest against n
+                }
+                let grid = kernels.cooperative_grid(block, n).unwrap();
+                assert!(
+                    grid >= 1 && grid as usize <= n.max(2) - 1,
+                    "grid {grid} at n={n}"
+                );
+                let k = Kernel::Persistent { layout, block };
+                let mut p = kernels.prepare(k, &dims).unwrap();
+                // Twice on the same buffers: the barrier's state is reusable across launches.
+                for _ in 0..2 {
+                    kernels
+                        .solve_verified(&mut p, &cpu)
+                        .unwrap_or_else(|e| panic!("{} at n={n}: {e}", k.label()));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_empty_launches_and_barriers_run_and_refuse_to_be_verified() {
+    let gpu = gpu();
+    let kernels = CmmKernels::load(&gpu).unwrap();
+    let dims = dp::random_dims(301, 1000, 7);
+    let cpu = dp::solve_serial(&dims).unwrap();
+    for k in [Kernel::LaunchOnly { block: 32 }, Kernel::BarriersOnly { block: 256 }] {
+        let mut p = kernels.prepare(k, &dims).unwrap();
+        let t = kernels.time(&mut p, Plan::new(1, 3, L2::Warm)).unwrap();
+        assert!(t.median_ms > 0.0, "{}", k.label());
+        assert!(kernels.solve_verified(&mut p, &cpu).is_err(), "{}", k.label());
+    }
+}

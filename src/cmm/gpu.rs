@@ -42,6 +42,10 @@ crate::kernel_names! {
         in "cmm_block_per_cell.cu" {
             RowMajorBlockPerCell => "cmm_rowmajor_block_per_cell_u64",
             DiagonalBlockPerCell => "cmm_diagonal_block_per_cell_u64",
+            RowMajorPersistent => "cmm_rowmajor_persistent_u64",
+            DiagonalPersistent => "cmm_diagonal_persistent_u64",
+            BarriersOnly => "cmm_persistent_barriers_only",
+            LaunchOnly => "cmm_launch_only",
         }
     }
 }
@@ -56,6 +60,15 @@ pub enum Kernel {
     CellPerThread { layout: Layout, block: u32 },
     /// Section 7.1, several threads per cell: one launch per diagonal, one block per cell.
     BlockPerCell { layout: Layout, block: u32 },
+    /// The cells of [`Kernel::BlockPerCell`] in one cooperative launch: the blocks loop over
+    /// the diagonals and meet at a grid barrier between them.
+    Persistent { layout: Layout, block: u32 },
+    /// No cell: the `n - 1` launches of [`Kernel::BlockPerCell`] with nothing to do (the
+    /// launches' own cost). Computes no table, so it is timed, never verified.
+    LaunchOnly { block: u32 },
+    /// No cell: the `n - 1` grid barriers of [`Kernel::Persistent`] (the barriers' own cost).
+    /// Computes no table, so it is timed, never verified.
+    BarriersOnly { block: u32 },
 }
 
 impl Kernel {
@@ -68,7 +81,9 @@ impl Kernel {
         match *self {
             Kernel::OneBlock { layout, .. }
             | Kernel::CellPerThread { layout, .. }
-            | Kernel::BlockPerCell { layout, .. } => layout,
+            | Kernel::BlockPerCell { layout, .. }
+            | Kernel::Persistent { layout, .. } => layout,
+            Kernel::LaunchOnly { .. } | Kernel::BarriersOnly { .. } => Layout::RowMajor,
         }
     }
 
@@ -112,6 +127,14 @@ impl Kernel {
             Kernel::BlockPerCell { layout: DiagonalMajor, .. } => {
                 CmmKernel::DiagonalBlockPerCell
             }
+            Kernel::Persistent { layout: RowMajor, .. } => {
+                CmmKernel::RowMajorPersistent
+            }
+            Kernel::Persistent { layout: DiagonalMajor, .. } => {
+                CmmKernel::DiagonalPersistent
+            }
+            Kernel::LaunchOnly { .. } => CmmKernel::LaunchOnly,
+            Kernel::BarriersOnly { .. } => CmmKernel::BarriersOnly,
         }
     }
 
@@ -136,6 +159,17 @@ impl Kernel {
                 "launch per diagonal, block per cell (B={block}), {}",
                 layout.name()
             ),
+            Kernel::Persistent { layout, block } => format!(
+                "one cooperative launch, grid barrier per diagonal, block per cell \
+                 (B={block}), {}",
+                layout.name()
+            ),
+            Kernel::LaunchOnly { block } => {
+                format!("launch per diagonal, no work (B={block})")
+            }
+            Kernel::BarriersOnly { block } => {
+                format!("one cooperative launch, grid barriers only (B={block})")
+            }
         }
     }
 
@@ -145,9 +179,13 @@ impl Kernel {
     pub fn diagonal_launch(&self, n: usize, d: usize) -> Option<LaunchConfig> {
         let cells = (n - d) as u32;
         let (blocks, block) = match *self {
-            Kernel::OneBlock { .. } => return None,
+            Kernel::OneBlock { .. }
+            | Kernel::Persistent { .. }
+            | Kernel::BarriersOnly { .. } => return None,
             Kernel::CellPerThread { block, .. } => (cells.div_ceil(block), block),
-            Kernel::BlockPerCell { block, .. } => (cells, block),
+            Kernel::BlockPerCell { block, .. } | Kernel::LaunchOnly { block } => {
+                (cells, block)
+            }
         };
         Some(LaunchConfig {
             grid_dim: (blocks, 1, 1),
@@ -189,6 +227,8 @@ pub struct Problem {
     pub dims: CudaSlice<u32>,
     pub cost: CostBuffer,
     pub split: CudaSlice<u32>,
+    /// The grid barrier's two words (arrivals, generation) for the cooperative kernels.
+    pub barrier: CudaSlice<u32>,
 }
 
 /// The CMM kernels, compiled and loaded once.
@@ -222,7 +262,22 @@ impl<'g> CmmKernels<'g> {
             dims: s.clone_htod(dims)?,
             cost,
             split: s.alloc_zeros::<u32>(cells)?,
+            barrier: s.alloc_zeros::<u32>(2)?,
         })
+    }
+
+    /// The grid of a cooperative kernel of `block` threads for a chain of `n` matrices: as
+    /// many blocks as can be resident at once (occupancy of the persistent kernel times the
+    /// SMs; a cooperative launch larger than that is refused), but no more than the longest
+    /// diagonal has cells. [`Kernel::BarriersOnly`] gets the persistent kernel's grid, so it
+    /// prices the barriers that kernel pays.
+    pub fn cooperative_grid(&self, block: u32, n: usize) -> anyhow::Result<u32> {
+        let f = self.table.get(CmmKernel::RowMajorPersistent);
+        let per_sm =
+            f.occupancy_max_active_blocks_per_multiprocessor(block, 0, None)?;
+        anyhow::ensure!(per_sm > 0, "a block of {block} threads cannot be resident");
+        let resident = per_sm * self.gpu.info.sms as u32;
+        Ok(resident.min(n.saturating_sub(1).max(1) as u32))
     }
 
     /// Enqueues one complete solve of `p` on `stream`: one launch for the one-block kernels,
@@ -245,6 +300,23 @@ impl<'g> CmmKernels<'g> {
                 };
                 launch(stream, f, cfg, p, n, None)?;
             }
+            Kernel::Persistent { block, .. } | Kernel::BarriersOnly { block } => {
+                let cfg = LaunchConfig {
+                    grid_dim: (self.cooperative_grid(block, p.n)?, 1, 1),
+                    block_dim: (block, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut b = stream.launch_builder(f);
+                b.arg(&p.dims);
+                match &mut p.cost {
+                    CostBuffer::U64(c) => b.arg(c),
+                    CostBuffer::U32(c) => b.arg(c),
+                };
+                b.arg(&mut p.split).arg(&n).arg(&mut p.barrier);
+                // SAFETY: (dims, cost, split, n, barrier), as the kernels' header lists them;
+                // the grid is no larger than what can be resident at once.
+                unsafe { b.launch_cooperative(cfg)? };
+            }
             kernel => {
                 for d in 1..p.n {
                     let cfg =
@@ -262,6 +334,14 @@ impl<'g> CmmKernels<'g> {
         let layout = p.kernel.layout();
         let cells = layout.dp_len(p.n);
         let writes_diagonal = matches!(p.kernel, Kernel::OneBlock { .. });
+        anyhow::ensure!(
+            !matches!(
+                p.kernel,
+                Kernel::LaunchOnly { .. } | Kernel::BarriersOnly { .. }
+            ),
+            "{} computes no table: time it, there is nothing to verify",
+            p.kernel.label()
+        );
         let mut split = vec![u32::MAX; cells];
         let mut cost64 = vec![u64::MAX; cells];
         if !writes_diagonal {
@@ -395,6 +475,19 @@ impl<'g> CmmKernels<'g> {
         Ok(t.elapsed().as_secs_f64() * 1e3)
     }
 
+    /// Host milliseconds that enqueueing one complete solve of `p` takes (for the
+    /// per-diagonal kernels, the `n - 1` launches), timed from an idle GPU; it then waits for
+    /// the GPU, so each call starts from an idle GPU and an empty queue.
+    pub fn enqueue_ms(&self, p: &mut Problem) -> anyhow::Result<f64> {
+        let s = self.gpu.stream.clone();
+        s.synchronize()?;
+        let t = Instant::now();
+        self.enqueue(&s, p)?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        s.synchronize()?;
+        Ok(ms)
+    }
+
     /// Solves `k` independent problems either one after another on one stream, or each on its
     /// own stream (the paper's Section 7.2); returns the time for all of them.
     pub fn time_many(
@@ -504,7 +597,10 @@ mod tests {
             }
             named.push(Kernel::CellPerThread { layout, block: 128 }.function());
             named.push(Kernel::BlockPerCell { layout, block: 32 }.function());
+            named.push(Kernel::Persistent { layout, block: 32 }.function());
         }
+        named.push(Kernel::LaunchOnly { block: 32 }.function());
+        named.push(Kernel::BarriersOnly { block: 32 }.function());
         named.sort_by_key(|k| k.function());
         named.dedup();
         let mut all = CmmKernel::all();

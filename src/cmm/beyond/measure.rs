@@ -1,15 +1,19 @@
 //! What the chapter "CMM beyond the paper" measures: the whole table from n = 128 to 16384 by
 //! every program (the paper's one-block kernel, a warp per cell launched per diagonal and as a
-//! CUDA graph, the tiled kernels, the CPU on one thread and on all), each GPU table checked cell
-//! by cell against the CPU's before it is timed; then chains of real matrices multiplied with
-//! cuBLAS in both orders, both products verified before either is timed.
+//! CUDA graph, the tiled kernels, the CPU on one thread and on all, untiled and blocked as the
+//! tiled kernels are), each GPU table checked cell by cell against the CPU's before it is
+//! timed; what the launches of the warp-per-cell program cost and why a graph saves less than
+//! they cost alone; then chains of real matrices multiplied with cuBLAS in both orders, both
+//! products verified before either is timed.
 
 use std::time::Instant;
 
+use crate::cmm::blocked;
 use crate::cmm::chain::{self, ChainRow, NamedChain};
 use crate::cmm::diagonal::DIM_MAX;
 use crate::cmm::dp::{self, DpTable};
 use crate::cmm::gpu::{CmmKernels, Kernel};
+use crate::cmm::launches::{self, Separation};
 use crate::cmm::layout::Layout;
 use crate::cmm::tiled::{self, TiledKernels};
 use crate::harness::blas::open_blas;
@@ -43,6 +47,11 @@ pub const CHAIN_REPS: FullQuick<u32> = FullQuick::new(20, 3);
 pub const ONE_BLOCK_MAX_N: usize = 4096;
 pub const WARP_PER_CELL_MAX_N: usize = 8192;
 pub const CPU_SERIAL_MAX_N: usize = 4096;
+/// Chain lengths of the launch-cost experiment (a warp per cell, launched per diagonal).
+pub const LAUNCH_N: FullQuick<Lengths> =
+    FullQuick::new(Lengths(&[1024, 4096]), Lengths(&[257]));
+/// Threads per cell in the warp-per-cell program.
+pub const WARP: u32 = 32;
 /// Seconds of repetitions each (variant, n) may take after its verified first solve.
 pub const TIME_BUDGET_S: f64 = 3.0;
 
@@ -53,7 +62,9 @@ pub enum Part {
     Dp,
     /// Chains multiplied in both orders.
     Chains,
-    /// Both.
+    /// What the launches of the warp-per-cell program cost.
+    Launches,
+    /// All three.
     All,
 }
 
@@ -90,10 +101,11 @@ pub enum Variant {
     Tiled,
     CpuOneThread,
     CpuAllThreads,
+    CpuBlocked,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 7] = [
+    pub const ALL: [Variant; 8] = [
         Variant::OneBlockRowMajor,
         Variant::OneBlockDiagonal,
         Variant::WarpPerCell,
@@ -101,6 +113,7 @@ impl Variant {
         Variant::Tiled,
         Variant::CpuOneThread,
         Variant::CpuAllThreads,
+        Variant::CpuBlocked,
     ];
 
     /// The figure's series name; `threads` is the multi-threaded CPU's.
@@ -113,6 +126,9 @@ impl Variant {
             Variant::Tiled => "GPU tiled 64x64: min-plus + wavefront".into(),
             Variant::CpuOneThread => "CPU 1 thread".into(),
             Variant::CpuAllThreads => format!("CPU {threads} threads (rayon)"),
+            Variant::CpuBlocked => {
+                format!("CPU {threads} threads, 64x64 min-plus blocks (rayon)")
+            }
         }
     }
 
@@ -122,7 +138,7 @@ impl Variant {
             Variant::OneBlockRowMajor | Variant::OneBlockDiagonal => ONE_BLOCK_MAX_N,
             Variant::WarpPerCell | Variant::WarpPerCellGraph => WARP_PER_CELL_MAX_N,
             Variant::CpuOneThread => CPU_SERIAL_MAX_N,
-            Variant::Tiled | Variant::CpuAllThreads => usize::MAX,
+            Variant::Tiled | Variant::CpuAllThreads | Variant::CpuBlocked => usize::MAX,
         }
     }
 }
@@ -156,23 +172,58 @@ pub struct ChainResults {
     pub rows: Vec<ChainRow>,
 }
 
-/// Everything the chapter's figures and tables are drawn from; a half not measured is `None`.
+/// Everything the chapter's figures and tables are drawn from; a part not measured is `None`.
 pub struct Results {
     pub dp: Option<DpResults>,
     pub chains: Option<ChainResults>,
+    /// Per n of [`LAUNCH_N`]: the warp-per-cell program's launches, graph and grid barrier.
+    pub launches: Option<Vec<Separation>>,
 }
 
-/// Measures the halves `settings.part` names.
+/// Measures the parts `settings.part` names.
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
-    let dp = match settings.part {
-        Part::Chains => None,
+    let part = settings.part;
+    let dp = match part {
         Part::Dp | Part::All => Some(measure_dp(run, settings)?),
+        _ => None,
     };
-    let chains = match settings.part {
-        Part::Dp => None,
+    let launches = match part {
+        Part::Launches | Part::All => Some(measure_launches(run)?),
+        _ => None,
+    };
+    let chains = match part {
         Part::Chains | Part::All => Some(measure_chains(run, settings)?),
+        _ => None,
     };
-    Ok(Results { dp, chains })
+    Ok(Results { dp, chains, launches })
+}
+
+/// The warp-per-cell program kept in order three ways (a launch per diagonal, a graph, one
+/// cooperative launch), with its cells and without, and the host's enqueue time.
+fn measure_launches(run: &Run) -> anyhow::Result<Vec<Separation>> {
+    let gpu = run.gpu();
+    let cmm = CmmKernels::load(gpu)?;
+    let plan = Plan::new(1, run.reps(), L2::Warm);
+    let sizes = run.pick(None, LAUNCH_N).0;
+    let bar = run.progress(sizes.len());
+    let mut out = Vec::new();
+    for &n in sizes {
+        bar.set_message(format!("launches, n = {n}"));
+        let dims = dp::random_dims(n, DIM_MAX, run.seed + n as u64);
+        let cpu = dp::solve_contiguous(&dims)?;
+        out.push(launches::measure(
+            gpu,
+            &cmm,
+            Layout::RowMajor,
+            WARP,
+            &dims,
+            &cpu,
+            plan,
+        )?);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(out)
 }
 
 /// Repetitions that fit the time budget, given one solve took `first_ms`.
@@ -244,7 +295,7 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
                 )
             };
             let warp_per_cell =
-                Kernel::BlockPerCell { layout: Layout::RowMajor, block: 32 };
+                Kernel::BlockPerCell { layout: Layout::RowMajor, block: WARP };
             let stats = match variant {
                 Variant::CpuOneThread => {
                     let (stats, table) = one_thread.install(|| {
@@ -254,6 +305,15 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
                         table == cpu,
                         "the one-thread CPU table differs from the multi-threaded one at \
                          n = {n}"
+                    );
+                    stats
+                }
+                Variant::CpuBlocked => {
+                    let (stats, table) =
+                        time_cpu(max_reps, || Ok(blocked::solve_blocked(&dims)?))?;
+                    anyhow::ensure!(
+                        table == cpu,
+                        "the blocked CPU table differs from the untiled one at n = {n}"
                     );
                     stats
                 }

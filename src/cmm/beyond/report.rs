@@ -8,6 +8,9 @@ use crate::harness::format::ms;
 use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
 
+use crate::cmm::launches::{Separation, SeparationRow, SEPARATION_HEADERS};
+use crate::harness::format::ratio;
+
 use super::measure::{ChainResults, DpResults, Results, Variant};
 
 /// The issue's targets for the whole DP on the H100, in ms.
@@ -30,6 +33,7 @@ struct TargetRow {
     vs_paper_kernel: String,
     vs_cpu_1_thread: String,
     vs_cpu_all_threads: String,
+    vs_cpu_blocked: String,
     candidates_per_ns: String,
     tile_diagonals: usize,
     us_per_tile_diagonal: String,
@@ -55,6 +59,9 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     if let Some(dp) = &r.dp {
         report_dp(run, dp)?;
     }
+    if let Some(launches) = &r.launches {
+        report_launches(run, launches)?;
+    }
     if let Some(chains) = &r.chains {
         report_chains(run, chains)?;
     }
@@ -66,7 +73,7 @@ const TARGETS_SHOWN: [(&str, &str); 2] = [
     (
         "columns",
         "n | target_ms | tiled_ms | met | vs_paper_kernel | vs_cpu_1_thread | \
-         vs_cpu_all_threads | candidates_per_ns | us_per_tile_diagonal | \
+         vs_cpu_all_threads | vs_cpu_blocked | candidates_per_ns | us_per_tile_diagonal | \
          {dependent_steps} × {ns_per_step} = dependent steps × ns per step",
     ),
     (
@@ -75,6 +82,7 @@ const TARGETS_SHOWN: [(&str, &str); 2] = [
          vs_paper_kernel = vs the paper's kernel | \
          vs_cpu_1_thread = vs CPU, 1 thread | \
          vs_cpu_all_threads = vs CPU, all threads | \
+         vs_cpu_blocked = vs CPU, all threads, blocked | \
          candidates_per_ns = candidates per ns | tile_diagonals = block diagonals | \
          us_per_tile_diagonal = µs per block diagonal | \
          dependent_steps = dependent steps | ns_per_step = ns per step",
@@ -111,6 +119,7 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
             vs_paper_kernel: vs(Variant::OneBlockRowMajor),
             vs_cpu_1_thread: vs(Variant::CpuOneThread),
             vs_cpu_all_threads: vs(Variant::CpuAllThreads),
+            vs_cpu_blocked: vs(Variant::CpuBlocked),
             candidates_per_ns: format!("{:.2}", candidates / (tiled_ms * 1e6)),
             // The sweeps of successive block diagonals cannot overlap: at small n this is the
             // time.
@@ -149,7 +158,103 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
     let title =
         "The tiled kernels: whole table, median ms; ratios are the other program's \
                  median over the tiled kernels' in the same run";
-    run.table("cmm-beyond-targets", title, &TARGETS_SHOWN, &targets)
+    run.table("cmm-beyond-targets", title, &TARGETS_SHOWN, &targets)?;
+    report_cpu(run, r)
+}
+
+#[derive(serde::Serialize)]
+struct CpuRow {
+    n: usize,
+    one_thread_ms: String,
+    untiled_ms: String,
+    blocked_ms: String,
+    blocked_speedup: String,
+    gpu_tiled_ms: String,
+    gpu_vs_blocked: String,
+}
+
+/// How `cmm-beyond-cpu` is shown (see `harness::table`).
+const CPU_HEADERS: (&str, &str) = (
+    "headers",
+    "one_thread_ms = 1 thread, untiled (ms) | untiled_ms = all threads, untiled (ms) | \
+     blocked_ms = all threads, 64x64 blocks (ms) | \
+     blocked_speedup = untiled over blocked | gpu_tiled_ms = GPU tiled (ms) | \
+     gpu_vs_blocked = blocked CPU over GPU tiled",
+);
+
+/// The CPU programs side by side: untiled on one thread and on all, and blocked as the GPU's
+/// tiled kernels are.
+fn report_cpu(run: &Run, r: &DpResults) -> anyhow::Result<()> {
+    let dash = || "–".to_string();
+    let rows: Vec<CpuRow> = r
+        .sizes
+        .iter()
+        .map(|size| {
+            let get = |v| size.median_ms(v);
+            let pair = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => ratio(a, b),
+                _ => dash(),
+            };
+            CpuRow {
+                n: size.n,
+                one_thread_ms: get(Variant::CpuOneThread)
+                    .map(fmt_ms)
+                    .unwrap_or_else(dash),
+                untiled_ms: get(Variant::CpuAllThreads)
+                    .map(fmt_ms)
+                    .unwrap_or_else(dash),
+                blocked_ms: get(Variant::CpuBlocked).map(fmt_ms).unwrap_or_else(dash),
+                blocked_speedup: pair(
+                    get(Variant::CpuAllThreads),
+                    get(Variant::CpuBlocked),
+                ),
+                gpu_tiled_ms: get(Variant::Tiled).map(fmt_ms).unwrap_or_else(dash),
+                gpu_vs_blocked: pair(get(Variant::CpuBlocked), get(Variant::Tiled)),
+            }
+        })
+        .collect();
+    let threads = format!("{} (rayon), on the GPU machine's host", r.threads);
+    let title =
+        "The CPU programs against the GPU's tiled kernels: whole table, median ms";
+    run.table(
+        "cmm-beyond-cpu",
+        title,
+        &[("cpu_threads", threads.as_str()), CPU_HEADERS],
+        &rows,
+    )
+}
+
+/// The warp-per-cell program's launches, its graph and one cooperative launch, with its cells
+/// and without: why a graph saves less than the launches cost alone.
+fn report_launches(run: &Run, r: &[Separation]) -> anyhow::Result<()> {
+    let rows: Vec<SeparationRow> =
+        r.iter().map(|s| SeparationRow::new(s, fmt_ms)).collect();
+    for s in r {
+        println!(
+            "n = {}: launch per diagonal {} ms (host enqueue {} ms), graph {} ms, \
+             cooperative {} ms; empty: launches {} ms, graph {} ms, barriers {} ms",
+            s.n,
+            fmt_ms(s.launches.median_ms),
+            fmt_ms(s.enqueue.median_ms),
+            fmt_ms(s.graph.median_ms),
+            fmt_ms(s.cooperative.median_ms),
+            fmt_ms(s.empty_launches.median_ms),
+            fmt_ms(s.empty_graph.median_ms),
+            fmt_ms(s.barriers_only.median_ms)
+        );
+    }
+    let title = "A warp per cell, row-major: a launch per diagonal, the same launches as a \
+                 CUDA graph, one cooperative launch; whole DP (ms, median) and per diagonal \
+                 with no work (µs)";
+    run.table(
+        "cmm-beyond-launches",
+        title,
+        &[
+            ("l2", "warm (the table stays on the GPU between repetitions)"),
+            SEPARATION_HEADERS,
+        ],
+        &rows,
+    )
 }
 
 /// How `cmm-beyond-chain-table` is shown (see `harness::table`).

@@ -2,11 +2,13 @@
 //! worked example, the traffic both layouts cause (computed), Table 1 of the paper beside ours,
 //! the breakeven against the serial CPU end to end, the layout's speedup against n and one n at
 //! a time, what the speedup depends on (cost width, index arithmetic), section 7.1's variants
-//! and section 7.2's streams. Every GPU table is checked cell by cell against the CPU's before
-//! it is timed.
+//! and section 7.2's streams; the row stride one n at a time; and what keeping the diagonals in
+//! order costs (a launch per diagonal, a CUDA graph, one cooperative launch with grid barriers).
+//! Every GPU table is checked cell by cell against the CPU's before it is timed.
 
 use crate::cmm::dp::{self, DpTable};
 use crate::cmm::gpu::{CmmKernels, CostWidth, Kernel};
+use crate::cmm::launches::{self, Separation};
 use crate::cmm::layout::Layout;
 use crate::cmm::paper;
 use crate::cmm::paren::{self, Order};
@@ -29,6 +31,29 @@ pub const TABLE1_CPU_REPS: FullQuick<usize> = FullQuick::new(5, 1);
 /// GPU runs with `--reps` above it): small n take microseconds, so many repetitions keep the
 /// median stable.
 pub const BREAKEVEN_REPS: usize = 15;
+/// Block sizes of the grid-barrier comparison: a warp per cell, and the paper's 256.
+pub const SEPARATION_BLOCKS: [u32; 2] = [32, 256];
+
+/// Which part of the chapter to measure (the worked example and the computed tables are
+/// always written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// The paper's systems: Table 1, breakeven, the layout's speedup, section 7.
+    Paper,
+    /// The one-block kernels one n at a time: the row stride.
+    Stride,
+    /// Launch per diagonal, CUDA graph and cooperative launch with grid barriers.
+    Barrier,
+    /// Everything.
+    All,
+}
+
+impl Part {
+    /// Whether this part includes `other`.
+    pub fn has(self, other: Part) -> bool {
+        self == Part::All || self == other
+    }
+}
 
 /// The sizes of one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,11 +72,16 @@ pub struct Settings {
     pub streams_k: Vec<usize>,
     pub table1_cpu_reps: usize,
     pub traffic_n: usize,
+    /// n of the grid-barrier comparison (odd ones included).
+    pub separation_n: Vec<usize>,
+    pub part: Part,
 }
 
 impl Settings {
-    /// The sizes of a full run (`quick = false`) or of `--quick`.
-    pub fn new(quick: bool) -> Self {
+    /// The sizes of a full run (`quick = false`) or of `--quick`, for `part`.
+    pub fn new(quick: bool, part: Part) -> Self {
+        let separation_n =
+            if quick { vec![100, 129] } else { vec![255, 1000, 1024, 2047, 4096] };
         let (table1, breakeven, ratio_sweep, stride_sweep, streams_k) = if quick {
             (
                 (120..=124).collect(),
@@ -79,6 +109,8 @@ impl Settings {
             streams_k,
             table1_cpu_reps: TABLE1_CPU_REPS.pick(quick),
             traffic_n: TRAFFIC_N.pick(quick),
+            separation_n,
+            part,
         }
     }
 }
@@ -165,11 +197,16 @@ pub struct Results {
     pub layout_vs_n: Vec<LayoutPair>,
     /// Per n of [`Settings::stride_sweep`].
     pub stride: Vec<LayoutPair>,
-    pub widths: Widths,
+    /// `None` unless the paper's part was measured.
+    pub widths: Option<Widths>,
     /// Section 7.1: the one-block kernels, then each per-diagonal kernel in both layouts.
     pub variants: Vec<(Kernel, Stats)>,
     /// Section 7.2, per k of [`Settings::streams_k`].
     pub streams: Vec<StreamsPoint>,
+    /// Per n of [`Settings::separation_n`] and block of [`SEPARATION_BLOCKS`].
+    pub separation: Vec<Separation>,
+    /// The GPU's L2 cache in bytes (for the footprint table).
+    pub l2_bytes: usize,
 }
 
 /// `reps` serial CPU solves of `dims` on the host clock, and the table.
@@ -260,21 +297,33 @@ fn count_layouts(
 }
 
 /// Measures everything the chapter shows, each GPU table verified before it is timed.
+/// The paper's part of the chapter.
+struct Paper {
+    table1: Vec<Table1Size>,
+    breakeven: Breakeven,
+    layout_vs_n: Vec<LayoutPair>,
+    widths: Widths,
+    variants: Vec<(Kernel, Stats)>,
+    streams: Vec<StreamsPoint>,
+}
+
+/// Measures the parts `settings.part` names, each GPU table verified before it is timed.
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let gpu = run.gpu();
     let kernels = CmmKernels::load(gpu)?;
-    let (seed, reps) = (run.seed, run.reps());
-    let warm = |r: usize| Plan::new(1, r, L2::Warm);
     let s = settings;
-    let bar = run.progress(
-        1 + s.table1.len()
-            + s.breakeven.len()
-            + s.ratio_sweep.len()
-            + s.stride_sweep.len()
-            + 1
-            + 4
-            + s.streams_k.len(),
-    );
+    let mut steps = 1;
+    if s.part.has(Part::Paper) {
+        steps += s.table1.len() + s.breakeven.len() + s.ratio_sweep.len() + 5;
+        steps += s.streams_k.len();
+    }
+    if s.part.has(Part::Stride) {
+        steps += s.stride_sweep.len();
+    }
+    if s.part.has(Part::Barrier) {
+        steps += s.separation_n.len();
+    }
+    let bar = run.progress(steps);
 
     // The worked example: every order of A1..A4, costed by the crate, and the GPU's answer.
     let worked_dims = paper::WORKED_EXAMPLE_DIMS;
@@ -304,13 +353,76 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         count_layouts(gpu, &kernels, &traffic, s.traffic_n, seed)?;
     }
 
+    let paper = if s.part.has(Part::Paper) {
+        Some(measure_paper(run, &kernels, s, &bar)?)
+    } else {
+        None
+    };
+    let stride = if s.part.has(Part::Stride) {
+        measure_stride(run, &kernels, s, &bar)?
+    } else {
+        Vec::new()
+    };
+    let separation = if s.part.has(Part::Barrier) {
+        measure_separation(run, &kernels, s, &bar)?
+    } else {
+        Vec::new()
+    };
+    bar.finish_and_clear();
+
+    let (table1, breakeven, layout_vs_n, widths, variants, streams) = match paper {
+        Some(p) => (
+            p.table1,
+            p.breakeven,
+            p.layout_vs_n,
+            Some(p.widths),
+            p.variants,
+            p.streams,
+        ),
+        None => (
+            Vec::new(),
+            Breakeven { sizes: Vec::new(), end_to_end_reps: 0 },
+            Vec::new(),
+            None,
+            Vec::new(),
+            Vec::new(),
+        ),
+    };
+    Ok(Results {
+        settings: settings.clone(),
+        device: gpu.info.name.clone(),
+        worked_orders,
+        worked,
+        traffic,
+        table1,
+        breakeven,
+        layout_vs_n,
+        stride,
+        widths,
+        variants,
+        streams,
+        separation,
+        l2_bytes: gpu.info.l2_bytes,
+    })
+}
+
+/// Table 1, the breakeven, the layout against n, the cost widths, section 7.1 and 7.2.
+fn measure_paper(
+    run: &Run,
+    kernels: &CmmKernels,
+    s: &Settings,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Paper> {
+    let gpu = run.gpu();
+    let (seed, reps) = (run.seed, run.reps());
+    let warm = |r: usize| Plan::new(1, r, L2::Warm);
     // Table 1: serial CPU and both one-block kernels, beside the paper's V100.
     let mut table1 = Vec::new();
     for &n in &s.table1 {
         bar.set_message(format!("Table 1, n = {n}"));
         let dims = dp::random_dims(n, DIM_MAX, seed + n as u64);
         let (serial, cpu) = cpu_serial(&dims, s.table1_cpu_reps)?;
-        let kernels = measure_layouts(&kernels, &dims, &cpu, warm(reps))?;
+        let kernels = measure_layouts(kernels, &dims, &cpu, warm(reps))?;
         table1.push(Table1Size { serial, kernels });
         bar.inc(1);
     }
@@ -351,22 +463,11 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         let cpu = dp::solve_parallel(&dims)?;
         let r = if n > 1024 { 2 } else { reps.min(5) };
         layout_vs_n.push(measure_layouts(
-            &kernels,
+            kernels,
             &dims,
             &cpu,
             Plan::new(0, r, L2::Warm),
         )?);
-        bar.inc(1);
-    }
-
-    // Row-major's time against n one matrix at a time: the row stride (n + 1) * 8 bytes decides
-    // which addresses a warp's left loads hit together.
-    let mut stride = Vec::new();
-    for &n in &s.stride_sweep {
-        bar.set_message(format!("one n at a time, n = {n}"));
-        let dims = dp::random_dims(n, DIM_MAX, seed + 3 * n as u64);
-        let cpu = dp::solve_parallel(&dims)?;
-        stride.push(measure_layouts(&kernels, &dims, &cpu, Plan::new(1, 3, L2::Warm))?);
         bar.inc(1);
     }
 
@@ -387,24 +488,24 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let u32_small = LayoutPair {
         n,
         row_major: measure_kernel(
-            &kernels,
+            kernels,
             u32_kernel(Layout::RowMajor),
             &small,
             &small_cpu,
             warm(reps),
         )?,
         diagonal: measure_kernel(
-            &kernels,
+            kernels,
             u32_kernel(Layout::DiagonalMajor),
             &small,
             &small_cpu,
             warm(reps),
         )?,
     };
-    let u64_small = measure_layouts(&kernels, &small, &small_cpu, warm(reps))?;
-    let u64 = measure_layouts(&kernels, &dims, &cpu, warm(reps))?;
+    let u64_small = measure_layouts(kernels, &small, &small_cpu, warm(reps))?;
+    let u64 = measure_layouts(kernels, &dims, &cpu, warm(reps))?;
     let indexed = measure_kernel(
-        &kernels,
+        kernels,
         Kernel::OneBlock {
             layout: Layout::DiagonalMajor,
             cost: CostWidth::U64,
@@ -427,7 +528,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
             Kernel::BlockPerCell { layout, block: 256 },
         ] {
             bar.set_message(k.label());
-            variants.push((k, measure_kernel(&kernels, k, &dims, &cpu, warm(reps))?));
+            variants.push((k, measure_kernel(kernels, k, &dims, &cpu, warm(reps))?));
             bar.inc(1);
         }
     }
@@ -469,20 +570,63 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         streams_points.push(StreamsPoint { k, one_stream, stream_per_chain });
         bar.inc(1);
     }
-    bar.finish_and_clear();
-
-    Ok(Results {
-        settings: settings.clone(),
-        device: gpu.info.name.clone(),
-        worked_orders,
-        worked,
-        traffic,
+    Ok(Paper {
         table1,
         breakeven,
         layout_vs_n,
-        stride,
         widths,
         variants,
         streams: streams_points,
     })
+}
+
+/// Both one-block kernels one n at a time: the lanes' stride is (n + 2) * 8 bytes.
+fn measure_stride(
+    run: &Run,
+    kernels: &CmmKernels,
+    s: &Settings,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Vec<LayoutPair>> {
+    let seed = run.seed;
+    // Row-major's time against n one matrix at a time: lane i of a warp starts its k loop at
+    // k = i, so both of its loads sit (n + 2) * 8 bytes from its neighbour's.
+    let mut stride = Vec::new();
+    for &n in &s.stride_sweep {
+        bar.set_message(format!("one n at a time, n = {n}"));
+        let dims = dp::random_dims(n, DIM_MAX, seed + 3 * n as u64);
+        let cpu = dp::solve_parallel(&dims)?;
+        stride.push(measure_layouts(kernels, &dims, &cpu, Plan::new(1, 3, L2::Warm))?);
+        bar.inc(1);
+    }
+    Ok(stride)
+}
+
+/// A launch per diagonal, a CUDA graph and one cooperative launch, with and without cells.
+fn measure_separation(
+    run: &Run,
+    kernels: &CmmKernels,
+    s: &Settings,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<Vec<Separation>> {
+    let plan = Plan::new(1, run.reps(), L2::Warm);
+    let mut out = Vec::new();
+    for &n in &s.separation_n {
+        bar.set_message(format!("grid barrier, n = {n}"));
+        let dims = dp::random_dims(n, DIM_MAX, run.seed + 5 * n as u64);
+        let cpu = dp::solve_contiguous(&dims)?;
+        for block in SEPARATION_BLOCKS {
+            let m = launches::measure(
+                run.gpu(),
+                kernels,
+                Layout::RowMajor,
+                block,
+                &dims,
+                &cpu,
+                plan,
+            )?;
+            out.push(m);
+        }
+        bar.inc(1);
+    }
+    Ok(out)
 }

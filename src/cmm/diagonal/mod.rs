@@ -10,7 +10,7 @@ pub mod report;
 pub mod solve;
 
 pub use measure::{
-    measure, Results, Settings, DIM_MAX, STREAMS_N, TABLE1_CPU_REPS, TRAFFIC_N,
-    VARIANTS_N,
+    measure, Part, Results, Settings, DIM_MAX, SEPARATION_BLOCKS, STREAMS_N,
+    TABLE1_CPU_REPS, TRAFFIC_N, VARIANTS_N,
 };
 pub use report::report;

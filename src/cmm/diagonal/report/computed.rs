@@ -122,3 +122,55 @@ pub(super) fn traffic_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     );
     run.table("cmm-traffic", &title, &TRAFFIC_SHOWN, &rows)
 }
+
+#[derive(serde::Serialize)]
+struct FootprintRow {
+    n: usize,
+    layout: &'static str,
+    cost_mib: String,
+    split_mib: String,
+    both_mib: String,
+    share_of_l2: String,
+}
+
+/// How `cmm-footprint` is shown (see `harness::table`).
+const FOOTPRINT_SHOWN: [(&str, &str); 2] = [
+    (
+        "headers",
+        "cost_mib = cost table (MiB) | split_mib = split table (MiB) | \
+         both_mib = both tables (MiB) | share_of_l2 = share of the L2",
+    ),
+    (
+        "computed",
+        "`cmm::layout` (8-byte costs, 4-byte splits, as the kernels allocate)",
+    ),
+];
+
+/// What each one-block kernel keeps in memory at the n of the speedup-against-n sweep: the
+/// cost table and the split table, both in the kernel's layout, against the L2's size.
+pub(super) fn footprint_table(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let mib = |bytes: usize| format!("{:.1}", bytes as f64 / (1 << 20) as f64);
+    let mut rows = Vec::new();
+    for &n in &r.settings.ratio_sweep {
+        for l in Layout::ALL {
+            let cells = l.dp_len(n);
+            let both = cells * (8 + 4);
+            rows.push(FootprintRow {
+                n,
+                layout: l.name(),
+                cost_mib: mib(cells * 8),
+                split_mib: mib(cells * 4),
+                both_mib: mib(both),
+                share_of_l2: format!("{:.0}%", 100.0 * both as f64 / r.l2_bytes as f64),
+            });
+        }
+    }
+    let l2 = format!("{} MiB", r.l2_bytes >> 20);
+    let title = "What each one-block kernel keeps in memory: its cost and split tables";
+    run.table(
+        "cmm-footprint",
+        title,
+        &[&[("l2_size", l2.as_str())][..], &FOOTPRINT_SHOWN].concat(),
+        &rows,
+    )
+}

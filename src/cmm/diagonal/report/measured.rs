@@ -1,7 +1,9 @@
 //! The measured figures and tables: the paper's Table 1 on our GPU, the breakeven, the
-//! experiments behind the layout's gain, section 7's variants and streams.
+//! experiments behind the layout's gain, section 7's variants and streams, the row stride, and
+//! what keeping the diagonals in order costs.
 
 use super::*;
+use crate::cmm::launches::{SeparationRow, SEPARATION_HEADERS};
 
 /// How `cmm-table1-compare` is shown (see `harness::table`).
 const TABLE1_HEADERS: [(&str, &str); 1] = [(
@@ -228,23 +230,7 @@ pub(super) fn experiments(
         &sweep_points,
     )?;
 
-    let stride_points: Vec<Point> = r
-        .stride
-        .iter()
-        .flat_map(|p| Layout::ALL.map(|l| Point::ms(l.name(), p.n, p.get(l))))
-        .collect();
-    run.figure(
-        "cmm-stride",
-        &[KERNEL_L2],
-        &Spec::line(
-            "One-block kernels, n one at a time: the row-major table's row stride matters",
-            "n (matrices); row-major row stride = (n + 1) x 8 bytes",
-            "milliseconds",
-        ),
-        &stride_points,
-    )?;
-
-    let w = &r.widths;
+    let w = r.widths.as_ref().expect("the paper's part measures the cost widths");
     let small_max = w.small_max;
     experiments.push(ExperimentRow::pair(
         format!("8-byte costs, dimensions <= {small_max}"),
@@ -288,11 +274,14 @@ pub(super) fn variants(run: &Run, r: &Results) -> anyhow::Result<()> {
                 Kernel::BlockPerCell { .. } => {
                     "launch per diagonal, block of 256 per cell"
                 }
+                Kernel::Persistent { .. }
+                | Kernel::LaunchOnly { .. }
+                | Kernel::BarriersOnly { .. } => "one cooperative launch",
             };
             Point::new(k.layout().name(), group, s.median_ms, s.min_ms, s.max_ms)
         })
         .collect();
-    let n = r.widths.n;
+    let n = r.settings.variants_n;
     run.figure(
         "cmm-variants",
         &[KERNEL_L2, ("n", &n.to_string())],
@@ -335,5 +324,146 @@ pub(super) fn streams(run: &Run, r: &Results) -> anyhow::Result<()> {
         .log_y()
         .x_ticks(Ticks::Data),
         &points,
+    )
+}
+
+/// The largest power of two (up to 128) that divides `bytes`: 8, 16, 32, 64 or 128.
+pub(super) fn alignment(bytes: usize) -> usize {
+    (3..=7).rev().map(|p| 1usize << p).find(|a| bytes % a == 0).unwrap_or(1)
+}
+
+/// The bytes between the addresses two neighbouring lanes load in the row-major one-block
+/// kernel: lane i starts at k = i, so M[i][k] and M[k+1][j] both step by (n + 2) cells.
+pub(super) fn lane_stride_bytes(n: usize) -> usize {
+    (n + 2) * 8
+}
+
+#[derive(serde::Serialize)]
+struct AlignmentRow {
+    stride_alignment_bytes: usize,
+    n: String,
+    rowmajor_ms: String,
+    rowmajor_vs_8_byte: String,
+    diagonal_ms: String,
+}
+
+/// How `cmm-stride-alignment` is shown (see `harness::table`).
+const ALIGNMENT_HEADERS: [(&str, &str); 1] = [(
+    "headers",
+    "stride_alignment_bytes = lanes' stride (n + 2)·8 is a multiple of (bytes) | \
+     n = n of the sweep | rowmajor_ms = row-major, median over these n (ms) | \
+     rowmajor_vs_8_byte = row-major against the 8-byte-aligned n | \
+     diagonal_ms = diagonal-major, median over these n (ms)",
+)];
+
+/// The median of some medians.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// The one-block kernels one n at a time, and the sweep grouped by how the lanes' stride
+/// is aligned.
+pub(super) fn stride(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let stride_points: Vec<Point> = r
+        .stride
+        .iter()
+        .flat_map(|p| Layout::ALL.map(|l| Point::ms(l.name(), p.n, p.get(l))))
+        .collect();
+    run.figure(
+        "cmm-stride",
+        &[KERNEL_L2],
+        &Spec::line(
+            "One-block kernels, n one at a time: the row-major lanes' stride matters",
+            "n (matrices); row-major lanes are (n + 2) x 8 bytes apart",
+            "milliseconds",
+        ),
+        &stride_points,
+    )?;
+    let mut groups: Vec<usize> =
+        r.stride.iter().map(|p| alignment(lane_stride_bytes(p.n))).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let group_median = |a: usize, l: Layout| {
+        median(
+            r.stride
+                .iter()
+                .filter(|p| alignment(lane_stride_bytes(p.n)) == a)
+                .map(|p| p.get(l).median_ms)
+                .collect(),
+        )
+    };
+    let base = groups.first().map(|&a| group_median(a, Layout::RowMajor));
+    let rows: Vec<AlignmentRow> = groups
+        .iter()
+        .map(|&a| {
+            let ns: Vec<String> = r
+                .stride
+                .iter()
+                .filter(|p| alignment(lane_stride_bytes(p.n)) == a)
+                .map(|p| p.n.to_string())
+                .collect();
+            let row = group_median(a, Layout::RowMajor);
+            AlignmentRow {
+                stride_alignment_bytes: a,
+                n: ns.join(", "),
+                rowmajor_ms: fmt_ms(row),
+                rowmajor_vs_8_byte: base.map(|b| ratio(row, b)).unwrap_or_default(),
+                diagonal_ms: fmt_ms(group_median(a, Layout::DiagonalMajor)),
+            }
+        })
+        .collect();
+    let title =
+        "The row stride one n at a time, grouped by the largest power of two (up to \
+                 128 bytes) that divides the lanes' stride";
+    run.table(
+        "cmm-stride-alignment",
+        title,
+        &[&[KERNEL_L2][..], &ALIGNMENT_HEADERS].concat(),
+        &rows,
+    )
+}
+
+/// A launch per diagonal, a CUDA graph, one cooperative launch: times and per-diagonal costs.
+pub(super) fn separation(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let rows: Vec<SeparationRow> =
+        r.separation.iter().map(|s| SeparationRow::new(s, fmt_ms)).collect();
+    let mut points = Vec::new();
+    for s in &r.separation {
+        let b = s.block;
+        for (way, t) in [
+            ("launch per diagonal", &s.launches),
+            ("CUDA graph", &s.graph),
+            ("one cooperative launch", &s.cooperative),
+        ] {
+            points.push(Point::ms(&format!("{way}, B={b}"), s.n, t));
+        }
+    }
+    run.figure(
+        "cmm-grid-barrier",
+        &[KERNEL_L2, ("layout", "row-major")],
+        &Spec::line(
+            "Block per cell: a launch per diagonal, a CUDA graph, or one cooperative \
+             launch with a grid barrier per diagonal",
+            "n (matrices)",
+            "milliseconds",
+        )
+        .log_x()
+        .log_y(),
+        &points,
+    )?;
+    let title =
+        "Keeping the diagonals in order: whole DP (ms, median) and the cost of one \
+                 diagonal's separation alone (µs, median over the diagonals)";
+    run.table(
+        "cmm-grid-barrier-costs",
+        title,
+        &[&[KERNEL_L2, ("layout", "row-major")][..], &[SEPARATION_HEADERS]].concat(),
+        &rows,
     )
 }

@@ -8,13 +8,15 @@ use crate::harness::format::{ms, ratio};
 use crate::harness::plot::{Point, Spec, Ticks};
 use crate::harness::Run;
 
-use super::measure::{LayoutPair, Results};
+use super::measure::{LayoutPair, Part, Results};
 
 mod computed;
 mod measured;
 
-use self::computed::{layout_tables, traffic_table, worked_example};
-use self::measured::{breakeven, experiments, streams, table1, variants};
+use self::computed::{footprint_table, layout_tables, traffic_table, worked_example};
+use self::measured::{
+    breakeven, experiments, separation, streams, stride, table1, variants,
+};
 
 /// The paper's series in Table 1's figures (drawn dashed, beside ours).
 const PAPER_SERIAL: &str = "serial CPU, paper (V100 host)";
@@ -132,6 +134,29 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     worked_example(run, r)?;
     layout_tables(run)?;
     traffic_table(run, r)?;
+    footprint_table(run, r)?;
+    let part = r.settings.part;
+    if part.has(Part::Stride) {
+        stride(run, r)?;
+    }
+    if part.has(Part::Barrier) {
+        separation(run, r)?;
+        for s in &r.separation {
+            println!(
+                "n = {:>5}, B = {:>3}: launch per diagonal {} ms, graph {} ms, \
+                 cooperative ({} blocks) {} ms",
+                s.n,
+                s.block,
+                fmt_ms(s.launches.median_ms),
+                fmt_ms(s.graph.median_ms),
+                s.grid,
+                fmt_ms(s.cooperative.median_ms)
+            );
+        }
+    }
+    if !part.has(Part::Paper) {
+        return Ok(());
+    }
     let t1_rows = table1(run, r)?;
     breakeven(run, r)?;
     let experiments = experiments(run, r)?;
