@@ -350,7 +350,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     }
     bar.inc(1);
     if gpu.counting() {
-        count_layouts(gpu, &kernels, &traffic, s.traffic_n, seed)?;
+        count_layouts(gpu, &kernels, &traffic, s.traffic_n, run.seed)?;
     }
 
     let paper = if s.part.has(Part::Paper) {
