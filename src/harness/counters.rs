@@ -349,7 +349,7 @@ pub fn parse_raw(text: &str) -> anyhow::Result<Vec<Launch>> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(false)
-        .from_reader(text[start..].as_bytes());
+        .from_reader(&text.as_bytes()[start..]);
     let headers = reader.headers()?.clone();
     let name_col = headers
         .iter()

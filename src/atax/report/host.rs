@@ -9,7 +9,10 @@ use super::super::reference::{SLIDES_CLAIMS, SLIDES_PINNED_MS};
 use super::{key, AFTER_COPY};
 
 /// The rows the end-to-end table gives the host buffer of A at each size.
-pub(super) const COST_ROWS: [(&str, fn(&HostCosts) -> &Stats); 3] = [
+/// A row of the cost table: its name and where its timing is.
+type CostRow = (&'static str, fn(&HostCosts) -> &Stats);
+
+pub(super) const COST_ROWS: [CostRow; 3] = [
     ("cost of A's buffer: new pages + first touch + unmap (pageable)", |c| {
         &c.pageable_alloc
     }),

@@ -268,11 +268,11 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     })
 }
 
+/// The assembler's version and each read-only variant's machine code, counted.
+type SassOfVariants = (String, Vec<(ReadOnlyKernel, SassCensus)>);
+
 /// The read-only kernels' machine code, counted; `None` without `ptxas` and `nvdisasm`.
-fn readonly_sass(
-    ptx: &str,
-    arch: &str,
-) -> anyhow::Result<Option<(String, Vec<(ReadOnlyKernel, SassCensus)>)>> {
+fn readonly_sass(ptx: &str, arch: &str) -> anyhow::Result<Option<SassOfVariants>> {
     let Some(tools) = Tools::find() else {
         eprintln!(
             "note: ptxas or nvdisasm not found (set CMBOOK_PTXAS and CMBOOK_NVDISASM): \
