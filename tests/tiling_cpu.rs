@@ -337,6 +337,7 @@ fn cpu_run(chapter: &'static chapters::Chapter, dir: &std::path::Path) -> run::R
         quick: true,
         reps: Some(1),
         seed: 1,
+        counters: false,
     };
     run::start(chapter, Needs::Cpu, &common).unwrap()
 }
