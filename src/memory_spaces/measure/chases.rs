@@ -189,18 +189,21 @@ pub fn measure_chase(
 
     let first_pass = slots.min(2 * gpu.info.l2_bytes / 128).max(1) as u64;
     launch_chase(&gpu.stream, kernels, space, &next, &mut position, first_pass)?;
-    if space == ChaseSpace::Global {
-        // Under --counters: one more chase of `steps` loads, from a flushed L2.
-        let case = counted::chase_case(footprint_bytes, steps, gpu.info.l2_bytes);
+    let counted_steps = counted::chase_steps(footprint_bytes, steps);
+    if space == ChaseSpace::Global && gpu.counting() {
+        // Under --counters: one more chase, from a flushed L2, long enough to come back
+        // to every line several times.
+        let case = counted::chase_case(footprint_bytes, counted_steps, gpu.info.l2_bytes);
         gpu.count(case, || {
-            launch_chase(&gpu.stream, kernels, space, &next, &mut position, steps)
+            launch_chase(&gpu.stream, kernels, space, &next, &mut position, counted_steps)
         })?;
     }
     let stats = gpu
         .time(plan, |s| launch_chase(s, kernels, space, &next, &mut position, steps))?;
 
     // Every launch continued the same walk: its end is known.
-    let counted = if gpu.counting() && space == ChaseSpace::Global { steps } else { 0 };
+    let counted =
+        if gpu.counting() && space == ChaseSpace::Global { counted_steps } else { 0 };
     let total =
         check_steps + first_pass + counted + (plan.warmup + plan.reps) as u64 * steps;
     let end = gpu.stream.clone_dtoh(&position)?;
