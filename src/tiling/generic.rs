@@ -15,7 +15,6 @@ use crate::harness::{inputs, Gpu};
 /// Threads per block, and elements per chunk, of `generic_window` (`GENERIC_BLOCK`).
 pub const BLOCK: usize = 256;
 
-// ANCHOR: window_reference
 /// The CPU reference: each element plus its neighbours inside its chunk of [`BLOCK`]
 /// elements, added in the kernel's order.
 pub fn window_reference(input: &[f32]) -> Vec<f32> {
@@ -29,7 +28,6 @@ pub fn window_reference(input: &[f32]) -> Vec<f32> {
     }
     out
 }
-// ANCHOR_END: window_reference
 
 /// What one run of `generic_window` showed.
 #[derive(Debug, Clone, PartialEq)]

@@ -165,7 +165,7 @@ pub fn run_nest(extent: usize, distances: &[Vec<i64>], order: &[usize]) -> Vec<u
     execute(extent, depth, distances, iterations)
 }
 
-/// Runs the statement of [`run_nest`] at each iteration vector of `iterations`, in turn.
+/// Runs the statement of [`run_nest`] at each vector of `iterations`, in turn.
 pub fn execute(
     extent: usize,
     depth: usize,
@@ -193,7 +193,7 @@ pub fn execute(
 // ANCHOR_END: brute_force
 
 /// Every counter vector below `extents`, the last component fastest (a loop nest's order).
-fn odometer(extents: &[usize]) -> impl Iterator<Item = Vec<usize>> + '_ {
+pub fn odometer(extents: &[usize]) -> impl Iterator<Item = Vec<usize>> + '_ {
     let total: usize = extents.iter().product();
     let mut counter = vec![0usize; extents.len()];
     (0..total).map(move |_| {

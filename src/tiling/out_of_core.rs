@@ -86,7 +86,7 @@ impl Variant {
         }
     }
 
-    fn streams(self) -> usize {
+    pub fn streams(self) -> usize {
         match self {
             Variant::Pipeline { streams } => streams,
             _ => 1,
@@ -103,14 +103,14 @@ pub struct OutOfCore {
     /// Rows of `A` and `C` per panel.
     pub panel_rows: usize,
     /// `A` as generated (for the CPU reference) and `B`.
-    a_host: Vec<f32>,
-    b_host: Vec<f32>,
-    a_pinned: PinnedHostSlice<f32>,
-    c_pinned: PinnedHostSlice<f32>,
-    b: CudaSlice<f32>,
+    pub a_host: Vec<f32>,
+    pub b_host: Vec<f32>,
+    pub a_pinned: PinnedHostSlice<f32>,
+    pub c_pinned: PinnedHostSlice<f32>,
+    pub b: CudaSlice<f32>,
     /// One set of panel buffers per stream: (A panel, C panel).
-    panels: Vec<(CudaSlice<f32>, CudaSlice<f32>)>,
-    streams: Vec<Arc<CudaStream>>,
+    pub panels: Vec<(CudaSlice<f32>, CudaSlice<f32>)>,
+    pub streams: Vec<Arc<CudaStream>>,
 }
 
 impl OutOfCore {
@@ -183,52 +183,52 @@ impl OutOfCore {
     pub fn size(&self) -> String {
         format!("{} x {} x {}", self.m, self.n, self.k)
     }
-
-    // ANCHOR: pipeline
-    /// Enqueues `variant` on the worker streams, forked from and joined back to `s`
-    /// (so events on `s` time all of it). Panel `p` runs on stream `p mod S` with that
-    /// stream's buffers: a stream's own order keeps a buffer from being refilled before
-    /// its panel of C has left.
-    fn enqueue(
-        &mut self,
-        kernels: &Kernels,
-        s: &Arc<CudaStream>,
-        variant: Variant,
-    ) -> anyhow::Result<()> {
-        let (n, k, rows) = (self.n, self.k, self.panel_rows);
-        let (streams, panels) = (variant.streams(), self.panels());
-        let fork = s.record_event(None)?;
-        let a_host = self.a_pinned.as_slice()?;
-        let c_host = self.c_pinned.as_mut_slice()?;
-        for p in 0..panels {
-            let (r0, r1) = (p * rows, ((p + 1) * rows).min(self.m));
-            let ws = &self.streams[p % streams];
-            let (a_panel, c_panel) = &mut self.panels[p % streams];
-            if p < streams {
-                ws.wait(&fork)?; // after whatever s did before
-            }
-            if variant != Variant::KernelsOnly && variant != Variant::CopiesOutOnly {
-                let mut dst = a_panel.slice_mut(..(r1 - r0) * k);
-                ws.memcpy_htod(&a_host[r0 * k..r1 * k], &mut dst)?;
-            }
-            if matches!(variant, Variant::Pipeline { .. } | Variant::KernelsOnly) {
-                launch_panel(kernels, ws, a_panel, &self.b, c_panel, (r1 - r0, n, k))?;
-            }
-            if variant != Variant::KernelsOnly && variant != Variant::CopiesInOnly {
-                let src = c_panel.slice(..(r1 - r0) * n);
-                ws.memcpy_dtoh(&src, &mut c_host[r0 * n..r1 * n])?;
-            }
-        }
-        for ws in &self.streams[..streams] {
-            s.wait(&ws.record_event(None)?)?; // s goes on once every panel is back
-        }
-        Ok(())
-    }
-    // ANCHOR_END: pipeline
 }
 
+// ANCHOR: pipeline
+/// Enqueues `variant` on the worker streams, forked from and joined back to `s`
+/// (so events on `s` time all of it). Panel `p` runs on stream `p mod S` with that
+/// stream's buffers: a stream's own order keeps a buffer from being refilled before
+/// its panel of C has left.
+pub fn enqueue(
+    ooc: &mut OutOfCore,
+    kernels: &Kernels,
+    s: &Arc<CudaStream>,
+    variant: Variant,
+) -> anyhow::Result<()> {
+    let (n, k, rows) = (ooc.n, ooc.k, ooc.panel_rows);
+    let (streams, panels) = (variant.streams(), ooc.panels());
+    let fork = s.record_event(None)?;
+    let a_host = ooc.a_pinned.as_slice()?;
+    let c_host = ooc.c_pinned.as_mut_slice()?;
+    for p in 0..panels {
+        let (r0, r1) = (p * rows, ((p + 1) * rows).min(ooc.m));
+        let ws = &ooc.streams[p % streams];
+        let (a_panel, c_panel) = &mut ooc.panels[p % streams];
+        if p < streams {
+            ws.wait(&fork)?; // after whatever s did before
+        }
+        if variant != Variant::KernelsOnly && variant != Variant::CopiesOutOnly {
+            let mut dst = a_panel.slice_mut(..(r1 - r0) * k);
+            ws.memcpy_htod(&a_host[r0 * k..r1 * k], &mut dst)?;
+        }
+        if matches!(variant, Variant::Pipeline { .. } | Variant::KernelsOnly) {
+            launch_panel(kernels, ws, a_panel, &ooc.b, c_panel, (r1 - r0, n, k))?;
+        }
+        if variant != Variant::KernelsOnly && variant != Variant::CopiesInOnly {
+            let src = c_panel.slice(..(r1 - r0) * n);
+            ws.memcpy_dtoh(&src, &mut c_host[r0 * n..r1 * n])?;
+        }
+    }
+    for ws in &ooc.streams[..streams] {
+        s.wait(&ws.record_event(None)?)?; // s goes on once every panel is back
+    }
+    Ok(())
+}
+// ANCHOR_END: pipeline
+
 /// One panel: `C_panel = A_panel B` by step 6 (float4 loads where K and N allow).
-fn launch_panel(
+pub fn launch_panel(
     kernels: &Kernels,
     s: &Arc<CudaStream>,
     a: &CudaSlice<f32>,
@@ -345,7 +345,7 @@ pub fn measure(
         } else {
             // The parts compute nothing checkable on their own; the pipelines that
             // contain them were verified just above.
-            gpu.time(plan, |s| ooc.enqueue(kernels, s, v))?
+            gpu.time(plan, |s| enqueue(&mut ooc, kernels, s, v))?
         };
         variants.push(VariantResult {
             variant: v,
@@ -386,7 +386,7 @@ fn verify_variant(
             o.c_pinned.as_mut_slice()?.fill(f32::NAN);
             Ok(())
         },
-        |s, o| o.enqueue(kernels, s, variant),
+        |s, o| enqueue(o, kernels, s, variant),
         |_, o| check(o, streams, seed),
         plans,
     )?;
