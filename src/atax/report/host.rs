@@ -8,8 +8,11 @@ use super::super::measure::{HostCosts, Results, Strategy};
 use super::super::reference::{SLIDES_CLAIMS, SLIDES_PINNED_MS};
 use super::{key, AFTER_COPY};
 
+/// Picks one of the host costs.
+type Pick = fn(&HostCosts) -> &Stats;
+
 /// The rows the end-to-end table gives the host buffer of A at each size.
-pub(super) const COST_ROWS: [(&str, fn(&HostCosts) -> &Stats); 3] = [
+pub(super) const COST_ROWS: [(&str, Pick); 3] = [
     ("cost of A's buffer: new pages + first touch + unmap (pageable)", |c| {
         &c.pageable_alloc
     }),
