@@ -177,11 +177,11 @@ pub(super) fn unified_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         ("l2", AFTER_COPY),
         (
             "headers",
-            "pageable_ms = pageable, ms: median (fastest–slowest) | \
-             unified_ms = unified, no prefetch, ms: median (fastest–slowest) | \
+            "pageable_ms = pageable (ms) | unified_ms = unified, no prefetch (ms) | \
              speedup_median = speedup, median | \
              speedup_slides_method = speedup, slides' method",
         ),
+        ("columns", "dataset | pageable_ms | unified_ms | speedup_median | verdict"),
     ];
     run.table("atax-unified", title, &keys, &rows)
 }
