@@ -181,7 +181,7 @@ fn kernel_names_match_the_file<T: Element>() {
         .matches(&format!("ATAX_FUSED_ENTRY_POINT({}, {},", T::C_NAME, T::SUFFIX))
         .count();
     assert_eq!(fused_in_file, T::FUSED_COLUMNS_PER_THREAD.len());
-    assert_eq!(names.len(), 9 + T::FUSED_COLUMNS_PER_THREAD.len());
+    assert_eq!(names.len(), 10 + T::FUSED_COLUMNS_PER_THREAD.len());
 }
 
 #[test]
@@ -196,4 +196,28 @@ fn typed_kernel_names_are_the_files_entry_points() {
         AtaxKernel::<f32>::new(AtaxFunction::TmpThreadPerRowXConst).function(),
         "atax_tmp_thread_per_row_x_const_f32"
     );
+}
+
+/// The split-rows kernel's slices cover every row once, none empty; the grid asks for 8
+/// blocks per SM unless that would take more than one slice per 64 rows; the partial rows
+/// are counted written and read.
+#[test]
+fn split_slices_cover_every_row_and_fill_the_gpu() {
+    use cmbook::atax::datasets::partial_bytes;
+    use cmbook::atax::device::split_shape;
+    for d in POLYBENCH.iter().chain(&ODD_SIZES).chain([&LARGE_SQUARE]) {
+        for (rows, cols) in [(d.m, d.n), (d.n, d.m)] {
+            let s = split_shape(rows, cols, 132).unwrap();
+            let (slices, per) = (s.slices as usize, s.rows_per_slice as usize);
+            assert!(slices * per >= rows, "{}: rows left out", d.label());
+            assert!((slices - 1) * per < rows, "{}: an empty slice", d.label());
+            assert_eq!(s.column_blocks as usize, cols.div_ceil(32));
+            let blocks = s.column_blocks as usize * slices;
+            let capped = slices == rows.div_ceil(64).max(1);
+            assert!(blocks >= 8 * 132 || capped, "{}", d.label());
+        }
+    }
+    let xl = split_shape(1800, 2200, 132).unwrap();
+    assert_eq!((xl.column_blocks, xl.slices), (69, 16));
+    assert_eq!(partial_bytes(3, 10, 4), 2 * 3 * 10 * 4);
 }

@@ -167,8 +167,9 @@ pub struct SplitShape {
 pub const SPLIT_WARPS_PER_BLOCK: u32 = 8;
 
 /// The split-rows kernel's shape: enough slices that the grid holds `2048 / 256 = 8`
-/// blocks per SM (the most warps an SM of compute capability 9.0 keeps resident), but
-/// at least 64 rows a slice (8 per warp), so that the partial rows stay few next to A.
+/// blocks per SM (the most warps an SM of compute capability 9.0 keeps resident), but no
+/// more than one slice per 64 rows (8 per warp), so that the partial rows stay few next
+/// to A.
 pub fn split_shape(rows: usize, cols: usize, sms: u32) -> anyhow::Result<SplitShape> {
     let column_blocks = u32::try_from(cols.div_ceil(32).max(1))?;
     let wanted = (8 * sms).div_ceil(column_blocks).max(1) as usize;

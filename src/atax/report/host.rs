@@ -8,11 +8,11 @@ use super::super::measure::{HostCosts, Results, Strategy};
 use super::super::reference::{SLIDES_CLAIMS, SLIDES_PINNED_MS};
 use super::{key, AFTER_COPY};
 
-/// The rows the end-to-end table gives the host buffer of A at each size.
-/// A row of the cost table: its name and where its timing is.
-type CostRow = (&'static str, fn(&HostCosts) -> &Stats);
+/// Picks one of the host costs.
+type Pick = fn(&HostCosts) -> &Stats;
 
-pub(super) const COST_ROWS: [CostRow; 3] = [
+/// The rows the end-to-end table gives the host buffer of A at each size.
+pub(super) const COST_ROWS: [(&str, Pick); 3] = [
     ("cost of A's buffer: new pages + first touch + unmap (pageable)", |c| {
         &c.pageable_alloc
     }),
@@ -177,11 +177,11 @@ pub(super) fn unified_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         ("l2", AFTER_COPY),
         (
             "headers",
-            "pageable_ms = pageable, ms: median (fastest–slowest) | \
-             unified_ms = unified, no prefetch, ms: median (fastest–slowest) | \
+            "pageable_ms = pageable (ms) | unified_ms = unified, no prefetch (ms) | \
              speedup_median = speedup, median | \
              speedup_slides_method = speedup, slides' method",
         ),
+        ("columns", "dataset | pageable_ms | unified_ms | speedup_median | verdict"),
     ];
     run.table("atax-unified", title, &keys, &rows)
 }

@@ -30,16 +30,16 @@ const KERNELS_SHOWN: [(&str, &str); 2] = [
     (
         "headers",
         "mb_moved = MB moved | floor_us = floor (µs) | \
-         warm_median_us = L2 warm, median (µs) | warm_min_us = L2 warm, fastest (µs) | \
-         warm_max_us = L2 warm, slowest (µs) | cold_median_us = L2 cold, median (µs) | \
+         warm_median_us = warm, median (µs) | warm_min_us = warm, fastest (µs) | \
+         warm_max_us = warm, slowest (µs) | cold_median_us = cold, median (µs) | \
          slides_mean_us = slides' method (µs) | \
-         cold_fraction_of_copy = of copy bandwidth, L2 cold | \
+         cold_fraction_of_copy = of copy, cold | \
          worst_rel_err = worst relative error",
     ),
     (
         "columns",
         "{dataset}, {type} = dataset | variant | floor_us | warm_median_us | \
-         {warm_min_us}–{warm_max_us} = L2 warm, fastest–slowest (µs) | \
+         {warm_min_us}–{warm_max_us} = warm, fastest–slowest (µs) | \
          cold_median_us | slides_mean_us | cold_fraction_of_copy",
     ),
 ];
@@ -50,14 +50,13 @@ const END_TO_END_SHOWN: [(&str, &str); 2] = [
         "median_ms = median (ms) | min_ms = fastest (ms) | max_ms = slowest (ms) | \
          slides_mean_ms = slides' method (ms) | speedup_median = speedup, median | \
          speedup_slides_method = speedup, slides' method | \
-         speedup_registration_counted = speedup, pinning by registration counted | \
-         speedup_allocations_counted = speedup, both allocations counted | \
-         over_pinned_copy_of_a = time over the pinned copy of A",
+         speedup_registration_counted = speedup, registration counted | \
+         speedup_allocations_counted = speedup, allocations counted | \
+         over_pinned_copy_of_a = over the pinned copy of A",
     ),
     (
         "columns",
-        "{dataset}, {type} = dataset | strategy | median_ms | \
-         {min_ms}–{max_ms} = fastest–slowest (ms) | speedup_median | \
+        "{dataset}, {type} = dataset | strategy | median_ms | speedup_median | \
          speedup_registration_counted | speedup_allocations_counted | \
          over_pinned_copy_of_a",
     ),

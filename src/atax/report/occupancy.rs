@@ -72,19 +72,18 @@ struct OccupancyRow {
 const SHOWN: [(&str, &str); 2] = [
     (
         "headers",
-        "blocks = blocks | warps = warps launched | busy_sms = SMs with a block | \
+        "blocks = blocks | warps = warps | busy_sms = SMs with a block | \
          warps_per_busy_sm = warps per busy SM | \
-         kb_per_load_round = KB requested, one load per thread | \
+         kb_per_load_round = KB per load round | \
          kb_needed_in_flight = KB in flight needed (latency × copy bandwidth) | \
-         loads_per_thread_needed = loads in flight per thread needed | \
-         mb_moved = MB moved | warm_median_us = L2 warm, median (µs) | \
-         cold_median_us = L2 cold, median (µs) | \
-         cold_fraction_of_copy = of copy bandwidth, L2 cold",
+         loads_per_thread_needed = loads needed per thread | \
+         mb_moved = MB moved | warm_median_us = warm (µs) | \
+         cold_median_us = cold (µs) | cold_fraction_of_copy = of copy, cold",
     ),
     (
         "columns",
         "{dataset}, {type} = dataset | kernel | warps | \
-         {warps_per_busy_sm} on {busy_sms} = warps per SM on busy SMs | \
+         {warps_per_busy_sm} on {busy_sms} = warps per SM, on SMs | \
          kb_per_load_round | loads_per_thread_needed | warm_median_us | \
          cold_median_us | cold_fraction_of_copy",
     ),
