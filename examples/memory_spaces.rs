@@ -5,7 +5,9 @@
 //! - the lecture's signal example with the vector in constant memory, in global memory and on
 //!   the read-only path, next to the copy ceiling of the same run;
 //! - a walk over a 32 KiB table with 1 to 32 distinct addresses per warp-wide load, from each
-//!   of those three homes;
+//!   of those three homes, and the constant-memory walk with its addresses spaced three ways;
+//! - the main loops of the signal and walk kernels counted in machine code (when `ptxas` and
+//!   `nvdisasm` are found);
 //! - the three-point stencil from global memory and from a shared tile (static and dynamic),
 //!   on an array far larger than L2 (cold) and on one that fits in it (warm);
 //! - a per-thread histogram in local memory and in registers, with the compiler's numbers;

@@ -17,6 +17,7 @@ pub const GRANULARITIES: [usize; 3] = [32, 64, 128];
 
 const LIMIT: sys::CUlimit = sys::CUlimit::CU_LIMIT_MAX_L2_FETCH_GRANULARITY;
 
+// ANCHOR: set_limit
 /// The L2 fetch granularity in force on `gpu`'s context, in bytes.
 pub fn fetch_granularity(gpu: &Gpu) -> anyhow::Result<usize> {
     gpu.ctx.bind_to_thread()?;
@@ -29,11 +30,13 @@ pub fn fetch_granularity(gpu: &Gpu) -> anyhow::Result<usize> {
 /// Asks for an L2 fetch granularity of `bytes` on `gpu`'s context.
 pub fn set_fetch_granularity(gpu: &Gpu, bytes: usize) -> anyhow::Result<()> {
     gpu.ctx.bind_to_thread()?;
-    gpu.stream.synchronize()?; // no kernel of an earlier setting is still running
-                               // SAFETY: sets a limit of the current context; no pointer is involved.
+    // No kernel of an earlier setting may still be running.
+    gpu.stream.synchronize()?;
+    // SAFETY: sets a limit of the current context; no pointer involved.
     unsafe { sys::cuCtxSetLimit(LIMIT, bytes) }.result()?;
     Ok(())
 }
+// ANCHOR_END: set_limit
 
 /// Puts the granularity found at creation back when dropped.
 struct Restore<'a> {

@@ -117,10 +117,14 @@ pub struct Results {
     pub compiled_by: String,
     /// The same kernels in machine code, and the assembler's version; `None` when `ptxas`
     /// and `nvdisasm` were not found (see [`crate::harness::sass::Tools::find`]).
-    pub sass: Option<(String, Vec<(ReadOnlyKernel, SassCensus)>)>,
+    pub sass: Option<ReadOnlySass>,
     /// The float stride sweep under each L2 fetch granularity.
     pub granularity: GranularitySweep,
 }
+
+/// Who assembled the read-only kernels ("Cuda compilation tools, ... for sm_90"), and each
+/// kernel's machine code counted.
+pub type ReadOnlySass = (String, Vec<(ReadOnlyKernel, SassCensus)>);
 
 /// Strides of the sweep under each L2 fetch granularity: fewer than the main sweep, enough
 /// to see where each granularity's model goes flat.
@@ -268,11 +272,8 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     })
 }
 
-/// The assembler's version and each read-only variant's machine code, counted.
-type SassOfVariants = (String, Vec<(ReadOnlyKernel, SassCensus)>);
-
 /// The read-only kernels' machine code, counted; `None` without `ptxas` and `nvdisasm`.
-fn readonly_sass(ptx: &str, arch: &str) -> anyhow::Result<Option<SassOfVariants>> {
+fn readonly_sass(ptx: &str, arch: &str) -> anyhow::Result<Option<ReadOnlySass>> {
     let Some(tools) = Tools::find() else {
         eprintln!(
             "note: ptxas or nvdisasm not found (set CMBOOK_PTXAS and CMBOOK_NVDISASM): \
