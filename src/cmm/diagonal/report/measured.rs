@@ -329,7 +329,7 @@ pub(super) fn streams(run: &Run, r: &Results) -> anyhow::Result<()> {
 
 /// The largest power of two (up to 128) that divides `bytes`: 8, 16, 32, 64 or 128.
 pub(super) fn alignment(bytes: usize) -> usize {
-    (3..=7).rev().map(|p| 1usize << p).find(|a| bytes % a == 0).unwrap_or(1)
+    (3..=7).rev().map(|p| 1usize << p).find(|a| bytes.is_multiple_of(*a)).unwrap_or(1)
 }
 
 /// The bytes between the addresses two neighbouring lanes load in the row-major one-block
@@ -360,7 +360,7 @@ const ALIGNMENT_HEADERS: [(&str, &str); 1] = [(
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let m = v.len() / 2;
-    if v.len() % 2 == 1 {
+    if !v.len().is_multiple_of(2) {
         v[m]
     } else {
         (v[m - 1] + v[m]) / 2.0
