@@ -3,7 +3,7 @@
 //! what keeping the diagonals in order costs.
 
 use super::*;
-use crate::cmm::launches::{SeparationRow, SEPARATION_HEADERS};
+use crate::cmm::launches::{SeparationRow, SEPARATION_SHOWN};
 
 /// How `cmm-table1-compare` is shown (see `harness::table`).
 const TABLE1_HEADERS: [(&str, &str); 1] = [(
@@ -463,7 +463,7 @@ pub(super) fn separation(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table(
         "cmm-grid-barrier-costs",
         title,
-        &[&[KERNEL_L2, ("layout", "row-major")][..], &[SEPARATION_HEADERS]].concat(),
+        &[&[KERNEL_L2, ("layout", "row-major")][..], &SEPARATION_SHOWN].concat(),
         &rows,
     )
 }
