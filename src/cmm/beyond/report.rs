@@ -8,7 +8,7 @@ use crate::harness::format::ms;
 use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
 
-use crate::cmm::launches::{Separation, SeparationRow, SEPARATION_HEADERS};
+use crate::cmm::launches::{Separation, SeparationRow, SEPARATION_SHOWN};
 use crate::harness::format::ratio;
 
 use super::measure::{ChainResults, DpResults, Results, Variant};
@@ -250,9 +250,10 @@ fn report_launches(run: &Run, r: &[Separation]) -> anyhow::Result<()> {
         "cmm-beyond-launches",
         title,
         &[
-            ("l2", "warm (the table stays on the GPU between repetitions)"),
-            SEPARATION_HEADERS,
-        ],
+            &[("l2", "warm (the table stays on the GPU between repetitions)")][..],
+            &SEPARATION_SHOWN,
+        ]
+        .concat(),
         &rows,
     )
 }

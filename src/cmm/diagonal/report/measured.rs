@@ -3,7 +3,7 @@
 //! what keeping the diagonals in order costs.
 
 use super::*;
-use crate::cmm::launches::{SeparationRow, SEPARATION_HEADERS};
+use crate::cmm::launches::{SeparationRow, SEPARATION_SHOWN};
 
 /// How `cmm-table1-compare` is shown (see `harness::table`).
 const TABLE1_HEADERS: [(&str, &str); 1] = [(
@@ -360,7 +360,7 @@ const ALIGNMENT_HEADERS: [(&str, &str); 1] = [(
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let m = v.len() / 2;
-    if v.len() % 2 == 1 {
+    if !v.len().is_multiple_of(2) {
         v[m]
     } else {
         (v[m - 1] + v[m]) / 2.0
@@ -463,7 +463,7 @@ pub(super) fn separation(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table(
         "cmm-grid-barrier-costs",
         title,
-        &[&[KERNEL_L2, ("layout", "row-major")][..], &[SEPARATION_HEADERS]].concat(),
+        &[&[KERNEL_L2, ("layout", "row-major")][..], &SEPARATION_SHOWN].concat(),
         &rows,
     )
 }
