@@ -258,8 +258,10 @@ fn measure_layouts(
 }
 
 /// Under `--counters`: both one-block kernels at `traffic_n` (sectors per load as the
-/// traffic table computes them) and at n = 2048, where the chapter says both tables still
-/// fit in L2 (a hit rate near 100% if they do).
+/// traffic table computes them) and at n = 2048, where the chapter's footprint table puts
+/// both layouts inside L2 (a hit rate near 100% if they stay there); in a full run also the
+/// row-major kernel at the stride sweep's slowest and fastest n (1006 and 1022: strides a
+/// multiple of 128 bytes; 1023: an odd multiple of 8), each with its modelled sectors.
 fn count_layouts(
     gpu: &crate::harness::Gpu,
     kernels: &CmmKernels,
@@ -267,36 +269,44 @@ fn count_layouts(
     traffic_n: usize,
     seed: u64,
 ) -> anyhow::Result<()> {
-    for n in [traffic_n, 2048] {
+    let mut cases: Vec<(usize, Layout)> = [traffic_n, 2048]
+        .into_iter()
+        .flat_map(|n| Layout::ALL.map(|l| (n, l)))
+        .collect();
+    if traffic_n >= TRAFFIC_N.full {
+        cases.extend([1006, 1022, 1023].map(|n| (n, Layout::RowMajor)));
+    }
+    for (n, layout) in cases {
         let dims = dp::random_dims(n, DIM_MAX, seed + 7 * n as u64);
         let cpu = dp::solve_serial(&dims)?;
-        for layout in Layout::ALL {
-            let mut case = Case::new(format!("one block, {}, n = {n}", layout.name()))
-                .predict(Quantity::L2HitPercent, 100.0);
-            let modelled = traffic.iter().find(|(m, t)| {
+        let mut case = Case::new(format!("one block, {}, n = {n}", layout.name()))
+            .predict(Quantity::L2HitPercent, 100.0);
+        let modelled = traffic
+            .iter()
+            .find(|(m, t)| {
                 *m == WarpMapping::CellPerThread
                     && t.layout == layout
                     && t.elem_bytes == 8
                     && t.n == n
+            })
+            .map(|(_, t)| *t)
+            .unwrap_or_else(|| {
+                traffic::dp_traffic(WarpMapping::CellPerThread, layout, 8, n)
             });
-            if let Some((_, t)) = modelled {
-                let per_request = t.sectors as f64 / t.warp_loads as f64;
-                case = case.predict(Quantity::LoadSectorsPerRequest, per_request);
-            }
-            gpu.count_next(case);
-            measure_kernel(
-                kernels,
-                Kernel::one_block(layout),
-                &dims,
-                &cpu,
-                Plan::new(0, 1, L2::Warm),
-            )?;
-        }
+        let per_request = modelled.sectors as f64 / modelled.warp_loads as f64;
+        case = case.predict(Quantity::LoadSectorsPerRequest, per_request);
+        gpu.count_next(case);
+        measure_kernel(
+            kernels,
+            Kernel::one_block(layout),
+            &dims,
+            &cpu,
+            Plan::new(0, 1, L2::Warm),
+        )?;
     }
     Ok(())
 }
 
-/// Measures everything the chapter shows, each GPU table verified before it is timed.
 /// The paper's part of the chapter.
 struct Paper {
     table1: Vec<Table1Size>,

@@ -193,9 +193,17 @@ pub fn measure_chase(
     if space == ChaseSpace::Global && gpu.counting() {
         // Under --counters: one more chase, from a flushed L2, long enough to come back
         // to every line several times.
-        let case = counted::chase_case(footprint_bytes, counted_steps, gpu.info.l2_bytes);
+        let case =
+            counted::chase_case(footprint_bytes, counted_steps, gpu.info.l2_bytes);
         gpu.count(case, || {
-            launch_chase(&gpu.stream, kernels, space, &next, &mut position, counted_steps)
+            launch_chase(
+                &gpu.stream,
+                kernels,
+                space,
+                &next,
+                &mut position,
+                counted_steps,
+            )
         })?;
     }
     let stats = gpu

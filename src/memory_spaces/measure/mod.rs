@@ -34,8 +34,10 @@ pub use walks::{
     measure_spaced_walks, measure_walks, SpacedPoint, WalkPoint, WalkSpacing,
 };
 
-use crate::harness::ceiling::{self, CopyKernel};
+use crate::ceilings::peaks::{measure_l2_read, L2_PASSES};
+use crate::harness::ceiling::{self, CeilingKernel, CopyKernel};
 use crate::harness::kernels::KernelName;
+use crate::harness::kernels::KernelTable;
 use crate::harness::sass::{self, Tools};
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
@@ -90,6 +92,9 @@ pub struct Results {
     pub copy_cold: (usize, Rate),
     /// The copy kernel on an array that fits in L2, L2 warm.
     pub copy_warm: (usize, Rate),
+    /// L2's read rate inside one launch (the ceilings chapter's kernel): bytes of the
+    /// L2-resident buffer, passes over it, and the rate.
+    pub l2_read: (usize, u32, Rate),
     pub signal_size: SignalSize,
     pub signal: Vec<(VectorHome, Timed)>,
     pub walk_threads: usize,
@@ -240,6 +245,13 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         .0
         .rate(2.0 * copy_cold_bytes as f64);
     bar.inc(1);
+    // L2 itself: a quarter of it read many times inside one launch, so that the launch
+    // does not dominate (a single short copy measures mostly the launch).
+    let l2_table = KernelTable::<CeilingKernel>::load(gpu)?;
+    let l2_bytes = (gpu.info.l2_bytes / 4) / 16 * 16;
+    let l2_passes = L2_PASSES.pick(quick);
+    let l2_rate =
+        measure_l2_read(gpu, &l2_table, l2_bytes, l2_passes, warm, seed + 9)?.rate();
     let copy_warm = ceiling::measure_copy(gpu, &copy, copy_warm_bytes, warm, seed + 1)?
         .best_stats()
         .0
@@ -324,6 +336,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         map: space_rows(&gpu.info),
         copy_cold: (copy_cold_bytes, copy_cold),
         copy_warm: (copy_warm_bytes, copy_warm),
+        l2_read: (l2_bytes, l2_passes, l2_rate),
         signal_size,
         signal,
         walk_threads,
