@@ -299,6 +299,7 @@ fn made_up_results() -> Results {
         map: space_rows(&h100()),
         copy_cold: (512 << 20, rate(2900.0)),
         copy_warm: (12 << 20, rate(6000.0)),
+        l2_read: (12 << 20, 64, rate(6600.0)),
         signal_size: SignalSize { rows: 3001, m: 2500, matrices: 32 },
         signal: VectorHome::ALL.into_iter().map(|h| (h, timed(0.4, 9.6e8))).collect(),
         walk_threads: 270_323,
