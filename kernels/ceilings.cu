@@ -6,17 +6,18 @@
 // long`.
 
 // ANCHOR: copy
-// Copies n floats from src to dst (both in global memory). Each thread moves one float4
-// (16 bytes, the widest load a thread can issue), and the grid has one thread per float4:
-// the hardware's block scheduler, not a loop, walks the array, so consecutive blocks
+// Copies n floats from src to dst (both in global memory). Each thread moves one
+// float4 (16 bytes, the widest load a thread can issue), and the grid has one thread
+// per float4: the block scheduler, not a loop, walks the array, so consecutive blocks
 // sweep device memory in address order and each warp access is 512 contiguous bytes.
 // Loads in flight come from the number of resident threads (2048 per SM), not from
-// unrolling. On the H100 this reaches the driver's own cuMemcpyDtoD, where a grid-stride
-// loop with four loads per thread stays below it (the chapter's summary measures both). cudaMalloc'd pointers are 256-byte aligned, so the float4 view is
+// unrolling. On the H100 this reaches the driver's own cuMemcpyDtoD, where a
+// grid-stride loop with four loads per thread stays below it (the chapter's summary
+// measures both). cudaMalloc'd pointers are 256-byte aligned, so the float4 view is
 // aligned; the n % 4 tail is copied one float at a time by the first threads.
 //
-// Launch: 1D grid of at least max(n / 4, 1) threads; blocks of 256 threads. Parameters:
-// (src, dst, n).
+// Launch: 1D grid of at least max(n / 4, 1) threads; blocks of 256 threads.
+// Parameters: (src, dst, n).
 extern "C" __global__ void copy_f32(const float* __restrict__ src,
                                     float* __restrict__ dst,
                                     unsigned long long n) {
@@ -33,7 +34,6 @@ extern "C" __global__ void copy_f32(const float* __restrict__ src,
 }
 // ANCHOR_END: copy
 
-// ANCHOR: copy_grid_stride
 // The same copy as a grid-stride loop over a grid of resident blocks only, four float4
 // loads in flight per thread before the first store: the book's first copy kernel, kept
 // to show what the loop costs. Launch: any 1D grid; blocks of 256 threads.
@@ -65,7 +65,6 @@ extern "C" __global__ void copy_f32_grid_stride(const float* __restrict__ src,
         dst[tail] = src[tail];
     }
 }
-// ANCHOR_END: copy_grid_stride
 
 // ANCHOR: empty
 // Does nothing: timing many of these back to back measures the cost of a launch itself.

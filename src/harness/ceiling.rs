@@ -122,8 +122,8 @@ impl CopyResult {
     }
 
     // ANCHOR: best_copy
-    /// The ceiling every chapter divides by: the faster (by median) of the copy kernel and
-    /// `cuMemcpyDtoD`, and which of the two it was.
+    /// The ceiling every chapter divides by: the faster (by median) of the copy
+    /// kernel and `cuMemcpyDtoD`, and which of the two it was.
     pub fn best(&self) -> (Rate, &'static str) {
         let (stats, by) = self.best_stats();
         (stats.rate(2.0 * self.bytes as f64 / 1e9), by)

@@ -110,12 +110,13 @@ pub enum Quantity {
     BankConflicts,
     /// The share of L2 sector lookups that hit, in percent.
     L2HitPercent,
-    /// Resident warps as a share of the SM's maximum, averaged over active cycles, percent.
+    /// Resident warps as a share of the SM's maximum, averaged over active cycles
+    /// (percent).
     OccupancyPercent,
     /// Warp instructions executed.
     Instructions,
-    /// Bytes global loads request from L1 (32 bytes per sector): what the loads ask for,
-    /// before any cache.
+    /// Bytes global loads request from L1 (32 bytes per sector): what the loads ask
+    /// for, before any cache.
     GlobalLoadBytes,
 }
 // ANCHOR_END: quantity
@@ -457,7 +458,8 @@ pub fn sum_case(case: &str, launches: &[Launch]) -> Counted {
     };
     let (dram_read, dram_write) =
         (total("dram__bytes_read.sum"), total("dram__bytes_write.sum"));
-    let r2 = |v: f64| (v * 100.0).round() / 100.0;
+    // Two decimals, as the nearest f64 to the decimal (so a cell reads `88.91`).
+    let r2 = |v: f64| format!("{v:.2}").parse::<f64>().unwrap_or(v);
     Counted {
         case: case.to_string(),
         kernels: names.join(" + "),
@@ -728,14 +730,13 @@ const COUNTERS_SHOWN: &[(&str, &str)] = &[
     (
         "columns",
         "case | dram | l2_hit_pct | ld_sectors_per_request | st_sectors_per_request | \
-         {achieved_occupancy_pct} of {theoretical_occupancy_pct} = occupancy (%), achieved \
-         of possible | stall_1",
+         achieved_occupancy_pct | stall_1",
     ),
     (
         "headers",
         "case = case | dram = DRAM read + written | l2_hit_pct = L2 hit (%) | \
-         ld_sectors_per_request = sectors per load | st_sectors_per_request = sectors per store | \
-         stall_1 = top stall (cycles per issue)",
+         ld_sectors_per_request = sectors / load | st_sectors_per_request = sectors / store | \
+         achieved_occupancy_pct = occupancy (%) | stall_1 = top stall",
     ),
 ];
 

@@ -115,8 +115,8 @@ pub struct CommonArgs {
     #[arg(long, default_value_t = 2024)]
     pub seed: u64,
     /// Count, instead of timing: run the chapter's key kernels under Nsight Compute (`ncu`,
-    /// from the CUDA toolkit) and write <chapter>-counters and <chapter>-counted (predicted
-    /// vs counted). Slow: ncu replays each counted launch once per metric group.
+    /// from the CUDA toolkit) and write the chapter's counters table and its table of
+    /// predicted vs counted. Slow: ncu replays each counted launch once per metric group.
     #[arg(long)]
     pub counters: bool,
 }
