@@ -274,13 +274,13 @@ impl Gpu {
     }
 
     /// Takes the case waiting for a launch, if any.
-    pub(crate) fn take_counted_case(&self) -> Option<Case> {
+    pub fn take_counted_case(&self) -> Option<Case> {
         self.counting.borrow_mut().as_mut().and_then(|c| c.pending.take())
     }
 
     /// Runs `launch` (which enqueues the case's work) between `cuProfilerStart` and
     /// `cuProfilerStop`, after the marker launch, and records the case's label.
-    pub(crate) fn count_case(
+    pub fn count_case(
         &self,
         case: &Case,
         launch: impl FnOnce() -> anyhow::Result<()>,
