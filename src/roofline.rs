@@ -240,6 +240,7 @@ pub const STEMS: &[&str] = &[
     "memory_spaces-roofline",
     "tiling-roofline",
     "atax-roofline",
+    "ceilings-little",
 ];
 
 #[derive(serde::Serialize)]
@@ -390,7 +391,96 @@ pub fn write(dir: &Path) -> anyhow::Result<usize> {
     // The table is long: its first rows show, the rest fold away.
     let meta = meta.with("fold", "10").with("title", title);
     record::write_table(dir, "ceilings-roofline-kernels", &meta, &rows)?;
+    write_little(dir, &roof)?;
     Ok(STEMS.len())
+}
+
+/// A row of the bytes-in-flight table.
+#[derive(Debug, Clone, serde::Serialize)]
+struct LittleRow {
+    level: &'static str,
+    latency_ns: String,
+    bandwidth_gbps: String,
+    in_flight_kib: String,
+    per_sm_kib: String,
+    per_thread_full: String,
+    per_thread_quarter: String,
+}
+
+// ANCHOR: little
+/// Little's law: the bytes a memory level must have requested and not yet delivered to
+/// run at its bandwidth are its latency times that bandwidth. Per SM, and per thread when
+/// every SM holds `threads_per_sm` threads (all 2048, or a quarter of them).
+pub fn bytes_in_flight(latency_ns: f64, gbps: f64) -> f64 {
+    latency_ns * 1e-9 * gbps * 1e9
+}
+// ANCHOR_END: little
+
+/// `ceilings-little`: bytes in flight for device memory and L2, from the memory-spaces
+/// chapter's dependent-load latency (its global chase far beyond L2, and at 2 MiB, inside
+/// it) and the ceilings' bandwidths.
+fn write_little(dir: &Path, roof: &Roof) -> anyhow::Result<()> {
+    let Ok(latency) = read(dir, "memory_spaces-latency") else {
+        return Ok(()); // the memory-spaces chapter did not run here
+    };
+    let sms: f64 = roof.meta.get("sms").and_then(|s| s.parse().ok()).unwrap_or(132.0);
+    let global = |footprint: Option<f64>| -> anyhow::Result<f64> {
+        let rows = latency.rows.iter().filter(|r| r[0].starts_with("global"));
+        let pick = match footprint {
+            Some(f) => rows.filter(|r| r[1].parse::<f64>().ok() == Some(f)).next_back(),
+            None => rows.max_by(|a, b| {
+                let x = |r: &Vec<String>| r[1].parse::<f64>().unwrap_or(0.0);
+                x(a).total_cmp(&x(b))
+            }),
+        };
+        let row = pick.context("memory_spaces-latency has no such global chase")?;
+        number(&latency, row, "y")
+    };
+    let kib = |b: f64| format!("{:.0}", b / 1024.0);
+    let row = |level, ns: f64, gbps: f64| {
+        let total = bytes_in_flight(ns, gbps);
+        let per_sm = total / sms;
+        LittleRow {
+            level,
+            latency_ns: format!("{ns:.0}"),
+            bandwidth_gbps: format!("{gbps:.0}"),
+            in_flight_kib: kib(total),
+            per_sm_kib: format!("{:.1}", per_sm / 1024.0),
+            per_thread_full: format!("{:.1}", per_sm / 2048.0),
+            per_thread_quarter: format!("{:.1}", per_sm / 512.0),
+        }
+    };
+    let rows = vec![
+        row("device memory", global(None)?, roof.dram_gbps),
+        row("L2", global(Some(2.0 * 1024.0 * 1024.0))?, roof.l2_gbps),
+    ];
+    let mut meta = Meta::default();
+    for key in ["gpu", "compute_capability", "sms", "l2_mib", "driver", "cuda"] {
+        if let Some(v) = roof.meta.get(key) {
+            meta = meta.with(key, v);
+        }
+    }
+    let meta = meta
+        .with("cudarc", env!("CMBOOK_CUDARC_VERSION"))
+        .with("commit", env!("CMBOOK_GIT_COMMIT"))
+        .with("date_utc", &chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .with("command", &run::command_line())
+        .with("profile", run::profile())
+        .with("composed_from", "ceilings-peaks, memory_spaces-latency")
+        .with("computed", "roofline::write_little (Little's law)")
+        .with(
+            "title",
+            "Bytes in flight: latency times bandwidth, for the whole GPU, per SM, and per \
+             thread with 2048 or 512 threads resident per SM",
+        )
+        .with(
+            "headers",
+            "level = level | latency_ns = latency (ns) | bandwidth_gbps = bandwidth (GB/s) | \
+             in_flight_kib = in flight (KiB) | per_sm_kib = per SM (KiB) | \
+             per_thread_full = per thread, 2048 per SM (bytes) | \
+             per_thread_quarter = per thread, 512 per SM (bytes)",
+        );
+    record::write_table(dir, "ceilings-little", &meta, &rows)
 }
 
 #[cfg(test)]

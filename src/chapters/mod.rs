@@ -73,6 +73,7 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "sanitizer",
     "ceilings-roofline",
     "ceilings-roofline-kernels",
+    "ceilings-little",
     "memory_spaces-roofline",
     "tiling-roofline",
     "atax-roofline",
