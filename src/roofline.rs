@@ -407,14 +407,12 @@ struct LittleRow {
     per_thread_quarter: String,
 }
 
-// ANCHOR: little
 /// Little's law: the bytes a memory level must have requested and not yet delivered to
 /// run at its bandwidth are its latency times that bandwidth. Per SM, and per thread when
 /// every SM holds `threads_per_sm` threads (all 2048, or a quarter of them).
 pub fn bytes_in_flight(latency_ns: f64, gbps: f64) -> f64 {
     latency_ns * 1e-9 * gbps * 1e9
 }
-// ANCHOR_END: little
 
 /// `ceilings-little`: bytes in flight for device memory and L2, from the memory-spaces
 /// chapter's dependent-load latency (its global chase far beyond L2, and at 2 MiB, inside
