@@ -425,7 +425,7 @@ fn write_little(dir: &Path, roof: &Roof) -> anyhow::Result<()> {
     let global = |footprint: Option<f64>| -> anyhow::Result<f64> {
         let rows = latency.rows.iter().filter(|r| r[0].starts_with("global"));
         let pick = match footprint {
-            Some(f) => rows.filter(|r| r[1].parse::<f64>().ok() == Some(f)).next_back(),
+            Some(f) => rows.rfind(|r| r[1].parse::<f64>().ok() == Some(f)),
             None => rows.max_by(|a, b| {
                 let x = |r: &Vec<String>| r[1].parse::<f64>().unwrap_or(0.0);
                 x(a).total_cmp(&x(b))
