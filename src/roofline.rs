@@ -423,7 +423,7 @@ fn write_little(dir: &Path, roof: &Roof) -> anyhow::Result<()> {
     };
     let sms: f64 = roof.meta.get("sms").and_then(|s| s.parse().ok()).unwrap_or(132.0);
     let global = |footprint: Option<f64>| -> anyhow::Result<f64> {
-        let rows = latency.rows.iter().filter(|r| r[0].starts_with("global"));
+        let mut rows = latency.rows.iter().filter(|r| r[0].starts_with("global"));
         let pick = match footprint {
             Some(f) => rows.rfind(|r| r[1].parse::<f64>().ok() == Some(f)),
             None => rows.max_by(|a, b| {
