@@ -629,17 +629,7 @@ pub fn ncu_missing() -> super::run::UsageError {
 
 /// The child's arguments: this run's, without `--counters` and `--out`, writing into `out`.
 pub fn child_args(args: impl Iterator<Item = String>, out: &Path) -> Vec<String> {
-    let mut kept = Vec::new();
-    let mut skip_next = false;
-    for a in args {
-        if skip_next {
-            skip_next = false;
-        } else if a == "--out" {
-            skip_next = true;
-        } else if a != "--counters" && !a.starts_with("--out=") {
-            kept.push(a);
-        }
-    }
+    let mut kept = super::run::without_out(args.filter(|a| a != "--counters"));
     kept.push("--out".into());
     kept.push(out.display().to_string());
     kept

@@ -268,12 +268,9 @@ pub fn command_line() -> String {
     command_line_from(&example_name(), profile(), std::env::args().skip(1))
 }
 
-/// [`command_line`] for given parts.
-pub fn command_line_from(
-    example: &str,
-    profile: &str,
-    args: impl Iterator<Item = String>,
-) -> String {
+/// `args` without `--out DIR` (or `--out=DIR`): where a run writes says nothing about
+/// what it measured.
+pub fn without_out(args: impl Iterator<Item = String>) -> Vec<String> {
     let mut kept = Vec::new();
     let mut skip_next = false;
     for a in args {
@@ -285,6 +282,16 @@ pub fn command_line_from(
             kept.push(a);
         }
     }
+    kept
+}
+
+/// [`command_line`] for given parts.
+pub fn command_line_from(
+    example: &str,
+    profile: &str,
+    args: impl Iterator<Item = String>,
+) -> String {
+    let kept = without_out(args);
     let release = if profile == "release" { " --release" } else { "" };
     let mut cmd = format!("cargo run{release} --example {example}");
     if !kept.is_empty() {
