@@ -432,7 +432,7 @@ pub const MULTI_GPU: Chapter = Chapter {
     title: "Memory across GPUs",
     needs: Needs::GpuAndNccl,
     reps: FullQuick::new(10, 3),
-    counted: &[],
+    counted: &["multi_gpu-counters", "multi_gpu-counted"],
     writes: &[
         "multi_gpu-devices",
         "multi_gpu-topology",

@@ -407,6 +407,10 @@ pub struct Counted {
     pub stall_1: String,
     pub stall_2: String,
     pub stall_3: String,
+    /// Every stall reason above 0.005 cycles per issue, largest first (`reason v; …`): for
+    /// a reason that matters to one chapter and is not in the top three everywhere.
+    #[serde(default)]
+    pub stalls_all: String,
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -510,6 +514,12 @@ pub fn sum_case(case: &str, launches: &[Launch]) -> Counted {
         stall_1: stall(0),
         stall_2: stall(1),
         stall_3: stall(2),
+        stalls_all: stalls
+            .iter()
+            .filter(|s| s.0 >= 0.005)
+            .map(|(v, r)| format!("{r} {v:.2}"))
+            .collect::<Vec<_>>()
+            .join("; "),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The chapter's cases for `--counters`: the global pointer chase at each footprint, and
-//! the L2 hit rate the cache's capacity predicts for it.
+//! the L2 hit rate the cache's capacity predicts for it; and the constant-memory walk at a
+//! few numbers of distinct addresses, whose stall reasons say what a warp waits for.
 
 use crate::harness::counters::{Case, Quantity};
 
@@ -23,6 +24,19 @@ pub fn chase_case(footprint: usize, steps: u64, l2_bytes: usize) -> Case {
     let kept = (l2_bytes as f64 / footprint as f64).min(1.0);
     Case::new(format!("global chase, {}", footprint_text(footprint)))
         .predict(Quantity::L2HitPercent, 100.0 * revisits * kept)
+}
+
+/// Distinct addresses per warp load at which the spaced constant walk is counted: the
+/// broadcast, the first steps of the superlinear fall, and a different word per lane.
+pub const SPACED_WALK_DISTINCTS: [u32; 4] = [1, 2, 3, 32];
+
+/// The spaced constant walk with `distinct` addresses per warp load. It carries no
+/// prediction: its machine code is the same at every `distinct` (a run-time argument), and
+/// the question the case answers — whether warps wait on constant-cache misses (the
+/// `imc_miss` stall) more than in proportion to `distinct` — is one the chapter's model
+/// leaves open.
+pub fn spaced_walk_case(spacing: &str, distinct: u32) -> Case {
+    Case::new(format!("walk_const_spaced, {spacing}, {distinct} address(es)"))
 }
 
 fn footprint_text(bytes: usize) -> String {

@@ -8,7 +8,7 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use crate::harness::kernels::KernelName;
 use crate::harness::timing::Plan;
 use crate::harness::{inputs, verify, Gpu, UsageError};
-use crate::memory_spaces::{reference, BLOCK, SIGNAL_MAX};
+use crate::memory_spaces::{counted, reference, BLOCK, SIGNAL_MAX};
 
 use super::kernels::{Kernels, MemoryKernel, Timed};
 use super::signal::{set_signal_const, VectorHome};
@@ -210,6 +210,9 @@ pub fn measure_spaced_walks(
             let (g, w) = spacing.words();
             let size =
                 format!("n={n} steps={steps} distinct={distinct} spacing={g},{w}");
+            if counted::SPACED_WALK_DISTINCTS.contains(&distinct) {
+                gpu.count_next(counted::spaced_walk_case(spacing.label(), distinct));
+            }
             let verified = gpu.verify_then_time_output(
                 &mut out,
                 |s, out| {

@@ -364,8 +364,59 @@ pub fn measure_paths(
             }
         }
     }
+    if pair.peer_access && a.counting() {
+        count_peer_kernels(pair, &bufs, max)?;
+    }
     drop(bufs.staging);
     Ok((points, in_flight))
+}
+
+/// Under `--counters`: the copy kernel of the first GPU (the one ncu's cases are marked
+/// on) writing the second GPU's memory, then reading it, each verified byte for byte. The
+/// model: the first GPU's own device memory sees only its side of the copy — its source
+/// read when it pushes, its destination written when it pulls — and its loads and stores
+/// are 16 bytes a lane, 16 sectors a warp request, wherever the address points.
+fn count_peer_kernels(pair: &Pair, bufs: &Buffers, bytes: usize) -> anyhow::Result<()> {
+    use crate::harness::counters::{Case, Quantity};
+    let (a, b) = (pair.a, pair.b);
+    let (src_a, dst_a) = (ptr(&bufs.src_a, &a.stream), ptr(&bufs.dst_a, &a.stream));
+    let (src_b, dst_b) = (ptr(&bufs.src_b, &b.stream), ptr(&bufs.dst_b, &b.stream));
+    let size = format!("{bytes} bytes");
+    let mib = bytes >> 20;
+    // (label, source, destination, its GPU and buffer, what must arrive)
+    let cases = [
+        (
+            format!("GPU 0's kernel writes GPU 1, {mib} MiB"),
+            src_a,
+            dst_b,
+            b,
+            &bufs.dst_b,
+            &bufs.host_a,
+        ),
+        (
+            format!("GPU 0's kernel reads GPU 1, {mib} MiB"),
+            src_b,
+            dst_a,
+            a,
+            &bufs.dst_a,
+            &bufs.host_b,
+        ),
+    ];
+    for (label, src, dst, dst_gpu, dst_buf, want) in cases {
+        // SAFETY: every buffer holds at least `bytes` bytes; peer access is enabled.
+        unsafe { devices::poison(&dst_gpu.stream, dst, bytes)? };
+        devices::synchronize(&[a.stream.clone(), b.stream.clone()])?;
+        let case = Case::new(label.clone())
+            .predict(Quantity::DramBytes, bytes as f64)
+            .predict(Quantity::LoadSectorsPerRequest, 16.0)
+            .predict(Quantity::StoreSectorsPerRequest, 16.0);
+        // SAFETY: as above.
+        a.count(case, || unsafe { pair.kernels_a.copy(&a.stream, src, dst, bytes) })?;
+        devices::synchronize(&[a.stream.clone(), b.stream.clone()])?;
+        let got = dst_gpu.stream.clone_dtoh(&dst_buf.slice(0..bytes))?;
+        verify::check_exact(&label, &size, &got, &want[..bytes])?;
+    }
+    Ok(())
 }
 
 /// The copy kernel of `path` launched with `blocks` blocks instead of the full grid.
