@@ -50,6 +50,9 @@ pub const METRICS: &[&str] = &[
     "sm__maximum_warps_per_active_cycle_pct",
     "smsp__inst_executed.sum",
     "smsp__inst_issued.sum",
+    "idc__requests.sum",
+    "idc__requests_lookup_hit.sum",
+    "idc__requests_lookup_miss.sum",
 ];
 
 /// The warp-stall reasons counted, each as ncu's "warps stalled for this reason per issued
@@ -407,6 +410,13 @@ pub struct Counted {
     pub stall_1: String,
     pub stall_2: String,
     pub stall_3: String,
+    /// Requests to the SM's indexed constant cache (IDC), which serves `LDC`: constant
+    /// loads whose address is computed at run time.
+    #[serde(default)]
+    pub idc_requests: f64,
+    /// The share of them that hit, in percent.
+    #[serde(default)]
+    pub idc_hit_pct: f64,
     /// Every stall reason above 0.005 cycles per issue, largest first (`reason v; …`): for
     /// a reason that matters to one chapter and is not in the top three everywhere.
     #[serde(default)]
@@ -460,6 +470,8 @@ pub fn sum_case(case: &str, launches: &[Launch]) -> Counted {
             .map(|(v, r)| format!("{r} {v:.2}"))
             .unwrap_or_default()
     };
+    let (idc_hit, idc_miss) =
+        (total("idc__requests_lookup_hit.sum"), total("idc__requests_lookup_miss.sum"));
     let (dram_read, dram_write) =
         (total("dram__bytes_read.sum"), total("dram__bytes_write.sum"));
     // Two decimals, as the nearest f64 to the decimal (so a cell reads `88.91`).
@@ -514,6 +526,8 @@ pub fn sum_case(case: &str, launches: &[Launch]) -> Counted {
         stall_1: stall(0),
         stall_2: stall(1),
         stall_3: stall(2),
+        idc_requests: total("idc__requests.sum"),
+        idc_hit_pct: r2(100.0 * ratio(idc_hit, idc_hit + idc_miss)),
         stalls_all: stalls
             .iter()
             .filter(|s| s.0 >= 0.005)
