@@ -51,7 +51,6 @@ pub const METRICS: &[&str] = &[
     "smsp__inst_executed.sum",
     "smsp__inst_issued.sum",
     "idc__requests.sum",
-    "idc__requests_lookup_hit.sum",
     "idc__requests_lookup_miss.sum",
 ];
 
@@ -414,9 +413,13 @@ pub struct Counted {
     /// loads whose address is computed at run time.
     #[serde(default)]
     pub idc_requests: f64,
-    /// The share of them that hit, in percent.
+    /// IDC requests that missed, as ncu counts them (its hit count is derived from the
+    /// two, and goes negative when one request misses more than once).
     #[serde(default)]
-    pub idc_hit_pct: f64,
+    pub idc_misses: f64,
+    /// Misses per request.
+    #[serde(default)]
+    pub idc_misses_per_request: f64,
     /// Every stall reason above 0.005 cycles per issue, largest first (`reason v; …`): for
     /// a reason that matters to one chapter and is not in the top three everywhere.
     #[serde(default)]
@@ -470,8 +473,7 @@ pub fn sum_case(case: &str, launches: &[Launch]) -> Counted {
             .map(|(v, r)| format!("{r} {v:.2}"))
             .unwrap_or_default()
     };
-    let (idc_hit, idc_miss) =
-        (total("idc__requests_lookup_hit.sum"), total("idc__requests_lookup_miss.sum"));
+    let idc_miss = total("idc__requests_lookup_miss.sum");
     let (dram_read, dram_write) =
         (total("dram__bytes_read.sum"), total("dram__bytes_write.sum"));
     // Two decimals, as the nearest f64 to the decimal (so a cell reads `88.91`).
@@ -527,7 +529,8 @@ pub fn sum_case(case: &str, launches: &[Launch]) -> Counted {
         stall_2: stall(1),
         stall_3: stall(2),
         idc_requests: total("idc__requests.sum"),
-        idc_hit_pct: r2(100.0 * ratio(idc_hit, idc_hit + idc_miss)),
+        idc_misses: idc_miss,
+        idc_misses_per_request: r2(ratio(idc_miss, total("idc__requests.sum"))),
         stalls_all: stalls
             .iter()
             .filter(|s| s.0 >= 0.005)
