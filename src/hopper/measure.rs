@@ -117,6 +117,30 @@ pub struct Results {
     pub code: Vec<KernelCode>,
     /// The error a shape the device refuses produced (the cluster check's demonstration).
     pub refused_cluster: Option<String>,
+    /// Cluster sizes the device refused for a kernel, and why (not measured).
+    pub skipped: Vec<String>,
+}
+
+/// Whether the device runs clusters of `cluster` blocks of `f` with `cfg`; if not, the
+/// reason goes into `skipped` and the size is left out of the measurement.
+fn cluster_runs(
+    gpu: &Gpu,
+    f: &cudarc::driver::CudaFunction,
+    cfg: LaunchConfig,
+    cluster: u32,
+    skipped: &mut Vec<String>,
+) -> bool {
+    match launch::max_active_clusters(gpu, f, cfg, (cluster, 1, 1)) {
+        Ok(n) if n > 0 => true,
+        Ok(_) => {
+            skipped.push(format!("clusters of {cluster}: no cluster fits"));
+            false
+        }
+        Err(e) => {
+            skipped.push(format!("clusters of {cluster}: {e}"));
+            false
+        }
+    }
 }
 
 /// Measures the chosen sections.
@@ -216,6 +240,9 @@ fn ladder(run: &Run, table: &KernelTable<K>, r: &mut Results) -> anyhow::Result<
     for cluster in [2u32, 4, 8, 16] {
         let f = table.get(K::LadderCluster);
         let grid = sms / cluster * cluster;
+        if !cluster_runs(gpu, f, cfg(grid, 256, 0), cluster, &mut r.skipped) {
+            continue;
+        }
         let per = per_barrier(
             gpu,
             grid as usize,
@@ -390,6 +417,13 @@ fn dsmem(run: &Run, table: &KernelTable<K>, r: &mut Results) -> anyhow::Result<(
     let plan = Plan::new(2, run.reps(), L2::Warm);
     for cluster in [2u32, 4, 8, 16] {
         let grid = sms / cluster * cluster;
+        let fs = [table.get(K::ExchangeDsmem), table.get(K::ExchangeGlobal)];
+        if !fs
+            .iter()
+            .all(|f| cluster_runs(gpu, f, cfg(grid, 256, 0), cluster, &mut r.skipped))
+        {
+            continue;
+        }
         let words: Vec<u32> =
             random_f32(grid as usize * per_block, run.seed + cluster as u64)
                 .iter()

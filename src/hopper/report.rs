@@ -109,6 +109,11 @@ fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
         println!("a cluster of 32 blocks: {why}");
     }
     let refused = r.refused_cluster.clone().unwrap_or_else(|| "none".into());
+    let skipped =
+        if r.skipped.is_empty() { "none".to_string() } else { r.skipped.join("; ") };
+    for s in &r.skipped {
+        println!("not measured: {s}");
+    }
     run.table(
         "hopper_memory-ladder",
         "The synchronisation ladder: what one barrier costs, from a block to the whole GPU \
@@ -116,6 +121,7 @@ fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
         &[
             ("l2", "warm (nothing but the barrier words is read)"),
             ("refused_cluster_32", &refused),
+            ("not_measured", &skipped),
             (
                 "headers",
                 "who = who waits | median_ns = median (ns) | min_ns = min (ns) | max_ns = \
