@@ -177,6 +177,7 @@ pub unsafe fn launch_cooperative(
     let (g, b) = (cfg.grid_dim, cfg.block_dim);
     let capacity = cooperative_capacity(gpu, f, b.0 * b.1 * b.2, cfg.shared_mem_bytes)?;
     check_cooperative(g.0 as u64 * g.1 as u64 * g.2 as u64, capacity)?;
+    gpu.ctx.bind_to_thread()?;
     let mut params = args.pointers();
     sys::cuLaunchCooperativeKernel(
         f.cu_function(),

@@ -264,7 +264,7 @@ fn stages(run: &Run, r: &Results) -> anyhow::Result<()> {
         &[
             ("l2", "cold"),
             ("stream", &format!("{} MiB read and written", r.stream_bytes / MIB)),
-            ("x", "bytes in flight per SM: threads x 16 bytes x stages"),
+            ("in_flight", "bytes in flight per SM: threads x 16 bytes x stages"),
         ],
         &Spec::line(
             "Streaming through cp.async: bandwidth against bytes in flight per SM \
