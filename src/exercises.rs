@@ -264,7 +264,7 @@ pub const ALL: [KernelExercise; 8] = [
         check: crate::atax::exercises::check_tmp_warp,
     },
     KernelExercise {
-        id: "8.5",
+        id: "9.5",
         page: "multi_gpu.md",
         file: "exercises_multi_gpu.cu",
         function: function_of::<crate::multi_gpu::exercises::PeerCopyExercise>,
