@@ -68,7 +68,6 @@ extern "C" __global__ void ladder_block(int iters, unsigned* __restrict__ errors
 }
 // ANCHOR_END: ladder_block
 
-// ANCHOR: ladder_cluster
 // The same rounds with the cluster barrier: thread 0 writes the round number into its
 // own shared memory; after the barrier, the last thread reads it from the next block of
 // the cluster through distributed shared memory. Launch: 1D grid of clusters
@@ -86,7 +85,6 @@ extern "C" __global__ void ladder_cluster(int iters, unsigned* __restrict__ erro
     }
     if (threadIdx.x == blockDim.x - 1) errors[blockIdx.x] = bad;
 }
-// ANCHOR_END: ladder_cluster
 
 // ANCHOR: grid_barrier
 // A barrier across the grid, safe only when every block is resident at once (a
@@ -113,7 +111,6 @@ __device__ void grid_sync(unsigned* bar) {
 }
 // ANCHOR_END: grid_barrier
 
-// ANCHOR: ladder_grid
 // The same rounds with the grid barrier: each block writes its slot in global memory
 // and, after the barrier, checks the next block's.
 // Launch: cooperative, 1D grid no larger than the resident blocks; any block size.
@@ -132,7 +129,6 @@ extern "C" __global__ void ladder_grid(int iters, unsigned* __restrict__ bar,
     }
     if (threadIdx.x == blockDim.x - 1) errors[blockIdx.x] = bad;
 }
-// ANCHOR_END: ladder_grid
 
 // The block's sum of its `per_block` words of `in`, in thread 0 (wrapping unsigned
 // sums: exact, whatever the order).
@@ -179,7 +175,6 @@ extern "C" __global__ void exchange_dsmem(const unsigned* __restrict__ in,
 }
 // ANCHOR_END: exchange_dsmem
 
-// ANCHOR: exchange_global
 // The same all-reduces through global memory: each block publishes into slots[block],
 // and the readers load their cluster's slots past L1 (ld.global.cg) after the same
 // barrier. Parameters: (in, per_block, rounds, slots[grid], out[grid]).
@@ -202,4 +197,3 @@ extern "C" __global__ void exchange_global(const unsigned* __restrict__ in,
     }
     if (threadIdx.x == 0) out[blockIdx.x] = acc;
 }
-// ANCHOR_END: exchange_global

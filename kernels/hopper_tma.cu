@@ -136,7 +136,6 @@ extern "C" __global__ void tma_transpose(const __grid_constant__ TensorMap in,
 }
 // ANCHOR_END: tma_transpose
 
-// ANCHOR: transpose_padded
 // The coalescing chapter's transpose, with row pitches: a 32 x 33 shared tile (the pad
 // column removes bank conflicts), loads and stores of whole 128-byte rows, edges
 // checked. Launch: grid (ceil(cols / 32), ceil(rows / 32)); blocks of (32, 8) threads.
@@ -158,7 +157,6 @@ extern "C" __global__ void transpose_padded(const float* __restrict__ in,
             out[(long long)oy * out_pitch + ox] = tile[threadIdx.x][k];
     }
 }
-// ANCHOR_END: transpose_padded
 
 // A pitched copy of the same shape and access pattern as the transpose, without the
 // transposition: its ceiling.

@@ -264,6 +264,13 @@ pub const ALL: [KernelExercise; 8] = [
         check: crate::atax::exercises::check_tmp_warp,
     },
     KernelExercise {
+        id: "8.4",
+        page: "hopper_memory.md",
+        file: "exercises_hopper.cu",
+        function: function_of::<crate::hopper::exercises::TransposePitched>,
+        check: crate::hopper::exercises::check_transpose_pitched,
+    },
+    KernelExercise {
         id: "9.5",
         page: "multi_gpu.md",
         file: "exercises_multi_gpu.cu",

@@ -214,3 +214,21 @@ fn pitched_layouts_and_transpose() {
     assert_eq!(reference::round_up(8191, 32), 8192);
     assert_eq!(reference::round_up(4100, 32), 4128);
 }
+
+#[test]
+fn exercise_solutions() {
+    use cmbook::hopper::exercises::{barriers_per_boundary, pitch_for, stages_needed};
+    // 8.1: a 3.6 µs boundary is worth 76 barriers of 47.4 ns.
+    assert_eq!(barriers_per_boundary(47.4, 3639.0), 76);
+    assert_eq!(barriers_per_boundary(1000.0, 999.0), 0);
+    // 8.2: 7.9 KiB per SM with 128 threads of 16-byte copies needs 4 stages; with 512, 1.
+    assert_eq!(stages_needed(7.9 * 1024.0, 128, 16), 4);
+    assert_eq!(stages_needed(7.9 * 1024.0, 512, 16), 1);
+    assert_eq!(stages_needed(0.0, 512, 16), 1);
+    // 8.3: 16-byte rows (the TMA's rule) and 128-byte rows (whole lines).
+    assert_eq!(pitch_for(8191, 4, 16), 8192);
+    assert_eq!(pitch_for(4100, 4, 16), 4100);
+    assert_eq!(pitch_for(4100, 4, 128), 4128);
+    assert_eq!(pitch_for(253, 4, 128), 256);
+    assert_eq!(pitch_for(3, 8, 16), 4);
+}

@@ -65,7 +65,6 @@ impl fmt::Display for LaunchError {
 
 impl std::error::Error for LaunchError {}
 
-// ANCHOR: args
 /// The parameters of one launch, in order, each stored by value (a device pointer, a
 /// scalar or a 128-byte tensor map) in its own aligned cell: the driver reads them
 /// through pointers at the launch call, so they must outlive it, and the borrows of the
@@ -126,7 +125,6 @@ impl<'a> Args<'a> {
         self.cells.iter_mut().map(|c| c.0.as_mut_ptr().cast::<c_void>()).collect()
     }
 }
-// ANCHOR_END: args
 
 // SAFETY: a CUtensorMap is 128 opaque bytes the kernel receives by value.
 unsafe impl DeviceRepr for TensorMapBytes {}
@@ -159,7 +157,6 @@ pub fn cooperative_capacity(
     Ok(per_sm as u64 * gpu.info.sms as u64)
 }
 
-// ANCHOR: launch_cooperative
 /// Launches `f` so that all its blocks are resident at once (a grid barrier is then
 /// safe), after checking the grid against [`cooperative_capacity`].
 ///
@@ -194,7 +191,6 @@ pub unsafe fn launch_cooperative(
     .result()?;
     Ok(())
 }
-// ANCHOR_END: launch_cooperative
 
 // ---------------------------------------------------------------- cluster launch
 
@@ -203,6 +199,7 @@ pub unsafe fn launch_cooperative(
 pub const PORTABLE_CLUSTER: u32 = 8;
 pub const NON_PORTABLE_CLUSTER: u32 = 16;
 
+// ANCHOR: check_cluster
 /// Checks a cluster shape against a grid before anything is asked of the driver: every
 /// dimension at least 1, at most 16 blocks (8 without `non_portable`), and the grid
 /// a whole number of clusters in each dimension.
@@ -228,12 +225,14 @@ pub fn check_cluster(
     for (axis, (&gd, &cd)) in ["x", "y", "z"].iter().zip(g.iter().zip(&c)) {
         if !gd.is_multiple_of(cd) {
             return Err(LaunchError::BadCluster(format!(
-                "the grid's {axis} dimension ({gd}) is not a multiple of the cluster's ({cd})"
+                "the grid's {axis} dimension ({gd}) is not a multiple of the \
+                 cluster's ({cd})"
             )));
         }
     }
     Ok(())
 }
+// ANCHOR_END: check_cluster
 
 fn cluster_attribute(cluster: (u32, u32, u32)) -> CUlaunchAttribute {
     // SAFETY: an all-zero attribute is a valid "ignore" attribute; its fields are set
@@ -301,7 +300,6 @@ pub fn max_active_clusters(
     }
 }
 
-// ANCHOR: launch_cluster
 /// Launches `f` with thread-block clusters of shape `cluster`, after the checks of
 /// [`check_cluster`] and [`max_active_clusters`]: a shape the device refuses for this
 /// kernel (too much shared memory per cluster, too many blocks) is an error here.
@@ -336,7 +334,6 @@ pub unsafe fn launch_cluster(
     .result()?;
     Ok(())
 }
-// ANCHOR_END: launch_cluster
 
 // ---------------------------------------------------------------- tensor maps
 
@@ -387,83 +384,84 @@ pub enum Swizzle {
     B128,
 }
 
-// ANCHOR: tensor_map_check
 impl TensorMapSpec {
-    /// The TMA's rules (CUDA driver API, `cuTensorMapEncodeTiled`, without interleave
-    /// or swizzle), checked on the CPU so that a bad map is a sentence, not an error
-    /// code.
+    /// See [`check_tensor_map`].
     pub fn check(&self) -> Result<(), LaunchError> {
-        let bad = |why: String| Err(LaunchError::BadTensorMap(why));
-        let rank = self.dims.len();
-        if !(1..=5).contains(&rank) {
-            return bad(format!("rank {rank}; the TMA takes 1 to 5 dimensions"));
-        }
-        if self.strides.len() != rank - 1 || self.box_dims.len() != rank {
-            return bad(format!(
-                "rank {rank} needs {} strides and {rank} box sizes, not {} and {}",
-                rank - 1,
-                self.strides.len(),
-                self.box_dims.len()
-            ));
-        }
-        if ![1, 2, 4, 8].contains(&self.elem_bytes) {
-            return bad(format!("elements of {} bytes", self.elem_bytes));
-        }
-        if !self.base.is_multiple_of(16) {
-            return bad(format!(
-                "base address {:#x} is not 16-byte aligned",
-                self.base
-            ));
-        }
-        if let Some(d) = self.dims.iter().find(|&&d| d == 0 || d > 1 << 32) {
-            return bad(format!("a dimension of {d}; each must be 1 to 2^32"));
-        }
-        let mut extent = self.dims[0] * self.elem_bytes;
-        for (i, &s) in self.strides.iter().enumerate() {
-            if !s.is_multiple_of(16) || s >= 1 << 40 {
-                return bad(format!(
-                    "stride {s} bytes of dimension {}: strides must be multiples of 16 \
-                     bytes below 2^40",
-                    i + 1
-                ));
-            }
-            if s < extent {
-                return bad(format!(
-                    "stride {s} bytes of dimension {} is shorter than the \
-                     {extent} bytes one index of it spans: rows would overlap",
-                    i + 1
-                ));
-            }
-            extent = s * self.dims[i + 1];
-        }
-        let rows: u64 =
-            self.strides.iter().zip(&self.dims[1..]).map(|(s, d)| s * (d - 1)).sum();
-        let last = self.dims[0] * self.elem_bytes + rows;
-        if last > self.buffer_bytes {
-            return bad(format!(
-                "the tensor reaches {last} bytes past its base; the buffer has {}",
-                self.buffer_bytes
-            ));
-        }
-        if let Some(b) = self.box_dims.iter().find(|&&b| b == 0 || b > 256) {
-            return bad(format!("a box size of {b}; each must be 1 to 256"));
-        }
-        if !(self.box_dims[0] as u64 * self.elem_bytes).is_multiple_of(16) {
-            return bad(format!(
-                "the box's inner size ({} elements of {} bytes) is not a \
-                 multiple of 16 bytes",
-                self.box_dims[0], self.elem_bytes
-            ));
-        }
-        let inner = self.box_dims[0] as u64 * self.elem_bytes;
-        if self.swizzle == Swizzle::B128 && inner > 128 {
-            return bad(format!(
-                "the 128-byte swizzle takes boxes of at most 128 bytes a row, \
-                 not {inner}"
-            ));
-        }
-        Ok(())
+        check_tensor_map(self)
     }
+}
+
+// ANCHOR: tensor_map_check
+/// The TMA's rules (CUDA driver API, `cuTensorMapEncodeTiled`, without interleave),
+/// checked on the CPU so that a bad map is a sentence, not an error code.
+pub fn check_tensor_map(spec: &TensorMapSpec) -> Result<(), LaunchError> {
+    let bad = |why: String| Err(LaunchError::BadTensorMap(why));
+    let rank = spec.dims.len();
+    if !(1..=5).contains(&rank) {
+        return bad(format!("rank {rank}; the TMA takes 1 to 5 dimensions"));
+    }
+    if spec.strides.len() != rank - 1 || spec.box_dims.len() != rank {
+        return bad(format!(
+            "rank {rank} needs {} strides and {rank} box sizes, not {} and {}",
+            rank - 1,
+            spec.strides.len(),
+            spec.box_dims.len()
+        ));
+    }
+    if ![1, 2, 4, 8].contains(&spec.elem_bytes) {
+        return bad(format!("elements of {} bytes", spec.elem_bytes));
+    }
+    if !spec.base.is_multiple_of(16) {
+        return bad(format!("base address {:#x} is not 16-byte aligned", spec.base));
+    }
+    if let Some(d) = spec.dims.iter().find(|&&d| d == 0 || d > 1 << 32) {
+        return bad(format!("a dimension of {d}; each must be 1 to 2^32"));
+    }
+    let mut extent = spec.dims[0] * spec.elem_bytes;
+    for (i, &s) in spec.strides.iter().enumerate() {
+        if !s.is_multiple_of(16) || s >= 1 << 40 {
+            return bad(format!(
+                "stride {s} bytes of dimension {}: strides must be multiples of 16 \
+                 bytes below 2^40",
+                i + 1
+            ));
+        }
+        if s < extent {
+            return bad(format!(
+                "stride {s} bytes of dimension {} is shorter than the \
+                 {extent} bytes one index of it spans: rows would overlap",
+                i + 1
+            ));
+        }
+        extent = s * spec.dims[i + 1];
+    }
+    let rows: u64 =
+        spec.strides.iter().zip(&spec.dims[1..]).map(|(s, d)| s * (d - 1)).sum();
+    let last = spec.dims[0] * spec.elem_bytes + rows;
+    if last > spec.buffer_bytes {
+        return bad(format!(
+            "the tensor reaches {last} bytes past its base; the buffer has {}",
+            spec.buffer_bytes
+        ));
+    }
+    if let Some(b) = spec.box_dims.iter().find(|&&b| b == 0 || b > 256) {
+        return bad(format!("a box size of {b}; each must be 1 to 256"));
+    }
+    if !(spec.box_dims[0] as u64 * spec.elem_bytes).is_multiple_of(16) {
+        return bad(format!(
+            "the box's inner size ({} elements of {} bytes) is not a \
+             multiple of 16 bytes",
+            spec.box_dims[0], spec.elem_bytes
+        ));
+    }
+    let inner = spec.box_dims[0] as u64 * spec.elem_bytes;
+    if spec.swizzle == Swizzle::B128 && inner > 128 {
+        return bad(format!(
+            "the 128-byte swizzle takes boxes of at most 128 bytes a row, \
+             not {inner}"
+        ));
+    }
+    Ok(())
 }
 // ANCHOR_END: tensor_map_check
 
@@ -475,7 +473,6 @@ pub struct TensorMap {
 }
 
 impl TensorMap {
-    // ANCHOR: tensor_map_tiled
     /// A 2-D tiled map over the row-major `rows x cols` matrix in `buf` whose rows
     /// start `pitch` elements apart, moved in boxes of `box_rows x box_cols` elements
     /// laid out in shared memory as `swizzle` says. Elements of a box outside the
@@ -525,7 +522,6 @@ impl TensorMap {
         };
         Ok(Self { raw: TensorMapBytes(raw.opaque), spec_box: (box_rows, box_cols) })
     }
-    // ANCHOR_END: tensor_map_tiled
 
     /// The map as a kernel parameter for cudarc's launch builder (`.arg(map.param())`).
     pub fn param(&self) -> &TensorMapBytes {
@@ -585,34 +581,39 @@ pub struct L2Window {
     pub persisting: usize,
 }
 
-// ANCHOR: window_check
 impl L2Window {
-    /// Checks the window against the device's limits.
+    /// See [`check_window`].
     pub fn check(&self, limits: L2Limits) -> Result<(), LaunchError> {
-        let bad = |why: String| Err(LaunchError::BadWindow(why));
-        if limits.max_window == 0 || limits.max_persisting == 0 {
-            return bad("the device has no access-policy windows".into());
-        }
-        if self.bytes == 0 || self.bytes > limits.max_window {
-            return bad(format!(
-                "a window of {} bytes; this device takes 1 to {} bytes",
-                self.bytes, limits.max_window
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.hit_ratio) {
-            return bad(format!("hit ratio {}; it must lie in [0, 1]", self.hit_ratio));
-        }
-        if self.persisting > limits.max_persisting {
-            return bad(format!(
-                "a persisting carve-out of {} bytes; this device allows at most {}",
-                self.persisting, limits.max_persisting
-            ));
-        }
-        if self.hit == L2Access::Persisting && self.persisting == 0 {
-            return bad("persisting lines need a carve-out larger than 0 bytes".into());
-        }
-        Ok(())
+        check_window(self, limits)
     }
+}
+
+// ANCHOR: window_check
+/// Checks an access-policy window against the device's limits.
+pub fn check_window(w: &L2Window, limits: L2Limits) -> Result<(), LaunchError> {
+    let bad = |why: String| Err(LaunchError::BadWindow(why));
+    if limits.max_window == 0 || limits.max_persisting == 0 {
+        return bad("the device has no access-policy windows".into());
+    }
+    if w.bytes == 0 || w.bytes > limits.max_window {
+        return bad(format!(
+            "a window of {} bytes; this device takes 1 to {} bytes",
+            w.bytes, limits.max_window
+        ));
+    }
+    if !(0.0..=1.0).contains(&w.hit_ratio) {
+        return bad(format!("hit ratio {}; it must lie in [0, 1]", w.hit_ratio));
+    }
+    if w.persisting > limits.max_persisting {
+        return bad(format!(
+            "a persisting carve-out of {} bytes; this device allows at most {}",
+            w.persisting, limits.max_persisting
+        ));
+    }
+    if w.hit == L2Access::Persisting && w.persisting == 0 {
+        return bad("persisting lines need a carve-out larger than 0 bytes".into());
+    }
+    Ok(())
 }
 // ANCHOR_END: window_check
 
@@ -654,7 +655,6 @@ fn set_stream_window(
 }
 
 impl Gpu {
-    // ANCHOR: l2_window
     /// Sets an access-policy window over the first `w.bytes` bytes of `buf` on the
     /// timing stream, after [`L2Window::check`]: kernels launched on the stream from
     /// now on mark those lines with `w.hit` (a share `w.hit_ratio` of them) and the
@@ -683,7 +683,6 @@ impl Gpu {
         set_stream_window(self, base, w.bytes, w.hit_ratio, w.hit)?;
         Ok(WindowGuard { gpu: self, done: false })
     }
-    // ANCHOR_END: l2_window
 }
 
 impl WindowGuard<'_> {

@@ -209,7 +209,7 @@ fn ladder(run: &Run, table: &KernelTable<K>, r: &mut Results) -> anyhow::Result<
     let sms = gpu.info.sms as u32;
     let plan = Plan::new(2, run.reps(), L2::Warm);
     let how = |lo: i32| format!("{lo} vs {} rounds of 2 barriers, difference", 2 * lo);
-    let lo_block = if run.quick { 200 } else { 20_000 };
+    let lo_block = if run.quick { 20 } else { 20_000 };
     for threads in [256u32, 1024] {
         let f = table.get(K::LadderBlock);
         let per = per_barrier(
@@ -236,7 +236,7 @@ fn ladder(run: &Run, table: &KernelTable<K>, r: &mut Results) -> anyhow::Result<
             how: how(lo_block),
         });
     }
-    let lo_cluster = if run.quick { 100 } else { 5_000 };
+    let lo_cluster = if run.quick { 10 } else { 5_000 };
     for cluster in [2u32, 4, 8, 16] {
         let f = table.get(K::LadderCluster);
         let grid = sms / cluster * cluster;
@@ -277,7 +277,7 @@ fn ladder(run: &Run, table: &KernelTable<K>, r: &mut Results) -> anyhow::Result<
             .err()
             .map(|e| e.to_string());
 
-    let lo_grid = if run.quick { 20 } else { 500 };
+    let lo_grid = if run.quick { 4 } else { 500 };
     let f = table.get(K::LadderGrid);
     let capacity = launch::cooperative_capacity(gpu, f, 256, 0)? as u32;
     for grid in [sms, capacity] {
@@ -308,7 +308,7 @@ fn ladder(run: &Run, table: &KernelTable<K>, r: &mut Results) -> anyhow::Result<
     }
 
     // The rungs above a barrier: the ceilings chapter's own measurement of a launch.
-    let batch = if run.quick { 100 } else { 1000 };
+    let batch = if run.quick { 10 } else { 1000 };
     let launches = crate::ceilings::measure::measure_launch(gpu, plan, batch)?;
     let per_launch = format!("events around {batch} empty kernels");
     r.ladder.push(Rung {
@@ -412,7 +412,7 @@ fn dsmem(run: &Run, table: &KernelTable<K>, r: &mut Results) -> anyhow::Result<(
     let gpu = run.gpu();
     let sms = gpu.info.sms as u32;
     let per_block = 4099usize; // not a multiple of the block: the loop's tail runs
-    let lo: u32 = if run.quick { 50 } else { 2_000 };
+    let lo: u32 = if run.quick { 4 } else { 2_000 };
     r.exchange_rounds = lo;
     let plan = Plan::new(2, run.reps(), L2::Warm);
     for cluster in [2u32, 4, 8, 16] {

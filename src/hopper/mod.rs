@@ -8,6 +8,7 @@
 //! results. The launches the driver offers beyond a plain one (cooperative, cluster, tensor
 //! maps, L2 windows) go through [`crate::harness::launch`].
 
+pub mod exercises;
 pub mod measure;
 pub mod reference;
 pub mod report;
