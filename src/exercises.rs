@@ -213,7 +213,7 @@ impl fmt::Debug for KernelExercise {
 }
 
 /// Every kernel exercise, in the book's order.
-pub const ALL: [KernelExercise; 8] = [
+pub const ALL: [KernelExercise; 9] = [
     KernelExercise {
         id: "1.4",
         page: "ceilings.md",
