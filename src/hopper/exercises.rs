@@ -1,5 +1,5 @@
-//! Solutions of the chapter's exercises; `tests/launch_cpu.rs` checks their answers. The
-//! check of the kernel exercise (8.4) is here too.
+//! Solutions of the chapter's exercises; `tests/launch_cpu.rs` checks their answers.
+//! The check of the kernel exercise (8.4) is here too.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
@@ -9,8 +9,8 @@ use crate::harness::inputs::random_f32;
 use crate::harness::Gpu;
 
 // ANCHOR: barriers_per_boundary
-/// Exercise 8.1: how many barriers of `barrier_ns` cost as much as one boundary (a launch
-/// or a graph node) of `boundary_ns`, rounded down.
+/// Exercise 8.1: how many barriers of `barrier_ns` cost as much as one boundary (a
+/// launch or a graph node) of `boundary_ns`, rounded down.
 pub fn barriers_per_boundary(barrier_ns: f64, boundary_ns: f64) -> u64 {
     (boundary_ns / barrier_ns).floor() as u64
 }
