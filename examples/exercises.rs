@@ -14,7 +14,7 @@ use cmbook::harness::{run, Gpu, UsageError};
 #[derive(Parser, Debug)]
 #[command(about = "Runs a kernel exercise's kernel through its chapter's check")]
 struct Args {
-    /// The exercise: 1.4, 2.4, 3.4, 4.3, 5.4, 6.3, 7.4 or 8.5.
+    /// The exercise: 1.4, 2.4, 3.4, 4.3, 5.4, 6.3, 7.4, 8.4 or 9.5.
     exercise: String,
     /// Check the book's solution instead of the kernel the exercise starts from.
     #[arg(long)]

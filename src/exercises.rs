@@ -213,7 +213,7 @@ impl fmt::Debug for KernelExercise {
 }
 
 /// Every kernel exercise, in the book's order.
-pub const ALL: [KernelExercise; 8] = [
+pub const ALL: [KernelExercise; 9] = [
     KernelExercise {
         id: "1.4",
         page: "ceilings.md",
@@ -264,7 +264,14 @@ pub const ALL: [KernelExercise; 8] = [
         check: crate::atax::exercises::check_tmp_warp,
     },
     KernelExercise {
-        id: "8.5",
+        id: "8.4",
+        page: "hopper_memory.md",
+        file: "exercises_hopper.cu",
+        function: function_of::<crate::hopper::exercises::TransposePitched>,
+        check: crate::hopper::exercises::check_transpose_pitched,
+    },
+    KernelExercise {
+        id: "9.5",
         page: "multi_gpu.md",
         file: "exercises_multi_gpu.cu",
         function: function_of::<crate::multi_gpu::exercises::PeerCopyExercise>,

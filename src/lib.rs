@@ -14,6 +14,7 @@ pub mod cmm;
 pub mod coalescing;
 pub mod exercises;
 pub mod harness;
+pub mod hopper;
 pub mod memory_spaces;
 pub mod multi_gpu;
 pub mod roofline;

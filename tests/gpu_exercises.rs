@@ -38,8 +38,14 @@ fn the_exercise_fails_and_the_solution_passes(id: &str) {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn exercise_8_5_the_copy_that_drops_its_last_round() {
-    the_exercise_fails_and_the_solution_passes("8.5");
+fn exercise_9_5_the_copy_that_drops_its_last_round() {
+    the_exercise_fails_and_the_solution_passes("9.5");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn exercise_8_4_the_transpose_that_ignores_the_pitch() {
+    the_exercise_fails_and_the_solution_passes("8.4");
 }
 
 #[test]

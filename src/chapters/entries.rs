@@ -426,6 +426,37 @@ pub const ATAX: Chapter = Chapter {
     ],
 };
 
+pub const HOPPER_MEMORY: Chapter = Chapter {
+    example: "hopper_memory",
+    page: "hopper_memory.md",
+    title: "Asynchronous memory on Hopper",
+    needs: Needs::Gpu,
+    reps: FullQuick::new(20, 3),
+    counted: &["hopper_memory-counters", "hopper_memory-counted"],
+    writes: &[
+        "hopper_memory-ladder",
+        "hopper_memory-l2",
+        "hopper_memory-dsmem",
+        "hopper_memory-stages",
+        "hopper_memory-tma",
+        "hopper_memory-sass",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1"],
+    note: "",
+    headlines: &[Headline {
+        what: "__syncthreads, 256 threads",
+        pick: pick!(
+            "hopper_memory-ladder",
+            [("barrier", "__syncthreads"), ("who", "256 threads (one block)")],
+            "median_ns",
+            []
+        ),
+        unit: "ns",
+        higher_is_better: false,
+    }],
+    claims: &[],
+};
+
 pub const MULTI_GPU: Chapter = Chapter {
     example: "multi_gpu",
     page: "multi_gpu.md",

@@ -64,6 +64,7 @@ pub const ALL: &[Chapter] = &[
     CMM_DIAGONAL,
     CMM_BEYOND,
     ATAX,
+    HOPPER_MEMORY,
     MULTI_GPU,
 ];
 

@@ -5,6 +5,7 @@
 //! | [`run`]       | a run's start-up and end: arguments, GPU, provenance, output, exit codes |
 //! | [`gpu`]       | find the driver, NVRTC and cuBLAS without panicking; open the device   |
 //! | [`kernels`]   | `kernels/*.cu` embedded, compiled by NVRTC, looked up by typed names  |
+//! | [`launch`]    | cooperative and cluster launches, tensor maps, L2 windows: checked first |
 //! | [`inputs`]    | fresh seeded random inputs (never zeros)                               |
 //! | [`verify`]    | poison, compare against CPU references, then time: correct before fast |
 //! | [`timing`]    | CUDA-event and host-clock timing with warm-up and an explicit L2 state |
@@ -31,6 +32,7 @@ pub mod gpu;
 pub mod includes;
 pub mod inputs;
 pub mod kernels;
+pub mod launch;
 pub mod plot;
 pub mod record;
 pub mod reproduce;

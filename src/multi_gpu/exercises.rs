@@ -1,6 +1,6 @@
 //! Solutions to the exercises of the chapter "Memory across GPUs" (shown collapsed in the book;
 //! the tests below and the book's snippets check them), and the check of kernel exercise
-//! 8.5.
+//! 9.5.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
@@ -69,19 +69,19 @@ pub fn smallest_worthwhile_ms(gpus: usize, combine_ms: f64, target: f64) -> f64 
 // ANCHOR_END: speedup
 
 crate::exercise_kernels! {
-    /// Exercise 8.5's kernels: the peer copy as a reader might write it, and as it must be.
+    /// Exercise 9.5's kernels: the peer copy as a reader might write it, and as it must be.
     pub enum PeerCopyExercise in "exercises_multi_gpu.cu" {
         Exercise => "peer_copy_exercise",
         Solution => "peer_copy_solution",
     }
 }
 
-/// Byte counts exercise 8.5 is checked at: below one float4, around it, a partial last
+/// Byte counts exercise 9.5 is checked at: below one float4, around it, a partial last
 /// round of loads in flight (of a grid of 8 blocks), and two rounds and a few bytes.
 pub const PEER_COPY_SIZES: [usize; 7] =
     [1, 15, 16, 17, 4096 + 3, (1 << 20) + 48, (2 << 20) + 8 * 8 * 256 * 16 + 5];
 
-/// Runs one version of exercise 8.5 at every size of [`PEER_COPY_SIZES`] on one GPU (the
+/// Runs one version of exercise 9.5 at every size of [`PEER_COPY_SIZES`] on one GPU (the
 /// source and the destination on the same device: the kernel is the one a peer copy runs):
 /// the destination poisoned, one launch of 8 blocks of 256 threads, every byte compared.
 pub fn check_peer_copy(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {

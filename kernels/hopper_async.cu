@@ -1,0 +1,98 @@
+// Kernels of the chapter "Asynchronous memory on Hopper": a streaming kernel whose
+// loads are asynchronous copies into shared memory (cp.async) with 1 to 4 stages in
+// flight per thread, and a kernel that streams a large array while it looks up a small
+// table, the workload of the L2 access-policy window.
+//
+// Compiled at run time by NVRTC for compute_90 (cp.async is PTX of sm_80 and later).
+
+// ANCHOR: cp_async
+// Starts a 16-byte copy from global memory into shared memory, past L1 (.cg); the
+// thread goes on at once. The copies a thread starts are grouped by commit, and
+// wait_group<N> waits until at most N of the thread's groups are still in flight.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+// ANCHOR_END: cp_async
+
+// ANCHOR: stream_stages
+// out[i] = a * in[i] over n4 float4s, grid-stride, each thread's loads issued STAGES
+// float4s ahead through shared memory: STAGES copies of 16 bytes in flight per thread.
+// Each thread reads back only the slots it filled itself, so no block barrier is
+// needed: a thread's own wait_group makes its own copies visible to it. Launch: any 1D
+// grid; dynamic shared memory STAGES * blockDim.x * 16 bytes.
+template <int STAGES>
+__device__ void stream_stages(const float4* __restrict__ in, float4* __restrict__ out,
+                              long long n4, float a) {
+    extern __shared__ float4 stage[];  // (STAGES, blockDim.x)
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    float4* mine = stage + threadIdx.x;
+    for (int s = 0; s < STAGES; ++s) {  // the prologue: STAGES loads in flight
+        const long long i = first + s * stride;
+        if (i < n4) cp_async16(mine + s * blockDim.x, in + i);
+        cp_async_commit();
+    }
+    for (long long k = 0;; ++k) {
+        const long long i = first + k * stride;
+        if (i >= n4) break;
+        cp_async_wait<STAGES - 1>();  // the oldest group (element i) has landed
+        float4* slot = mine + (k % STAGES) * blockDim.x;
+        const float4 v = *slot;
+        out[i] = make_float4(a * v.x, a * v.y, a * v.z, a * v.w);
+        const long long j = i + STAGES * stride;  // refill the slot just read
+        if (j < n4) cp_async16(slot, in + j);
+        cp_async_commit();
+    }
+    cp_async_wait<0>();
+}
+// ANCHOR_END: stream_stages
+
+extern "C" __global__ void stream_cp_async_1(const float4* in, float4* out,
+                                             long long n4, float a) {
+    stream_stages<1>(in, out, n4, a);
+}
+extern "C" __global__ void stream_cp_async_2(const float4* in, float4* out,
+                                             long long n4, float a) {
+    stream_stages<2>(in, out, n4, a);
+}
+extern "C" __global__ void stream_cp_async_3(const float4* in, float4* out,
+                                             long long n4, float a) {
+    stream_stages<3>(in, out, n4, a);
+}
+extern "C" __global__ void stream_cp_async_4(const float4* in, float4* out,
+                                             long long n4, float a) {
+    stream_stages<4>(in, out, n4, a);
+}
+
+// ANCHOR: lookup
+// The index of element i's table entry: a multiplicative hash, so lookups land all over
+// the table (the CPU reference computes the same in wrapping 32-bit arithmetic).
+__device__ __forceinline__ unsigned lookup_index(unsigned i, unsigned table_len) {
+    unsigned h = i * 2654435761u;
+    h ^= h >> 15;
+    return h % table_len;
+}
+
+// out[i] = stream[i] * table[lookup_index(i)] over n4 float4s: the stream is read once,
+// the table again and again (one 4-byte lookup, one 32-byte sector, per float4).
+// Launch: 1D grid, one thread per float4; blocks of 256 threads.
+extern "C" __global__ void l2_lookup(const float* __restrict__ table,
+                                     unsigned table_len,
+                                     const float4* __restrict__ stream,
+                                     float4* __restrict__ out, long long n4) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n4) return;
+    const float t = table[lookup_index((unsigned)i, table_len)];
+    const float4 v = stream[i];
+    out[i] = make_float4(v.x * t, v.y * t, v.z * t, v.w * t);
+}
+// ANCHOR_END: lookup

@@ -1,0 +1,199 @@
+// Kernels of the chapter "Asynchronous memory on Hopper": the synchronisation ladder (a
+// barrier of a block, of a cluster of blocks, of the whole grid) and an exchange
+// between the blocks of a cluster through distributed shared memory or through global
+// memory.
+//
+// Compiled at run time by NVRTC for compute_90. Cluster barriers, `mapa` and
+// `ld.shared::cluster` are PTX of sm_90 (no `sm_90a` features are used). NVRTC ships no
+// cooperative_groups header, so the grid barrier is written here.
+
+// ANCHOR: cluster_helpers
+// This block's rank in its cluster and the cluster's size in blocks.
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned cluster_blocks() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+    return r;
+}
+
+// Every thread of every block of the cluster arrives, then waits for all the others.
+// Release on arrival and acquire on the wait: writes before the barrier (shared, global
+// or another block's shared memory) are visible to every thread of the cluster after
+// it.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Reads the word at `local` (an address in this block's shared memory) in the shared
+// memory of block `rank` of the cluster: `mapa` turns the address into that block's
+// window of the cluster's shared address space.
+__device__ __forceinline__ unsigned dsmem_load(const unsigned* local, unsigned rank) {
+    unsigned addr = (unsigned)__cvta_generic_to_shared(local);
+    unsigned remote, v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(remote) : "r"(addr), "r"(rank));
+    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(remote) : "memory");
+    return v;
+}
+// ANCHOR_END: cluster_helpers
+
+__device__ __forceinline__ unsigned warp_sum(unsigned v) {
+    for (int d = 16; d > 0; d >>= 1) {
+        v += __shfl_xor_sync(0xffffffffu, v, d);
+    }
+    return v;
+}
+
+// ANCHOR: ladder_block
+// The ladder's first rung: `iters` rounds of two __syncthreads. Thread 0 writes the
+// round number, the block's last thread (another warp) checks it after the first
+// barrier; the second barrier keeps the next write from overtaking the check.
+// errors[block] counts the rounds whose check failed: 0 when every barrier held.
+// Launch: any 1D grid; any block size. Parameters: (iters, errors).
+extern "C" __global__ void ladder_block(int iters, unsigned* __restrict__ errors) {
+    __shared__ volatile unsigned slot;
+    unsigned bad = 0;
+    for (int i = 0; i < iters; ++i) {
+        if (threadIdx.x == 0) slot = i + 1;
+        __syncthreads();  // the write is visible to the whole block
+        if (threadIdx.x == blockDim.x - 1) bad += (slot != (unsigned)(i + 1));
+        __syncthreads();  // the check is done before the next write
+    }
+    if (threadIdx.x == blockDim.x - 1) errors[blockIdx.x] = bad;
+}
+// ANCHOR_END: ladder_block
+
+// The same rounds with the cluster barrier: thread 0 writes the round number into its
+// own shared memory; after the barrier, the last thread reads it from the next block of
+// the cluster through distributed shared memory. Launch: 1D grid of clusters
+// (cuLaunchKernelEx); any block size.
+extern "C" __global__ void ladder_cluster(int iters, unsigned* __restrict__ errors) {
+    __shared__ unsigned slot;
+    const unsigned next = (cluster_rank() + 1) % cluster_blocks();
+    unsigned bad = 0;
+    for (int i = 0; i < iters; ++i) {
+        if (threadIdx.x == 0) *(volatile unsigned*)&slot = i + 1;
+        cluster_sync();  // every block's write is visible to the cluster
+        if (threadIdx.x == blockDim.x - 1)
+            bad += (dsmem_load(&slot, next) != (unsigned)(i + 1));
+        cluster_sync();  // every read is done before the next write
+    }
+    if (threadIdx.x == blockDim.x - 1) errors[blockIdx.x] = bad;
+}
+
+// ANCHOR: grid_barrier
+// A barrier across the grid, safe only when every block is resident at once (a
+// cooperative launch guarantees it): one thread per block arrives on a counter; the
+// last to arrive resets it and advances the generation the others spin on. `bar` holds
+// (count, generation), zero before the first launch.
+__device__ void grid_sync(unsigned* bar) {
+    __syncthreads();  // the block's writes precede its arrival
+    if (threadIdx.x == 0) {
+        volatile unsigned* generation = bar + 1;
+        const unsigned g = *generation;
+        __threadfence();  // release: the block's writes before the arrival
+        if (atomicAdd(&bar[0], 1) == gridDim.x - 1) {
+            atomicExch(&bar[0], 0);
+            __threadfence();
+            atomicAdd(&bar[1], 1);
+        } else {
+            while (*generation == g) {
+            }
+        }
+        __threadfence();  // acquire: the other blocks' writes after the barrier
+    }
+    __syncthreads();  // the whole block waits for its thread 0
+}
+// ANCHOR_END: grid_barrier
+
+// The same rounds with the grid barrier: each block writes its slot in global memory
+// and, after the barrier, checks the next block's.
+// Launch: cooperative, 1D grid no larger than the resident blocks; any block size.
+// Parameters: (iters, bar[2] zeroed, slots[grid], errors[grid]).
+extern "C" __global__ void ladder_grid(int iters, unsigned* __restrict__ bar,
+                                       unsigned* __restrict__ slots,
+                                       unsigned* __restrict__ errors) {
+    const unsigned next = (blockIdx.x + 1) % gridDim.x;
+    unsigned bad = 0;
+    for (int i = 0; i < iters; ++i) {
+        if (threadIdx.x == 0) ((volatile unsigned*)slots)[blockIdx.x] = i + 1;
+        grid_sync(bar);  // every block's write is visible to the grid
+        if (threadIdx.x == blockDim.x - 1)
+            bad += (((volatile unsigned*)slots)[next] != (unsigned)(i + 1));
+        grid_sync(bar);  // every read is done before the next write
+    }
+    if (threadIdx.x == blockDim.x - 1) errors[blockIdx.x] = bad;
+}
+
+// The block's sum of its `per_block` words of `in`, in thread 0 (wrapping unsigned
+// sums: exact, whatever the order).
+__device__ unsigned block_sum(const unsigned* __restrict__ in, int per_block) {
+    __shared__ unsigned warp_sums[32];
+    const unsigned* mine = in + (unsigned long long)blockIdx.x * per_block;
+    unsigned s = 0;
+    for (int i = threadIdx.x; i < per_block; i += blockDim.x) s += mine[i];
+    s = warp_sum(s);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = s;
+    __syncthreads();  // every warp's sum is written
+    s = 0;
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < (blockDim.x + 31) / 32 ? warp_sums[threadIdx.x] : 0;
+        s = warp_sum(s);
+    }
+    return s;
+}
+
+// ANCHOR: exchange_dsmem
+// `rounds` all-reduces inside each cluster: every block publishes a value in its own
+// shared memory, and after the barrier each block's first warp reads all of the
+// cluster's values from their blocks' shared memory (lane t from block t) and adds
+// them. out[block] = sum over rounds r of (sum over the cluster's blocks of (partial +
+// r)). Launch: 1D grid of clusters of at most 32 blocks; blocks of 256 threads.
+// Parameters: (in[grid * per_block], per_block, rounds, out[grid]).
+extern "C" __global__ void exchange_dsmem(const unsigned* __restrict__ in,
+                                          int per_block, int rounds,
+                                          unsigned* __restrict__ out) {
+    __shared__ unsigned slot;
+    const unsigned partial = block_sum(in, per_block);
+    const unsigned blocks = cluster_blocks();
+    unsigned acc = 0;
+    for (int r = 0; r < rounds; ++r) {
+        if (threadIdx.x == 0) *(volatile unsigned*)&slot = partial + r;
+        cluster_sync();  // every block's value is published
+        if (threadIdx.x < 32) {
+            unsigned v = threadIdx.x < blocks ? dsmem_load(&slot, threadIdx.x) : 0;
+            acc += warp_sum(v);
+        }
+        cluster_sync();  // every read is done before the next round's write
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+// ANCHOR_END: exchange_dsmem
+
+// The same all-reduces through global memory: each block publishes into slots[block],
+// and the readers load their cluster's slots past L1 (ld.global.cg) after the same
+// barrier. Parameters: (in, per_block, rounds, slots[grid], out[grid]).
+extern "C" __global__ void exchange_global(const unsigned* __restrict__ in,
+                                           int per_block, int rounds,
+                                           unsigned* __restrict__ slots,
+                                           unsigned* __restrict__ out) {
+    const unsigned partial = block_sum(in, per_block);
+    const unsigned blocks = cluster_blocks();
+    const unsigned first = blockIdx.x - cluster_rank();
+    unsigned acc = 0;
+    for (int r = 0; r < rounds; ++r) {
+        if (threadIdx.x == 0) __stcg(&slots[blockIdx.x], partial + r);
+        cluster_sync();  // every block's value is in L2
+        if (threadIdx.x < 32) {
+            unsigned v = threadIdx.x < blocks ? __ldcg(&slots[first + threadIdx.x]) : 0;
+            acc += warp_sum(v);
+        }
+        cluster_sync();  // every read is done before the next round's write
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}

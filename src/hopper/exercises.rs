@@ -1,0 +1,96 @@
+//! Solutions of the chapter's exercises; `tests/launch_cpu.rs` checks their answers.
+//! The check of the kernel exercise (8.4) is here too.
+
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use super::reference;
+use crate::exercises::{check_sizes, Passed, Version};
+use crate::harness::inputs::random_f32;
+use crate::harness::Gpu;
+
+// ANCHOR: barriers_per_boundary
+/// Exercise 8.1: how many barriers of `barrier_ns` cost as much as one boundary (a
+/// launch or a graph node) of `boundary_ns`, rounded down.
+pub fn barriers_per_boundary(barrier_ns: f64, boundary_ns: f64) -> u64 {
+    (boundary_ns / barrier_ns).floor() as u64
+}
+// ANCHOR_END: barriers_per_boundary
+
+// ANCHOR: stages_needed
+/// Exercise 8.2: the fewest cp.async stages of `copy_bytes` per thread that keep
+/// `need_bytes` in flight on an SM holding `threads` threads.
+pub fn stages_needed(need_bytes: f64, threads: u32, copy_bytes: u32) -> u32 {
+    (need_bytes / (threads as f64 * copy_bytes as f64)).ceil().max(1.0) as u32
+}
+// ANCHOR_END: stages_needed
+
+// ANCHOR: pitch_for
+/// Exercise 8.3: the row pitch, in elements, of a matrix with `cols` elements of
+/// `elem_bytes` bytes a row whose every row starts on an `align`-byte boundary.
+pub fn pitch_for(cols: usize, elem_bytes: usize, align: usize) -> usize {
+    let per = align / elem_bytes.min(align);
+    cols.div_ceil(per) * per
+}
+// ANCHOR_END: pitch_for
+
+crate::exercise_kernels! {
+    /// The kernels of exercise 8.4 (`kernels/exercises_hopper.cu`).
+    pub enum TransposePitched in "exercises_hopper.cu" {
+        /// The pitched transpose the reader starts from.
+        Exercise => "transpose_pitched_exercise",
+        /// The book's solution.
+        Solution => "transpose_pitched_solution",
+    }
+}
+
+/// Sides exercise 8.4 is checked at: one element, a side past one tile, sides whose
+/// 128-byte pitch adds 3 and 24 padding floats.
+pub const PITCHED_SIDES: [usize; 4] = [1, 33, 253, 1000];
+
+/// Exercise 8.4: runs one version of the pitched transpose at every side of
+/// [`PITCHED_SIDES`], rows pitched to 128 bytes: the output poisoned, the kernel once,
+/// then every element of the transpose (the padding left out) compared exactly.
+pub fn check_transpose_pitched(gpu: &Gpu, version: Version) -> anyhow::Result<Passed> {
+    check_sizes::<TransposePitched, _>(gpu, version, PITCHED_SIDES, |f, name, side| {
+        let pitch = pitch_for(side, 4, 128);
+        let dense = random_f32(side * side, side as u64);
+        let mut host = vec![0f32; side * pitch];
+        for r in 0..side {
+            host[r * pitch..r * pitch + side]
+                .copy_from_slice(&dense[r * side..][..side]);
+        }
+        let input = gpu.stream.clone_htod(&host)?;
+        let want_dense = reference::transpose(&dense, side, side);
+        let grid = side.div_ceil(32) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (grid, grid, 1),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        let (s32, p32) = (side as i32, pitch as i32);
+        let size = format!("side {side}, pitch {pitch}");
+        let mut out = gpu.stream.alloc_zeros::<f32>(side * pitch)?;
+        let verified = gpu.verify_then_time_output(
+            &mut out,
+            |s, o| {
+                // SAFETY: (in, out, side, pitch), both side x pitch floats.
+                unsafe {
+                    s.launch_builder(f)
+                        .arg(&input)
+                        .arg(o)
+                        .arg(&s32)
+                        .arg(&p32)
+                        .launch(cfg)?
+                };
+                Ok(())
+            },
+            |got| {
+                // The elements only: the padding is never written.
+                let got = reference::unpitch(got, side, side, pitch);
+                crate::harness::verify::check_exact(name, &size, &got, &want_dense)
+            },
+            &[],
+        )?;
+        Ok((size, verified.check.checked))
+    })
+}

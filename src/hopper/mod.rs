@@ -1,0 +1,54 @@
+//! The chapter "Asynchronous memory on Hopper": what the H100's own memory features cost
+//! and buy, each verified, then timed — the synchronisation ladder (block, cluster and
+//! grid barriers beside a kernel boundary and a graph node), the L2 access-policy window,
+//! distributed shared memory inside a cluster, asynchronous copies (`cp.async`) with 1 to 4
+//! stages in flight, and the Tensor Memory Accelerator (TMA) on a copy and a transpose.
+//!
+//! [`measure`] verifies and times; [`report`] draws every table and figure from the
+//! results. The launches the driver offers beyond a plain one (cooperative, cluster, tensor
+//! maps, L2 windows) go through [`crate::harness::launch`].
+
+pub mod exercises;
+pub mod measure;
+pub mod reference;
+pub mod report;
+
+pub use measure::{measure, Section, Settings, LOOKUP_MIB, STREAM_MIB};
+pub use report::report;
+
+crate::kernel_names! {
+    /// The kernels of `kernels/hopper_sync.cu`, `hopper_async.cu` and `hopper_tma.cu`.
+    pub enum HopperKernel {
+        in "hopper_sync.cu" {
+            /// Rounds of two `__syncthreads`.
+            LadderBlock => "ladder_block",
+            /// Rounds of two cluster barriers, checked through distributed shared memory.
+            LadderCluster => "ladder_cluster",
+            /// Rounds of two grid barriers (cooperative launch).
+            LadderGrid => "ladder_grid",
+            /// All-reduces inside a cluster through distributed shared memory.
+            ExchangeDsmem => "exchange_dsmem",
+            /// The same all-reduces through global memory (L2).
+            ExchangeGlobal => "exchange_global",
+        }
+        in "hopper_async.cu" {
+            /// `out = a * in` with one `cp.async` stage per thread.
+            Stages1 => "stream_cp_async_1",
+            Stages2 => "stream_cp_async_2",
+            Stages3 => "stream_cp_async_3",
+            Stages4 => "stream_cp_async_4",
+            /// A stream scaled by entries of a table looked up by a hash.
+            Lookup => "l2_lookup",
+        }
+        in "hopper_tma.cu" {
+            /// A 32 x 32 tile copy by the TMA.
+            TmaCopy => "tma_copy",
+            /// A transpose whose tiles the TMA loads and stores.
+            TmaTranspose => "tma_transpose",
+            /// The padded-tile transpose, with row pitches.
+            TransposePadded => "transpose_padded",
+            /// A pitched copy with the transpose's access pattern.
+            CopyPitched => "copy_pitched",
+        }
+    }
+}

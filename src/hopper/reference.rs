@@ -1,0 +1,74 @@
+//! The CPU's answers for the chapter's kernels: what each must compute, exactly.
+
+/// The table index element `i` looks up (kernels/hopper_async.cu, `lookup_index`).
+pub fn lookup_index(i: u32, table_len: u32) -> u32 {
+    let mut h = i.wrapping_mul(2_654_435_761);
+    h ^= h >> 15;
+    h % table_len
+}
+
+/// `out[i] = stream[i] * table[lookup_index(i)]` for each float of each float4.
+pub fn lookup(table: &[f32], stream: &[f32]) -> Vec<f32> {
+    let len = table.len() as u32;
+    stream
+        .chunks(4)
+        .enumerate()
+        .flat_map(|(i, v)| {
+            let t = table[lookup_index(i as u32, len) as usize];
+            v.iter().map(move |x| x * t)
+        })
+        .collect()
+}
+
+/// What every block of `exchange_dsmem` / `exchange_global` writes: for each cluster of
+/// `cluster` consecutive blocks, the sum over `rounds` of the cluster's sum of
+/// `(partial + r)`, in wrapping 32-bit arithmetic.
+pub fn exchange(
+    in_words: &[u32],
+    per_block: usize,
+    cluster: usize,
+    rounds: u32,
+) -> Vec<u32> {
+    let partials: Vec<u32> = in_words
+        .chunks(per_block)
+        .map(|c| c.iter().fold(0u32, |a, &x| a.wrapping_add(x)))
+        .collect();
+    let mut out = Vec::with_capacity(partials.len());
+    for group in partials.chunks(cluster) {
+        let sum = group.iter().fold(0u32, |a, &x| a.wrapping_add(x));
+        let mut acc = 0u32;
+        for r in 0..rounds {
+            acc = acc
+                .wrapping_add(sum.wrapping_add((group.len() as u32).wrapping_mul(r)));
+        }
+        out.extend(std::iter::repeat_n(acc, group.len()));
+    }
+    out
+}
+
+/// The `rows x cols` matrix of a buffer whose rows start `pitch` elements apart, as a
+/// dense row-major vector (the padding left out).
+pub fn unpitch<T: Copy>(buf: &[T], rows: usize, cols: usize, pitch: usize) -> Vec<T> {
+    (0..rows).flat_map(|r| buf[r * pitch..r * pitch + cols].iter().copied()).collect()
+}
+
+/// The dense transpose of a dense `rows x cols` matrix.
+pub fn transpose<T: Copy + Default>(m: &[T], rows: usize, cols: usize) -> Vec<T> {
+    let mut t = vec![T::default(); m.len()];
+    const B: usize = 64; // blocks of 64 x 64: both matrices touched a cache line at a time
+    for r0 in (0..rows).step_by(B) {
+        for c0 in (0..cols).step_by(B) {
+            for r in r0..(r0 + B).min(rows) {
+                for c in c0..(c0 + B).min(cols) {
+                    t[c * rows + r] = m[r * cols + c];
+                }
+            }
+        }
+    }
+    t
+}
+
+/// `pitch` rounded up to a multiple of `elements`.
+pub fn round_up(n: usize, elements: usize) -> usize {
+    n.div_ceil(elements) * elements
+}

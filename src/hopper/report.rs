@@ -1,0 +1,377 @@
+//! Every table and figure of the chapter "Asynchronous memory on Hopper", drawn from
+//! [`Results`].
+
+use crate::harness::format::sig3;
+use crate::harness::plot::{Point, Spec};
+use crate::harness::{Run, Stats};
+
+use super::measure::Results;
+
+const MIB: usize = 1 << 20;
+
+#[derive(serde::Serialize)]
+struct LadderRow {
+    barrier: String,
+    who: String,
+    median_ns: String,
+    min_ns: String,
+    max_ns: String,
+    measured_as: String,
+}
+
+#[derive(serde::Serialize)]
+struct LookupRow {
+    table_mib: String,
+    window: String,
+    median_us: String,
+    min_us: String,
+    max_us: String,
+    stream_gbps: String,
+    speedup: String,
+}
+
+#[derive(serde::Serialize)]
+struct ExchangeRow {
+    cluster: u32,
+    dsmem_ns: String,
+    global_ns: String,
+    global_over_dsmem: String,
+}
+
+#[derive(serde::Serialize)]
+struct MatrixRow {
+    side: usize,
+    kernel: String,
+    pitch: String,
+    median_gbps: String,
+    min_gbps: String,
+    max_gbps: String,
+    of_best_copy: String,
+}
+
+#[derive(serde::Serialize)]
+struct CodeRow {
+    kernel: String,
+    registers: i32,
+    instructions: String,
+    global_loads: String,
+    global_stores: String,
+    shared_loads: String,
+    shared_stores: String,
+    tma: String,
+}
+
+fn ns(ms: f64) -> String {
+    sig3(ms * 1e6)
+}
+
+/// Writes the tables and figures of the sections that ran, and prints a summary.
+pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
+    if !r.ladder.is_empty() {
+        ladder(run, r)?;
+    }
+    if !r.lookups.is_empty() {
+        lookups(run, r)?;
+    }
+    if !r.exchanges.is_empty() {
+        exchanges(run, r)?;
+    }
+    if !r.stages.is_empty() {
+        stages(run, r)?;
+    }
+    if !r.matrices.is_empty() {
+        matrices(run, r)?;
+    }
+    if r.code.iter().any(|c| c.sass.is_some()) {
+        code(run, r)?;
+    }
+    Ok(())
+}
+
+fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let rows: Vec<LadderRow> = r
+        .ladder
+        .iter()
+        .map(|g| LadderRow {
+            barrier: g.what.clone(),
+            who: g.who.clone(),
+            median_ns: ns(g.per.median_ms),
+            min_ns: ns(g.per.min_ms),
+            max_ns: ns(g.per.max_ms),
+            measured_as: g.how.clone(),
+        })
+        .collect();
+    println!("{:<18} {:<44} {:>10}", "barrier", "who waits", "ns (median)");
+    for row in &rows {
+        println!("{:<18} {:<44} {:>10}", row.barrier, row.who, row.median_ns);
+    }
+    if let Some(why) = &r.refused_cluster {
+        println!("a cluster of 32 blocks: {why}");
+    }
+    let refused = r.refused_cluster.clone().unwrap_or_else(|| "none".into());
+    let skipped =
+        if r.skipped.is_empty() { "none".to_string() } else { r.skipped.join("; ") };
+    for s in &r.skipped {
+        println!("not measured: {s}");
+    }
+    run.table(
+        "hopper_memory-ladder",
+        "The synchronisation ladder: what one barrier costs, from a block to the whole GPU \
+         (median, min and max over repetitions)",
+        &[
+            ("l2", "warm (nothing but the barrier words is read)"),
+            ("refused_cluster_32", &refused),
+            ("not_measured", &skipped),
+            (
+                "headers",
+                "who = who waits | median_ns = median (ns) | min_ns = min (ns) | max_ns = \
+                 max (ns) | measured_as = measured as",
+            ),
+        ],
+        &rows,
+    )
+}
+
+fn lookups(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let stream = r.stream_bytes as f64;
+    let mut rows = Vec::new();
+    let mut base: Option<f64> = None;
+    for l in &r.lookups {
+        if l.window.is_none() {
+            base = Some(l.time.median_ms);
+        }
+        let rate = l.time.rate(2.0 * stream / 1e9);
+        rows.push(LookupRow {
+            table_mib: format!("{}", l.table_bytes / MIB),
+            window: match &l.window {
+                None => "none".into(),
+                Some(w) => format!(
+                    "persisting, {} MiB, hit ratio {:.2}, carve-out {} MiB",
+                    w.bytes / MIB,
+                    w.hit_ratio,
+                    w.persisting / MIB
+                ),
+            },
+            median_us: sig3(l.time.median_ms * 1e3),
+            min_us: sig3(l.time.min_ms * 1e3),
+            max_us: sig3(l.time.max_ms * 1e3),
+            stream_gbps: sig3(rate.median),
+            speedup: match (l.window, base) {
+                (Some(_), Some(b)) => format!("{:.2}", b / l.time.median_ms),
+                _ => "1".into(),
+            },
+        });
+    }
+    for row in &rows {
+        println!(
+            "lookup table {:>4} MiB, window {:<48} {:>9} µs  speedup {}",
+            row.table_mib, row.window, row.median_us, row.speedup
+        );
+    }
+    let limits = r.l2_limits.expect("measured with the lookups");
+    let max_window = format!("{} MiB", limits.max_window / MIB);
+    let max_persisting = format!("{} MiB", limits.max_persisting / MIB);
+    let stream_mib = format!("{} MiB read and written", r.stream_bytes / MIB);
+    run.table(
+        "hopper_memory-l2",
+        "A table looked up while a stream flows past, without and with a persisting \
+         access-policy window on the table (median, min and max over repetitions)",
+        &[
+            ("l2", "warm: repetitions back to back, the window set before the first"),
+            ("stream", &stream_mib),
+            ("max_window", &max_window),
+            ("max_persisting", &max_persisting),
+            (
+                "headers",
+                "table_mib = table (MiB) | median_us = median (µs) | min_us = min (µs) | \
+                 max_us = max (µs) | stream_gbps = stream (GB/s) | speedup = speedup over \
+                 no window",
+            ),
+        ],
+        &rows,
+    )
+}
+
+fn exchanges(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let mut clusters: Vec<u32> = r.exchanges.iter().map(|e| e.cluster).collect();
+    clusters.dedup();
+    let find = |c: u32, dsmem: bool| -> &Stats {
+        &r.exchanges
+            .iter()
+            .find(|e| e.cluster == c && e.dsmem == dsmem)
+            .expect("both")
+            .per_round
+    };
+    for c in clusters {
+        let (d, g) = (find(c, true), find(c, false));
+        rows.push(ExchangeRow {
+            cluster: c,
+            dsmem_ns: ns(d.median_ms),
+            global_ns: ns(g.median_ms),
+            global_over_dsmem: format!("{:.2}", g.median_ms / d.median_ms),
+        });
+        println!(
+            "cluster of {c:>2}: one round through DSMEM {:>7} ns, through L2 {:>7} ns",
+            ns(d.median_ms),
+            ns(g.median_ms)
+        );
+    }
+    let rounds = format!(
+        "{} vs {} rounds, difference",
+        r.exchange_rounds,
+        2 * r.exchange_rounds
+    );
+    run.table(
+        "hopper_memory-dsmem",
+        "One all-reduce round inside a cluster (publish, barrier, read every block's value, \
+         barrier): through distributed shared memory or through L2 (median over repetitions)",
+        &[
+            ("l2", "warm"),
+            ("measured_as", &rounds),
+            (
+                "headers",
+                "cluster = blocks per cluster | dsmem_ns = through DSMEM (ns) | global_ns = \
+                 through L2 (ns) | global_over_dsmem = L2 / DSMEM",
+            ),
+        ],
+        &rows,
+    )
+}
+
+fn stages(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let bytes = 2.0 * r.stream_bytes as f64;
+    let points: Vec<Point> = r
+        .stages
+        .iter()
+        .map(|s| {
+            let kib = (s.blocks_per_sm * 128 * 16 * s.stages) as f64 / 1024.0;
+            let series = format!("{} threads per SM", s.blocks_per_sm * 128);
+            Point::rate(&series, kib, &s.time, bytes, 1e9)
+        })
+        .collect();
+    for s in &r.stages {
+        let gbps = s.time.rate(bytes / 1e9).median;
+        println!(
+            "cp.async, {} stages, {:>4} threads per SM: {:>6} GB/s",
+            s.stages,
+            s.blocks_per_sm * 128,
+            sig3(gbps)
+        );
+    }
+    run.figure(
+        "hopper_memory-stages",
+        &[
+            ("l2", "cold"),
+            ("stream", &format!("{} MiB read and written", r.stream_bytes / MIB)),
+            ("in_flight", "bytes in flight per SM: threads x 16 bytes x stages"),
+        ],
+        &Spec::line(
+            "Streaming through cp.async: bandwidth against bytes in flight per SM \
+             (1 to 4 stages along each line)",
+            "KiB requested and not yet arrived, per SM",
+            "GB/s (read + write)",
+        )
+        .log_x(),
+        &points,
+    )
+}
+
+fn matrices(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    for m in &r.matrices {
+        let bytes = 2.0 * (m.side * m.side * 4) as f64;
+        let best_copy = r
+            .matrices
+            .iter()
+            .filter(|c| c.side == m.side && !c.kernel.contains("transpose"))
+            .filter_map(|c| c.time.as_ref().ok().map(|t| t.median_ms))
+            .fold(f64::INFINITY, f64::min);
+        let pitch = if m.pitch == m.side {
+            format!("{} (none)", m.pitch)
+        } else {
+            format!("{}", m.pitch)
+        };
+        let row = match &m.time {
+            Ok(t) => {
+                let rate = t.rate(bytes / 1e9);
+                MatrixRow {
+                    side: m.side,
+                    kernel: format!("`{}`", m.kernel),
+                    pitch,
+                    median_gbps: sig3(rate.median),
+                    min_gbps: sig3(rate.worst),
+                    max_gbps: sig3(rate.best),
+                    of_best_copy: format!("{:.1}%", 100.0 * best_copy / t.median_ms),
+                }
+            }
+            Err(why) => MatrixRow {
+                side: m.side,
+                kernel: format!("`{}`", m.kernel),
+                pitch,
+                median_gbps: "refused".into(),
+                min_gbps: "–".into(),
+                max_gbps: "–".into(),
+                of_best_copy: why.replace('|', "/"),
+            },
+        };
+        println!(
+            "side {:>5} {:<20} pitch {:<12} {:>7} GB/s  {}",
+            row.side, row.kernel, row.pitch, row.median_gbps, row.of_best_copy
+        );
+        rows.push(row);
+    }
+    run.table(
+        "hopper_memory-tma",
+        "Copies and transposes of square float matrices, with and without a row pitch \
+         (GB/s read + write, median, min and max over repetitions; share of the faster copy)",
+        &[
+            ("l2", "cold"),
+            (
+                "headers",
+                "pitch = row pitch (floats) | median_gbps = median (GB/s) | min_gbps = min \
+                 (GB/s) | max_gbps = max (GB/s) | of_best_copy = of the best copy",
+            ),
+        ],
+        &rows,
+    )
+}
+
+fn code(run: &Run, r: &Results) -> anyhow::Result<()> {
+    use crate::harness::sass::{is_global_load, is_global_store};
+    let rows: Vec<CodeRow> = r
+        .code
+        .iter()
+        .map(|c| {
+            let count =
+                |pred: &dyn Fn(&crate::harness::sass::Instr) -> bool| match &c.sass {
+                    Some(f) => f.count(pred).to_string(),
+                    None => "–".into(),
+                };
+            CodeRow {
+                kernel: format!("`{}`", c.kernel),
+                registers: c.registers,
+                instructions: count(&|_| true),
+                global_loads: count(&is_global_load),
+                global_stores: count(&is_global_store),
+                shared_loads: count(&|i| i.base() == "LDS"),
+                shared_stores: count(&|i| i.base() == "STS"),
+                tma: count(&|i| {
+                    i.base().starts_with("UTMA") || i.base().starts_with("UBLKCP")
+                }),
+            }
+        })
+        .collect();
+    run.table(
+        "hopper_memory-sass",
+        "What the copy and transpose kernels are made of: registers per thread (driver) and \
+         instructions in the machine code (SASS, ptxas + nvdisasm)",
+        &[(
+            "headers",
+            "instructions = SASS instructions | global_loads = global loads (LDG) | \
+             global_stores = global stores (STG) | shared_loads = shared loads (LDS) | \
+             shared_stores = shared stores (STS) | tma = TMA (UTMA*)",
+        )],
+        &rows,
+    )
+}

@@ -1,0 +1,198 @@
+//! GPU checks of the harness's launch wrappers and the Hopper chapter's kernels. Run on a
+//! machine with a GPU: `cargo test --release -- --ignored`.
+
+use cmbook::harness::kernels::KernelTable;
+use cmbook::harness::launch::{
+    self, Args, L2Access, L2Limits, L2Window, Swizzle, TensorMap,
+};
+use cmbook::harness::{inputs, verify, Gpu};
+use cmbook::hopper::{reference, HopperKernel as K};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+fn gpu() -> Gpu {
+    Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn cfg(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
+    LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: 0 }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cluster_launches_run_and_refused_shapes_are_errors() {
+    let gpu = gpu();
+    let table = KernelTable::<K>::load(&gpu).unwrap();
+    let f = table.get(K::LadderCluster);
+    for cluster in [1u32, 2, 4, 8, 16] {
+        let grid = 16 * 3;
+        let mut errors = gpu.stream.alloc_zeros::<u32>(grid as usize).unwrap();
+        gpu.poison(&mut errors).unwrap();
+        let args = Args::new().value(7i32).buf_mut(&mut errors, &gpu);
+        // SAFETY: ladder_cluster(int iters, unsigned* errors[grid]).
+        unsafe {
+            launch::launch_cluster(
+                &gpu,
+                f,
+                cfg((grid, 1, 1), (96, 1, 1)),
+                (cluster, 1, 1),
+                args,
+            )
+        }
+        .unwrap();
+        let got = gpu.stream.clone_dtoh(&errors).unwrap();
+        assert_eq!(got, vec![0; grid as usize], "cluster of {cluster}");
+    }
+    // 32 blocks per cluster: refused by the check, never launched.
+    let mut errors = gpu.stream.alloc_zeros::<u32>(64).unwrap();
+    let args = Args::new().value(1i32).buf_mut(&mut errors, &gpu);
+    // SAFETY: as above; the launch must not happen.
+    let err = unsafe {
+        launch::launch_cluster(&gpu, f, cfg((64, 1, 1), (32, 1, 1)), (32, 1, 1), args)
+    }
+    .unwrap_err();
+    assert!(err.to_string().contains("at most 16"), "{err}");
+    // 16 blocks asking for 200 KiB of shared memory each (without the opt-in): an error
+    // that says so, not a crash.
+    let big =
+        LaunchConfig { shared_mem_bytes: 200 << 10, ..cfg((16, 1, 1), (128, 1, 1)) };
+    let mut errors = gpu.stream.alloc_zeros::<u32>(16).unwrap();
+    let args = Args::new().value(1i32).buf_mut(&mut errors, &gpu);
+    // SAFETY: as above.
+    let err =
+        unsafe { launch::launch_cluster(&gpu, f, big, (16, 1, 1), args) }.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("refuses") || text.contains("CUDA_ERROR"), "{text}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cooperative_grid_barrier_holds_and_too_large_a_grid_is_refused() {
+    let gpu = gpu();
+    let table = KernelTable::<K>::load(&gpu).unwrap();
+    let f = table.get(K::LadderGrid);
+    let capacity = launch::cooperative_capacity(&gpu, f, 128, 0).unwrap() as u32;
+    for grid in [1, 7, capacity] {
+        let mut bar = gpu.stream.alloc_zeros::<u32>(2).unwrap();
+        let mut slots = gpu.stream.alloc_zeros::<u32>(grid as usize).unwrap();
+        let mut errors = gpu.stream.alloc_zeros::<u32>(grid as usize).unwrap();
+        gpu.poison(&mut errors).unwrap();
+        let args = Args::new()
+            .value(25i32)
+            .buf_mut(&mut bar, &gpu)
+            .buf_mut(&mut slots, &gpu)
+            .buf_mut(&mut errors, &gpu);
+        // SAFETY: ladder_grid(iters, bar[2], slots[grid], errors[grid]).
+        unsafe {
+            launch::launch_cooperative(&gpu, f, cfg((grid, 1, 1), (128, 1, 1)), args)
+        }
+        .unwrap();
+        assert_eq!(gpu.stream.clone_dtoh(&errors).unwrap(), vec![0; grid as usize]);
+    }
+    let mut errors = gpu.stream.alloc_zeros::<u32>(1).unwrap();
+    let args = Args::new().value(1i32).buf_mut(&mut errors, &gpu);
+    // SAFETY: refused before the launch.
+    let err = unsafe {
+        launch::launch_cooperative(
+            &gpu,
+            f,
+            cfg((capacity + 1, 1, 1), (128, 1, 1)),
+            args,
+        )
+    }
+    .unwrap_err();
+    assert!(err.to_string().contains("at most"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tma_transpose_is_exact_at_odd_sides_and_unaligned_rows_are_refused() {
+    let gpu = gpu();
+    let table = KernelTable::<K>::load(&gpu).unwrap();
+    for side in [1usize, 31, 33, 100, 257] {
+        let pitch = reference::round_up(side, 4);
+        let dense = inputs::random_f32(side * side, side as u64);
+        let mut host = vec![0f32; side * pitch];
+        for r in 0..side {
+            host[r * pitch..r * pitch + side]
+                .copy_from_slice(&dense[r * side..][..side]);
+        }
+        let input = gpu.stream.clone_htod(&host).unwrap();
+        let mut out = gpu.stream.alloc_zeros::<f32>(side * pitch).unwrap();
+        gpu.poison(&mut out).unwrap();
+        let shape = (side, side, pitch);
+        let src =
+            TensorMap::tiled(&gpu, &input, shape, (32, 32), Swizzle::B128).unwrap();
+        let dst = TensorMap::tiled(&gpu, &out, shape, (32, 32), Swizzle::B128).unwrap();
+        let g = side.div_ceil(32) as u32;
+        // SAFETY: tma_transpose(TensorMap in, TensorMap out).
+        unsafe {
+            gpu.stream
+                .launch_builder(table.get(K::TmaTranspose))
+                .arg(src.param())
+                .arg(dst.param())
+                .launch(cfg((g, g, 1), (32, 8, 1)))
+                .unwrap()
+        };
+        let got = reference::unpitch(
+            &gpu.stream.clone_dtoh(&out).unwrap(),
+            side,
+            side,
+            pitch,
+        );
+        let want = reference::transpose(&dense, side, side);
+        verify::check_exact("tma_transpose", &format!("side {side}"), &got, &want)
+            .unwrap();
+        if side % 4 != 0 {
+            let unpitched = gpu.stream.alloc_zeros::<f32>(side * side).unwrap();
+            let err = TensorMap::tiled(
+                &gpu,
+                &unpitched,
+                (side, side, side),
+                (32, 32),
+                Swizzle::B128,
+            )
+            .unwrap_err();
+            assert!(err.to_string().contains("multiples of 16 bytes"), "{err}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn an_l2_window_is_set_reset_and_checked() {
+    let gpu = gpu();
+    let limits = L2Limits::query(&gpu).unwrap();
+    assert!(limits.max_window > 0 && limits.max_persisting > 0, "{limits:?}");
+    let buf = gpu.stream.alloc_zeros::<f32>(1 << 20).unwrap();
+    let w = L2Window {
+        bytes: 4 << 20,
+        hit_ratio: 1.0,
+        hit: L2Access::Persisting,
+        persisting: limits.max_persisting,
+    };
+    gpu.l2_window(&buf, w).unwrap().reset().unwrap();
+    let too_big = L2Window { bytes: limits.max_window + 16, ..w };
+    assert!(gpu.l2_window(&buf, too_big).is_err());
+    let past_the_buffer = L2Window { bytes: (4 << 20) + 4, ..w };
+    let err = gpu.l2_window(&buf, past_the_buffer).err().unwrap();
+    assert!(err.to_string().contains("over a buffer of"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_chapter_runs_quick_and_verifies() {
+    // `examples/hopper_memory`, as `cargo test` builds it next to this test.
+    let exe = std::env::current_exe().unwrap();
+    let exe =
+        exe.parent().unwrap().parent().unwrap().join("examples").join("hopper_memory");
+    let out = std::env::temp_dir().join(format!("hopper-quick-{}", std::process::id()));
+    let status = std::process::Command::new(&exe)
+        .args(["--quick", "--reps", "2", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()));
+    assert!(status.success(), "{status}");
+    for stem in ["hopper_memory-ladder", "hopper_memory-tma", "hopper_memory-dsmem"] {
+        assert!(out.join("data").join(format!("{stem}.csv")).exists(), "{stem}");
+    }
+}
