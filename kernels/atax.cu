@@ -278,6 +278,144 @@ __device__ void reduce_partials(const T* partials, T* y, unsigned blocks, unsign
 }
 // ANCHOR_END: fused
 
+// ANCHOR: fused_wide
+// The fused pass for rows longer than a block's registers hold: y lives in shared
+// memory (n elements, dynamic), the row in registers, one row per step. Thread t owns
+// columns t, t + blockDim.x, ..., E of them, in y_shared as in the row, so no thread
+// reads another's columns of y_shared and they need no barrier. Block b takes rows
+// b, b + G, ...; one row of up to 32768 floats is 128 KB in flight per block.
+template <typename T, int E>
+__device__ void fused_rows_wide(const T* __restrict__ a, const T* __restrict__ x,
+                                T* partials, unsigned m, unsigned n) {
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    T* y_shared = reinterpret_cast<T*>(dynamic_shared);  // n elements
+    __shared__ T warp_sums_shared[32];
+    __shared__ T row_sum_shared;
+    unsigned t = threadIdx.x, lane = t % 32, warp = t / 32, warps = blockDim.x / 32;
+#pragma unroll
+    for (int k = 0; k < E; ++k) {
+        unsigned j = t + k * blockDim.x;
+        if (j < n) y_shared[j] = 0;
+    }
+    for (unsigned row = blockIdx.x; row < m; row += gridDim.x) {
+        const T* a_row = a + (u64)row * n;
+        T a_reg[E];
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            unsigned j = t + k * blockDim.x;
+            a_reg[k] = j < n ? a_row[j] : T(0);
+        }
+        T dot = 0;
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            unsigned j = t + k * blockDim.x;
+            dot += a_reg[k] * (j < n ? __ldg(&x[j]) : T(0));
+        }
+        dot = warp_sum(dot);
+        if (lane == 0) warp_sums_shared[warp] = dot;
+        __syncthreads();  // every warp's sum is stored before warp 0 adds them
+        if (warp == 0) {
+            T s = warp_sum(lane < warps ? warp_sums_shared[lane] : T(0));
+            if (lane == 0) row_sum_shared = s;
+        }
+        __syncthreads();  // tmp_i is stored before anyone reads it
+        // As in fused_rows: warp 0 rewrites row_sum_shared only after the next row's
+        // first barrier, which every thread reaches after reading it here.
+        const T tmp = row_sum_shared;
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            unsigned j = t + k * blockDim.x;
+            if (j < n) y_shared[j] += a_reg[k] * tmp;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < E; ++k) {
+        unsigned j = t + k * blockDim.x;
+        if (j < n) partials[(u64)blockIdx.x * n + j] = y_shared[j];
+    }
+}
+// ANCHOR_END: fused_wide
+
+// ANCHOR: fused_once
+// One launch instead of two: the pass, a barrier across the whole grid, then every
+// block adds a share of the partial rows. A grid barrier is only safe when every block
+// of the grid is resident at once: the host launches these kernels with
+// cuLaunchCooperativeKernel, which refuses a grid that does not fit. barrier[0] counts
+// the blocks that arrived, barrier[1] is the generation; both start at 0, and the
+// last block to arrive resets the count, so the same two words serve every launch.
+__device__ void grid_barrier(unsigned* barrier) {
+    __syncthreads();  // every thread of this block has written its partials
+    if (threadIdx.x == 0) {
+        volatile unsigned* generation = barrier + 1;
+        const unsigned seen = *generation;
+        __threadfence();  // this block's partials are visible before it arrives
+        if (atomicAdd(barrier, 1u) == gridDim.x - 1) {
+            atomicExch(barrier, 0u);  // the count is ready for the next barrier
+            __threadfence();
+            atomicAdd(barrier + 1, 1u);  // releases the blocks that wait below
+        } else {
+            while (*generation == seen) __nanosleep(32);
+        }
+        __threadfence();  // the other blocks' partials are read after the release
+    }
+    __syncthreads();  // no thread reads a partial before thread 0 saw the release
+}
+
+// y[j] = sum over b of partials[b][j], b in a fixed order, by the whole grid. Columns
+// go 32 at a time (one warp-wide chunk): block b owns `per_block` consecutive chunks
+// and gives each chunk `groups` warps; warp g of a chunk adds partial rows g,
+// g + groups, ..., and warp 0 of the chunk adds the groups' sums in order. The order
+// depends only on the grid and block shape, so the result does not depend on timing.
+template <typename T>
+__device__ void reduce_partials_in_grid(const T* partials, T* y, unsigned n) {
+    __shared__ T sums_shared[32][33];
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const unsigned warps = blockDim.x / 32, blocks = gridDim.x;
+    const unsigned chunks = (n + 31) / 32;
+    const unsigned per_block = (chunks + blocks - 1) / blocks;
+    const unsigned groups = max(1u, warps / max(1u, per_block));
+    const unsigned chunks_per_round = warps / groups;
+    const unsigned rounds = (per_block + chunks_per_round - 1) / chunks_per_round;
+    const unsigned g = warp % groups;
+    for (unsigned r = 0; r < rounds; ++r) {
+        const unsigned c = r * chunks_per_round + warp / groups;  // chunk in block
+        const unsigned col = (blockIdx.x * per_block + c) * 32 + lane;
+        const bool active =
+            warp / groups < chunks_per_round && c < per_block && col < n;
+        T sum = 0;
+        if (active) {
+#pragma unroll 4
+            for (unsigned b = g; b < blocks; b += groups)
+                sum += partials[(u64)b * n + col];
+        }
+        sums_shared[warp][lane] = sum;
+        __syncthreads();  // every group's sum is stored before the first adds them
+        if (active && g == 0) {
+            T total = 0;
+            for (unsigned k = 0; k < groups; ++k) total += sums_shared[warp + k][lane];
+            y[col] = total;
+        }
+        __syncthreads();  // sums_shared is read before the next round rewrites it
+    }
+}
+
+template <typename T, int E>
+__device__ void fused_once(const T* a, const T* x, T* partials, T* y,
+                           unsigned* barrier, unsigned m, unsigned n) {
+    fused_rows<T, E>(a, x, partials, m, n);  // block b writes row b of partials
+    grid_barrier(barrier);                   // every row of partials is written
+    reduce_partials_in_grid<T>(partials, y, n);
+}
+// ANCHOR_END: fused_once
+
+template <typename T, int E>
+__device__ void fused_once_wide(const T* a, const T* x, T* partials, T* y,
+                                unsigned* barrier, unsigned m, unsigned n) {
+    fused_rows_wide<T, E>(a, x, partials, m, n);
+    grid_barrier(barrier);
+    reduce_partials_in_grid<T>(partials, y, n);
+}
+
 // ANCHOR: split_rows
 // y = A^T v with more warps per column: the slides' kernel 2 reads the same 32
 // neighbours of a row per warp step (coalesced alike), but its grid is one thread per
@@ -355,6 +493,20 @@ __device__ void y_split_rows(const T* a, const T* v, T* partials, unsigned m,
         fused_rows<T, E>(a, x, partials, m, n);                                                          \
     }
 
+#define ATAX_FUSED_ONCE_ENTRY_POINTS(T, S, E)                                                            \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
+        atax_fused_once_e##E##_##S(const T* a, const T* x, T* partials, T* y, unsigned* barrier,        \
+                                   unsigned m, unsigned n) {                                            \
+        fused_once<T, E>(a, x, partials, y, barrier, m, n);                                              \
+    }
+
+#define ATAX_WIDE_ENTRY_POINTS(T, S, E)                                                                  \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
+        atax_fused_once_wide_e##E##_##S(const T* a, const T* x, T* partials, T* y, unsigned* barrier,   \
+                                        unsigned m, unsigned n) {                                       \
+        fused_once_wide<T, E>(a, x, partials, y, barrier, m, n);                                         \
+    }
+
 ATAX_ENTRY_POINTS(float, f32)
 ATAX_ENTRY_POINTS(double, f64)
 
@@ -369,3 +521,21 @@ ATAX_FUSED_ENTRY_POINT(double, f64, 1)
 ATAX_FUSED_ENTRY_POINT(double, f64, 2)
 ATAX_FUSED_ENTRY_POINT(double, f64, 4)
 ATAX_FUSED_ENTRY_POINT(double, f64, 8)
+
+// The one-launch pass: the same instances as fused_rows.
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 1)
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 2)
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 4)
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 8)
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 16)
+ATAX_FUSED_ONCE_ENTRY_POINTS(double, f64, 1)
+ATAX_FUSED_ONCE_ENTRY_POINTS(double, f64, 2)
+ATAX_FUSED_ONCE_ENTRY_POINTS(double, f64, 4)
+ATAX_FUSED_ONCE_ENTRY_POINTS(double, f64, 8)
+
+// Rows beyond the register instances, in one launch only: y in shared memory, up to
+// 1024 E columns, 128 KB of y at the largest (32768 floats, 16384 doubles).
+ATAX_WIDE_ENTRY_POINTS(float, f32, 16)
+ATAX_WIDE_ENTRY_POINTS(float, f32, 32)
+ATAX_WIDE_ENTRY_POINTS(double, f64, 8)
+ATAX_WIDE_ENTRY_POINTS(double, f64, 16)

@@ -105,3 +105,40 @@ fn an_unwritten_y_is_caught() {
     let err = p.check("kernel 1 only", &s.clone_dtoh(&dev.y).unwrap()).unwrap_err();
     assert!(err.to_string().contains("NaN"), "{err}");
 }
+
+/// The one-launch pass in its wide form (y in shared memory) at odd sizes beyond the
+/// register instances, and launched again and again on the same barrier words: each
+/// launch right, and the words back at zero arrivals with one generation per launch.
+fn one_launch_pass<T: Element>(sizes: &[(usize, usize)]) {
+    let gpu = open();
+    let k = Kernels::<T>::load(&gpu).unwrap();
+    for (i, &(m, n)) in sizes.iter().enumerate() {
+        let d = Dataset::new("odd", m, n);
+        let p = HostProblem::<T>::new(d, 40 + i as u64);
+        let mut dev = DeviceProblem::upload(&gpu, &k, &p).unwrap();
+        let launches = 4;
+        for _ in 0..launches {
+            gpu.poison(&mut dev.y).unwrap();
+            measure::kernels::enqueue_variant(
+                &k,
+                &gpu.stream,
+                KernelVariant::FusedOnce,
+                &dev,
+                (m, n),
+            )
+            .unwrap_or_else(|e| panic!("{e:#}"));
+            let y = gpu.stream.clone_dtoh(&dev.y).unwrap();
+            p.check("fused, one launch", &y).unwrap_or_else(|e| panic!("{e:#}"));
+        }
+        let words = gpu.stream.clone_dtoh(&dev.barrier).unwrap();
+        assert_eq!(words, [0, launches], "{}", d.label());
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_one_launch_pass_matches_the_cpu_in_both_forms() {
+    // 16411 floats and 8203 doubles need the wide form; 4097 the registers.
+    one_launch_pass::<f32>(&[(37, 16411), (3, 32768), (129, 4097), (1, 1)]);
+    one_launch_pass::<f64>(&[(37, 8203), (2, 16384), (1003, 1)]);
+}

@@ -43,6 +43,12 @@ pub enum AtaxFunction {
     YSplitRows,
     /// The fused pass with this many columns per thread (`fused_rows_e<E>`).
     FusedRows(u32),
+    /// The fused pass, a grid barrier and the sum of the partial rows, in one cooperative
+    /// launch (`fused_once_e<E>`).
+    FusedOnce(u32),
+    /// The fused pass with y in shared memory, for rows beyond the registers, in one
+    /// cooperative launch (`fused_once_wide_e<E>`).
+    FusedOnceWide(u32),
 }
 
 impl AtaxFunction {
@@ -61,6 +67,8 @@ impl AtaxFunction {
             Self::YSplitRows,
         ];
         all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedRows(e)));
+        all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedOnce(e)));
+        all.extend(T::WIDE_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedOnceWide(e)));
         all
     }
 
@@ -78,6 +86,8 @@ impl AtaxFunction {
             Self::ReducePartials => "reduce_partials".into(),
             Self::YSplitRows => "y_split_rows".into(),
             Self::FusedRows(e) => format!("fused_rows_e{e}"),
+            Self::FusedOnce(e) => format!("fused_once_e{e}"),
+            Self::FusedOnceWide(e) => format!("fused_once_wide_e{e}"),
         }
     }
 }
@@ -150,6 +160,38 @@ pub fn fused_shape(n: usize, instances: &[u32]) -> Option<FusedShape> {
     let e = *instances.iter().find(|&&e| e as usize * 1024 >= n)?;
     let threads = (n.div_ceil(e as usize).div_ceil(32) * 32).max(32) as u32;
     Some(FusedShape { columns_per_thread: e, threads })
+}
+
+/// Where the fused pass keeps a thread's share of y.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FusedForm {
+    /// In registers, two rows a step (`fused_rows`): up to 1024 × the largest register
+    /// instance columns.
+    Registers,
+    /// In shared memory, one row a step (`fused_rows_wide`): up to 1024 × the largest
+    /// wide instance columns.
+    Wide,
+}
+
+/// How the fused pass is launched: the kernel, its block, its grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FusedLaunch {
+    pub form: FusedForm,
+    pub shape: FusedShape,
+    /// Blocks, and rows of `partials`.
+    pub blocks: u32,
+    /// Dynamic shared memory per block (y of the wide form), bytes.
+    pub shared_bytes: u32,
+}
+
+/// The fused pass's form and shape for `n` columns of `T`: registers when an instance
+/// covers `n`, else the wide form; `None` beyond both.
+pub fn fused_form<T: Element>(n: usize) -> Option<(FusedForm, FusedShape)> {
+    fused_shape(n, T::FUSED_COLUMNS_PER_THREAD)
+        .map(|s| (FusedForm::Registers, s))
+        .or_else(|| {
+            fused_shape(n, T::WIDE_COLUMNS_PER_THREAD).map(|s| (FusedForm::Wide, s))
+        })
 }
 
 /// How the split-rows kernel is launched for an `rows` × `cols` product `Aᵀ·v`.
@@ -229,6 +271,71 @@ impl<T: Element> Kernels<T> {
 
     fn fused_function(&self, shape: FusedShape) -> &CudaFunction {
         self.function(AtaxFunction::FusedRows(shape.columns_per_thread))
+    }
+
+    /// The one-launch fused pass for an `m` × `n` matrix in the chapter's form (see
+    /// [`fused_form`]) and grid (see [`Kernels::fused_launch_with`]).
+    pub fn fused_once_launch(&self, m: usize, n: usize) -> anyhow::Result<FusedLaunch> {
+        let (form, shape) = fused_form::<T>(n)
+            .ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
+        self.fused_launch_with(form, shape, m, n, None)
+    }
+
+    /// A fused launch of `form` and `shape` for an `m` × `n` matrix with `blocks` blocks,
+    /// or, for `None`, as many as the SMs hold at once, no more than the rows a block takes
+    /// a step allow, and beyond one block per SM no more than one per 8 rows (every block
+    /// writes a row of partials). A cooperative launch needs the whole grid resident: more
+    /// blocks than the SMs hold is an error.
+    pub fn fused_launch_with(
+        &self,
+        form: FusedForm,
+        shape: FusedShape,
+        m: usize,
+        n: usize,
+        blocks: Option<u32>,
+    ) -> anyhow::Result<FusedLaunch> {
+        let shared_bytes = match form {
+            FusedForm::Registers => 0,
+            FusedForm::Wide => u32::try_from(n * T::BYTES)?,
+        };
+        let f = self.once_function(form, shape.columns_per_thread);
+        if shared_bytes > 0 {
+            use cudarc::driver::sys::CUfunction_attribute_enum as A;
+            let attr = A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+            f.set_attribute(attr, shared_bytes as i32)?;
+        }
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(
+            shape.threads,
+            shared_bytes as usize,
+            None,
+        )?;
+        anyhow::ensure!(
+            per_sm > 0,
+            "a block of {} threads with {shared_bytes} bytes of shared memory does not fit an SM",
+            shape.threads
+        );
+        let resident = self.sms * per_sm;
+        let rows_per_step = if form == FusedForm::Registers { 2 } else { 1 };
+        let steps = m.max(1).div_ceil(rows_per_step) as u32;
+        let partials_cap = self.sms.max((m / 8) as u32);
+        let blocks = match blocks {
+            Some(b) => {
+                anyhow::ensure!(
+                    (1..=resident).contains(&b),
+                    "{b} blocks: a cooperative launch holds 1 to {resident} here"
+                );
+                b
+            }
+            None => resident.min(steps).min(partials_cap).max(1),
+        };
+        Ok(FusedLaunch { form, shape, blocks, shared_bytes })
+    }
+
+    fn once_function(&self, form: FusedForm, e: u32) -> &CudaFunction {
+        match form {
+            FusedForm::Registers => self.function(AtaxFunction::FusedOnce(e)),
+            FusedForm::Wide => self.function(AtaxFunction::FusedOnceWide(e)),
+        }
     }
 
     /// Copies `x` (at most [`Element::X_CONST_CAPACITY`] elements) into `__constant__` memory.
@@ -428,6 +535,44 @@ impl<T: Element> Kernels<T> {
             shared_mem_bytes: 0,
         };
         launch(s, self.fused_function(shape), &[a, x, partials], (m, n), cfg)
+    }
+
+    /// Enqueues the fused pass, the grid barrier and the sum of the partial rows as one
+    /// cooperative launch of `l`; `barrier` holds two words that are zero between launches
+    /// (the kernel leaves them so).
+    ///
+    /// # Safety
+    /// `a` must hold m·n elements, `x` and `y` n, `partials` l.blocks·n, `barrier` two
+    /// `u32`; `l` must come from [`Kernels::fused_launch_with`] for this `n`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch_fused_once(
+        &self,
+        s: &Arc<CudaStream>,
+        a: CUdeviceptr,
+        x: CUdeviceptr,
+        partials: CUdeviceptr,
+        y: CUdeviceptr,
+        barrier: CUdeviceptr,
+        (m, n): (usize, usize),
+        l: &FusedLaunch,
+    ) -> anyhow::Result<()> {
+        let (m32, n32) = dims(m, n)?;
+        let cfg = LaunchConfig {
+            grid_dim: (l.blocks, 1, 1),
+            block_dim: (l.shape.threads, 1, 1),
+            shared_mem_bytes: l.shared_bytes,
+        };
+        let f = self.once_function(l.form, l.shape.columns_per_thread);
+        s.launch_builder(f)
+            .arg(&a)
+            .arg(&x)
+            .arg(&partials)
+            .arg(&y)
+            .arg(&barrier)
+            .arg(&m32)
+            .arg(&n32)
+            .launch_cooperative(cfg)?;
+        Ok(())
     }
 
     /// Enqueues y[j] = Σ_b partials[b][j] over `blocks` rows, in b order.

@@ -7,7 +7,9 @@ use cudarc::driver::{CudaSlice, CudaStream};
 
 use super::{Plans, Skipped, STREAMS};
 use crate::atax::datasets::{bytes_moved, partial_bytes, Dataset};
-use crate::atax::device::{fused_shape, Kernels, TmpKernel, YKernel};
+use crate::atax::device::{
+    fused_form, fused_shape, FusedLaunch, Kernels, TmpKernel, YKernel,
+};
 use crate::atax::element::{address, Element};
 use crate::atax::reference::{self, Reference};
 use crate::harness::counters::{Case, Quantity};
@@ -35,12 +37,14 @@ pub enum KernelVariant {
     Tiled,
     /// One pass over A, then the reduction of the blocks' partial y.
     Fused,
+    /// The same pass, a grid barrier and the reduction in one cooperative launch.
+    FusedOnce,
     /// cuBLAS, two gemv calls.
     Cublas,
 }
 
 impl KernelVariant {
-    pub const ALL: [KernelVariant; 10] = [
+    pub const ALL: [KernelVariant; 11] = [
         Self::Baseline,
         Self::XConst,
         Self::TransposeThenTwoKernels,
@@ -50,6 +54,7 @@ impl KernelVariant {
         Self::WarpPerRowSplitY,
         Self::Tiled,
         Self::Fused,
+        Self::FusedOnce,
         Self::Cublas,
     ];
 
@@ -64,6 +69,7 @@ impl KernelVariant {
             Self::PreTransposedSplit => "pre-transposed, split",
             Self::Tiled => "tiled",
             Self::Fused => "fused",
+            Self::FusedOnce => "fused, one launch",
             Self::Cublas => "cuBLAS gemv ×2",
         }
     }
@@ -72,7 +78,7 @@ impl KernelVariant {
     /// and writes it once more.
     pub fn passes_over_a(self) -> u64 {
         match self {
-            Self::Fused => 1,
+            Self::Fused | Self::FusedOnce => 1,
             Self::TransposeThenTwoKernels => 4,
             _ => 2,
         }
@@ -93,6 +99,9 @@ impl KernelVariant {
         };
         let partials = match self {
             Self::Fused => partial_bytes(dev.fused_blocks as u64, n, e),
+            Self::FusedOnce => {
+                partial_bytes(dev.once.map_or(0, |l| l.blocks) as u64, n, e)
+            }
             Self::WarpPerRowSplitY => split(m, n)?,
             Self::PreTransposedSplit => split(m, n)? + split(n, m)?,
             _ => 0,
@@ -114,6 +123,15 @@ impl KernelVariant {
                     * T::FUSED_COLUMNS_PER_THREAD.last().copied().unwrap_or(1) as usize;
                 Some(format!(
                     "the fused kernel keeps a row in registers: at most {most} {} columns",
+                    T::C_NAME
+                ))
+            }
+            Self::FusedOnce if fused_form::<T>(n).is_none() => {
+                let most = 1024
+                    * T::WIDE_COLUMNS_PER_THREAD.last().copied().unwrap_or(1) as usize;
+                Some(format!(
+                    "the wide fused kernel keeps y in shared memory: at most {most} {} \
+                     columns",
                     T::C_NAME
                 ))
             }
@@ -156,6 +174,10 @@ pub struct DeviceProblem<T: Element> {
     pub partials: CudaSlice<T>,
     /// Blocks of the fused kernel (rows of `partials`); 0 when no instance covers n.
     pub fused_blocks: u32,
+    /// The one-launch fused pass's launch; `None` when no instance covers n.
+    pub once: Option<FusedLaunch>,
+    /// The one-launch pass's grid barrier: two words, zero between launches.
+    pub barrier: CudaSlice<u32>,
 }
 
 impl<T: Element> DeviceProblem<T> {
@@ -167,9 +189,14 @@ impl<T: Element> DeviceProblem<T> {
         let (m, n) = (p.d.m, p.d.n);
         let fused_blocks =
             if k.fused_shape(n).is_some() { k.fused_blocks(m, n)? } else { 0 };
+        let once = match fused_form::<T>(n) {
+            Some(_) => Some(k.fused_once_launch(m, n)?),
+            None => None,
+        };
         // The streamed fused pipeline gives each of its STREAMS chunks at least one row;
         // the split kernels need one row per slice, of n (y) or of m (tmp from Aᵀ).
-        let partial_rows = (fused_blocks as usize).max(STREAMS);
+        let once_blocks = once.map_or(0, |l| l.blocks as usize);
+        let partial_rows = (fused_blocks as usize).max(STREAMS).max(once_blocks);
         let partial_len = (partial_rows * n)
             .max(k.split_shape(m, n)?.slices as usize * n)
             .max(k.split_shape(n, m)?.slices as usize * m);
@@ -183,6 +210,8 @@ impl<T: Element> DeviceProblem<T> {
             y: gpu.stream.alloc_zeros(n)?,
             partials: gpu.stream.alloc_zeros(partial_len.max(1))?,
             fused_blocks,
+            once,
+            barrier: gpu.stream.alloc_zeros(2)?,
         })
     }
 }
@@ -199,6 +228,7 @@ pub fn enqueue_variant<T: Element>(
     let [a, at, x, tmp, y, partials] =
         [&dev.a, &dev.at, &dev.x, &dev.tmp, &dev.y, &dev.partials]
             .map(|b| address(b, s));
+    let barrier = address(&dev.barrier, s);
     // SAFETY: DeviceProblem::upload sized every buffer for (m, n), fused_blocks and
     // the split kernels' slices.
     unsafe {
@@ -219,6 +249,13 @@ pub fn enqueue_variant<T: Element>(
             KernelVariant::Fused => {
                 k.launch_fused(s, a, x, partials, (m, n), dev.fused_blocks)?;
                 return k.launch_reduce_partials(s, partials, y, dev.fused_blocks, n);
+            }
+            KernelVariant::FusedOnce => {
+                let l = dev
+                    .once
+                    .as_ref()
+                    .ok_or_else(|| anyhow::anyhow!("no fused form"))?;
+                return k.launch_fused_once(s, a, x, partials, y, barrier, (m, n), l);
             }
             KernelVariant::Cublas => return k.launch_cublas(s, a, x, tmp, y, (m, n)),
             KernelVariant::WarpPerRowSplitY => {
@@ -259,12 +296,23 @@ pub fn measure_kernels<T: Element>(
     p: &HostProblem<T>,
     plans: Option<Plans>,
 ) -> anyhow::Result<(Vec<KernelResult>, Vec<Skipped>)> {
+    measure_variants(gpu, k, p, plans, &KernelVariant::ALL)
+}
+
+/// Verifies each of `variants` on `p` and times it under `plans` if given.
+pub fn measure_variants<T: Element>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    p: &HostProblem<T>,
+    plans: Option<Plans>,
+    variants: &[KernelVariant],
+) -> anyhow::Result<(Vec<KernelResult>, Vec<Skipped>)> {
     let mut dev = DeviceProblem::upload(gpu, k, p)?;
     let mn = (p.d.m, p.d.n);
     let plans: Vec<_> =
         plans.map(|p| vec![p.warm, p.cold, p.slides]).unwrap_or_default();
     let (mut results, mut skipped) = (Vec::new(), Vec::new());
-    for v in KernelVariant::ALL {
+    for &v in variants {
         if let Some(why) = v.unsupported::<T>(p.d.n) {
             skipped.push(Skipped { d: p.d, elem: T::C_NAME, what: v.name(), why });
             continue;
