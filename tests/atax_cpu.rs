@@ -127,6 +127,7 @@ fn fused_shapes_cover_n_with_whole_warps() {
     assert!(fused_form::<f32>(32769).is_none() && fused_form::<f64>(16385).is_none());
     assert!(KernelVariant::FusedOnce.unsupported::<f32>(32768).is_none());
     assert!(KernelVariant::FusedOnce.unsupported::<f32>(32769).is_some());
+    assert!(KernelVariant::FusedAtomic.unsupported::<f64>(16385).is_some());
     assert!(KernelVariant::Fused.unsupported::<f32>(16385).is_some());
     assert!(KernelVariant::XConst.unsupported::<f32>(16384).is_none());
     assert!(KernelVariant::XConst.unsupported::<f32>(16385).is_some());
@@ -185,12 +186,12 @@ fn kernel_names_match_the_file<T: Element>() {
                 );
                 assert!(source.contains(&fused), "{fused}");
             }
-            AtaxFunction::FusedOnce(e) => {
+            AtaxFunction::FusedOnce(e) | AtaxFunction::FusedAtomic(e) => {
                 let (c, s) = (T::C_NAME, T::SUFFIX);
                 let once = format!("ATAX_FUSED_ONCE_ENTRY_POINTS({c}, {s}, {e})");
                 assert!(source.contains(&once), "{once}");
             }
-            AtaxFunction::FusedOnceWide(e) => {
+            AtaxFunction::FusedOnceWide(e) | AtaxFunction::FusedAtomicWide(e) => {
                 let wide = format!(
                     "ATAX_WIDE_ENTRY_POINTS({}, {}, {e})",
                     T::C_NAME,
@@ -214,7 +215,8 @@ fn kernel_names_match_the_file<T: Element>() {
     assert_eq!(wide_in_file, T::WIDE_COLUMNS_PER_THREAD.len());
     assert_eq!(
         names.len(),
-        10 + 2 * T::FUSED_COLUMNS_PER_THREAD.len() + T::WIDE_COLUMNS_PER_THREAD.len()
+        10 + 3 * T::FUSED_COLUMNS_PER_THREAD.len()
+            + 2 * T::WIDE_COLUMNS_PER_THREAD.len()
     );
 }
 

@@ -106,9 +106,10 @@ fn an_unwritten_y_is_caught() {
     assert!(err.to_string().contains("NaN"), "{err}");
 }
 
-/// The one-launch pass in its wide form (y in shared memory) at odd sizes beyond the
-/// register instances, and launched again and again on the same barrier words: each
-/// launch right, and the words back at zero arrivals with one generation per launch.
+/// The one-launch passes, in both forms (the wide one at odd sizes beyond the register
+/// instances), launched again and again on the same words: each launch right, the
+/// barrier back at zero arrivals with one generation per launch, the atomic kernel's
+/// count and accumulator back at zero.
 fn one_launch_pass<T: Element>(sizes: &[(usize, usize)]) {
     let gpu = open();
     let k = Kernels::<T>::load(&gpu).unwrap();
@@ -117,21 +118,20 @@ fn one_launch_pass<T: Element>(sizes: &[(usize, usize)]) {
         let p = HostProblem::<T>::new(d, 40 + i as u64);
         let mut dev = DeviceProblem::upload(&gpu, &k, &p).unwrap();
         let launches = 4;
-        for _ in 0..launches {
-            gpu.poison(&mut dev.y).unwrap();
-            measure::kernels::enqueue_variant(
-                &k,
-                &gpu.stream,
-                KernelVariant::FusedOnce,
-                &dev,
-                (m, n),
-            )
-            .unwrap_or_else(|e| panic!("{e:#}"));
-            let y = gpu.stream.clone_dtoh(&dev.y).unwrap();
-            p.check("fused, one launch", &y).unwrap_or_else(|e| panic!("{e:#}"));
+        for v in [KernelVariant::FusedOnce, KernelVariant::FusedAtomic] {
+            for _ in 0..launches {
+                gpu.poison(&mut dev.y).unwrap();
+                measure::kernels::enqueue_variant(&k, &gpu.stream, v, &dev, (m, n))
+                    .unwrap_or_else(|e| panic!("{e:#}"));
+                let y = gpu.stream.clone_dtoh(&dev.y).unwrap();
+                p.check(v.name(), &y).unwrap_or_else(|e| panic!("{e:#}"));
+            }
         }
         let words = gpu.stream.clone_dtoh(&dev.barrier).unwrap();
         assert_eq!(words, [0, launches], "{}", d.label());
+        assert_eq!(gpu.stream.clone_dtoh(&dev.count).unwrap(), [0, 0]);
+        let acc = gpu.stream.clone_dtoh(&dev.acc).unwrap();
+        assert!(acc.iter().all(|v| Into::<f64>::into(*v) == 0.0), "{}", d.label());
     }
 }
 

@@ -46,9 +46,14 @@ pub enum AtaxFunction {
     /// The fused pass, a grid barrier and the sum of the partial rows, in one cooperative
     /// launch (`fused_once_e<E>`).
     FusedOnce(u32),
-    /// The fused pass with y in shared memory, for rows beyond the registers, in one
-    /// cooperative launch (`fused_once_wide_e<E>`).
+    /// The fused pass for rows beyond the registers (each row read twice, the second
+    /// time from L2), in one cooperative launch (`fused_once_wide_e<E>`).
     FusedOnceWide(u32),
+    /// The fused pass, its y added with atomics, in one ordinary launch
+    /// (`fused_atomic_e<E>`).
+    FusedAtomic(u32),
+    /// The wide pass, its y added with atomics (`fused_atomic_wide_e<E>`).
+    FusedAtomicWide(u32),
 }
 
 impl AtaxFunction {
@@ -69,6 +74,10 @@ impl AtaxFunction {
         all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedRows(e)));
         all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedOnce(e)));
         all.extend(T::WIDE_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedOnceWide(e)));
+        all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedAtomic(e)));
+        all.extend(
+            T::WIDE_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedAtomicWide(e)),
+        );
         all
     }
 
@@ -88,6 +97,8 @@ impl AtaxFunction {
             Self::FusedRows(e) => format!("fused_rows_e{e}"),
             Self::FusedOnce(e) => format!("fused_once_e{e}"),
             Self::FusedOnceWide(e) => format!("fused_once_wide_e{e}"),
+            Self::FusedAtomic(e) => format!("fused_atomic_e{e}"),
+            Self::FusedAtomicWide(e) => format!("fused_atomic_wide_e{e}"),
         }
     }
 }
@@ -168,20 +179,30 @@ pub enum FusedForm {
     /// In registers, two rows a step (`fused_rows`): up to 1024 × the largest register
     /// instance columns.
     Registers,
-    /// In shared memory, one row a step (`fused_rows_wide`): up to 1024 × the largest
-    /// wide instance columns.
+    /// In registers, one row a step, the row read twice (`fused_rows_wide`): up to
+    /// 1024 × the largest wide instance columns.
     Wide,
 }
 
-/// How the fused pass is launched: the kernel, its block, its grid.
+/// How the one-launch fused kernels combine the blocks' partial y.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OneLaunch {
+    /// Partial rows, a grid barrier, and a sum in a fixed order by the whole grid
+    /// (`fused_once`): a cooperative launch.
+    GridBarrier,
+    /// Atomic additions into an accumulator that the last block copies to y
+    /// (`fused_atomic`): an ordinary launch.
+    Atomics,
+}
+
+/// How a one-launch fused kernel is launched: the kernel, its block, its grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FusedLaunch {
+    pub how: OneLaunch,
     pub form: FusedForm,
     pub shape: FusedShape,
-    /// Blocks, and rows of `partials`.
+    /// Blocks (and, with a grid barrier, rows of `partials`).
     pub blocks: u32,
-    /// Dynamic shared memory per block (y of the wide form), bytes.
-    pub shared_bytes: u32,
 }
 
 /// The fused pass's form and shape for `n` columns of `T`: registers when an instance
@@ -273,45 +294,38 @@ impl<T: Element> Kernels<T> {
         self.function(AtaxFunction::FusedRows(shape.columns_per_thread))
     }
 
-    /// The one-launch fused pass for an `m` × `n` matrix in the chapter's form (see
-    /// [`fused_form`]) and grid (see [`Kernels::fused_launch_with`]).
-    pub fn fused_once_launch(&self, m: usize, n: usize) -> anyhow::Result<FusedLaunch> {
+    /// The one-launch fused kernel `how` for an `m` × `n` matrix in the chapter's form
+    /// (see [`fused_form`]) and grid (see [`Kernels::fused_launch_with`]).
+    pub fn fused_once_launch(
+        &self,
+        how: OneLaunch,
+        m: usize,
+        n: usize,
+    ) -> anyhow::Result<FusedLaunch> {
         let (form, shape) = fused_form::<T>(n)
             .ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
-        self.fused_launch_with(form, shape, m, n, None)
+        self.fused_launch_with(how, form, shape, m, None)
     }
 
-    /// A fused launch of `form` and `shape` for an `m` × `n` matrix with `blocks` blocks,
+    /// A launch of `how`, `form` and `shape` for an `m`-row matrix with `blocks` blocks,
     /// or, for `None`, as many as the SMs hold at once, no more than the rows a block takes
     /// a step allow, and beyond one block per SM no more than one per 8 rows (every block
-    /// writes a row of partials). A cooperative launch needs the whole grid resident: more
-    /// blocks than the SMs hold is an error.
+    /// writes a row of partials or adds a row of atomics). A cooperative launch needs the
+    /// whole grid resident: more blocks than the SMs hold is an error.
     pub fn fused_launch_with(
         &self,
+        how: OneLaunch,
         form: FusedForm,
         shape: FusedShape,
         m: usize,
-        n: usize,
         blocks: Option<u32>,
     ) -> anyhow::Result<FusedLaunch> {
-        let shared_bytes = match form {
-            FusedForm::Registers => 0,
-            FusedForm::Wide => u32::try_from(n * T::BYTES)?,
-        };
-        let f = self.once_function(form, shape.columns_per_thread);
-        if shared_bytes > 0 {
-            use cudarc::driver::sys::CUfunction_attribute_enum as A;
-            let attr = A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-            f.set_attribute(attr, shared_bytes as i32)?;
-        }
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(
-            shape.threads,
-            shared_bytes as usize,
-            None,
-        )?;
+        let f = self.once_function(how, form, shape.columns_per_thread);
+        let per_sm =
+            f.occupancy_max_active_blocks_per_multiprocessor(shape.threads, 0, None)?;
         anyhow::ensure!(
             per_sm > 0,
-            "a block of {} threads with {shared_bytes} bytes of shared memory does not fit an SM",
+            "a block of {} threads does not fit an SM",
             shape.threads
         );
         let resident = self.sms * per_sm;
@@ -328,14 +342,18 @@ impl<T: Element> Kernels<T> {
             }
             None => resident.min(steps).min(partials_cap).max(1),
         };
-        Ok(FusedLaunch { form, shape, blocks, shared_bytes })
+        Ok(FusedLaunch { how, form, shape, blocks })
     }
 
-    fn once_function(&self, form: FusedForm, e: u32) -> &CudaFunction {
-        match form {
-            FusedForm::Registers => self.function(AtaxFunction::FusedOnce(e)),
-            FusedForm::Wide => self.function(AtaxFunction::FusedOnceWide(e)),
-        }
+    fn once_function(&self, how: OneLaunch, form: FusedForm, e: u32) -> &CudaFunction {
+        self.function(match (how, form) {
+            (OneLaunch::GridBarrier, FusedForm::Registers) => {
+                AtaxFunction::FusedOnce(e)
+            }
+            (OneLaunch::GridBarrier, FusedForm::Wide) => AtaxFunction::FusedOnceWide(e),
+            (OneLaunch::Atomics, FusedForm::Registers) => AtaxFunction::FusedAtomic(e),
+            (OneLaunch::Atomics, FusedForm::Wide) => AtaxFunction::FusedAtomicWide(e),
+        })
     }
 
     /// Copies `x` (at most [`Element::X_CONST_CAPACITY`] elements) into `__constant__` memory.
@@ -537,12 +555,13 @@ impl<T: Element> Kernels<T> {
         launch(s, self.fused_function(shape), &[a, x, partials], (m, n), cfg)
     }
 
-    /// Enqueues the fused pass, the grid barrier and the sum of the partial rows as one
-    /// cooperative launch of `l`; `barrier` holds two words that are zero between launches
-    /// (the kernel leaves them so).
+    /// Enqueues a one-launch fused kernel: with a grid barrier (a cooperative launch;
+    /// `partials` holds l.blocks rows of n, `words` the barrier's two words), or with
+    /// atomics (an ordinary launch; `partials` is the accumulator of n, `words` the count
+    /// of finished blocks). The kernels leave `words` (and the accumulator) at zero.
     ///
     /// # Safety
-    /// `a` must hold m·n elements, `x` and `y` n, `partials` l.blocks·n, `barrier` two
+    /// `a` must hold m·n elements, `x` and `y` n, `partials` as above, `words` two
     /// `u32`; `l` must come from [`Kernels::fused_launch_with`] for this `n`.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn launch_fused_once(
@@ -552,7 +571,7 @@ impl<T: Element> Kernels<T> {
         x: CUdeviceptr,
         partials: CUdeviceptr,
         y: CUdeviceptr,
-        barrier: CUdeviceptr,
+        words: CUdeviceptr,
         (m, n): (usize, usize),
         l: &FusedLaunch,
     ) -> anyhow::Result<()> {
@@ -560,18 +579,15 @@ impl<T: Element> Kernels<T> {
         let cfg = LaunchConfig {
             grid_dim: (l.blocks, 1, 1),
             block_dim: (l.shape.threads, 1, 1),
-            shared_mem_bytes: l.shared_bytes,
+            shared_mem_bytes: 0,
         };
-        let f = self.once_function(l.form, l.shape.columns_per_thread);
-        s.launch_builder(f)
-            .arg(&a)
-            .arg(&x)
-            .arg(&partials)
-            .arg(&y)
-            .arg(&barrier)
-            .arg(&m32)
-            .arg(&n32)
-            .launch_cooperative(cfg)?;
+        let f = self.once_function(l.how, l.form, l.shape.columns_per_thread);
+        let mut b = s.launch_builder(f);
+        b.arg(&a).arg(&x).arg(&partials).arg(&y).arg(&words).arg(&m32).arg(&n32);
+        match l.how {
+            OneLaunch::GridBarrier => b.launch_cooperative(cfg)?,
+            OneLaunch::Atomics => b.launch(cfg)?,
+        };
         Ok(())
     }
 

@@ -372,7 +372,7 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     let copy = r.transpose_copy;
     let series = "GB/s, read + write";
     let mut points =
-        vec![Point::new(series, "copy kernel", copy.median, copy.worst, copy.best)];
+        vec![Point::new(series, "best copy", copy.median, copy.worst, copy.best)];
     let mut transpose_rows = Vec::new();
     // The per-warp model needs an interior tile; the counts do not depend on the size beyond it.
     let model_side = (n as u64).max(128);

@@ -24,9 +24,13 @@ pub const QUICK_SHAPES: [Dataset; 4] = [
     Dataset::new("wide", 67, 16411),
 ];
 
-/// What is timed at each shape: both fused passes and cuBLAS.
-pub const SHAPE_VARIANTS: [KernelVariant; 3] =
-    [KernelVariant::Fused, KernelVariant::FusedOnce, KernelVariant::Cublas];
+/// What is timed at each shape: the fused passes and cuBLAS.
+pub const SHAPE_VARIANTS: [KernelVariant; 4] = [
+    KernelVariant::Fused,
+    KernelVariant::FusedOnce,
+    KernelVariant::FusedAtomic,
+    KernelVariant::Cublas,
+];
 
 /// Verifies, then times, [`SHAPE_VARIANTS`] in float at each of `shapes`.
 pub fn measure_shapes(
