@@ -582,7 +582,5 @@ ATAX_FUSED_ONCE_ENTRY_POINTS(double, f64, 8)
 
 // Rows beyond the register instances, in one launch only: each row read twice (the
 // second time from L2), up to 1024 E columns (32768 floats, 16384 doubles).
-ATAX_WIDE_ENTRY_POINTS(float, f32, 16)
 ATAX_WIDE_ENTRY_POINTS(float, f32, 32)
-ATAX_WIDE_ENTRY_POINTS(double, f64, 8)
 ATAX_WIDE_ENTRY_POINTS(double, f64, 16)
