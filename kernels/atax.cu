@@ -195,8 +195,9 @@ __device__ void y_tile_shared(const T* a, const T* tmp, T* y, unsigned m, unsign
 // them; x is read through the read-only path each step (it stays in L1) so that both
 // rows fit in registers. Each row of A is read from device memory once. At the end each
 // block writes its partial y (one row of `partials`); reduce_partials adds those rows
-// in a fixed order, so the result does not depend on timing.
-template <typename T, int E>
+// in a fixed order, so the result does not depend on timing. With ADD, each block adds
+// its y into an accumulator with atomics instead (see fused_atomic).
+template <typename T, int E, bool ADD = false>
 __device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x,
                            T* partials, unsigned m, unsigned n) {
     __shared__ T warp_sums_shared[2][32];
@@ -250,10 +251,12 @@ __device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x,
 #pragma unroll
         for (int k = 0; k < E; ++k) y_reg[k] += a0_reg[k] * tmp0 + a1_reg[k] * tmp1;
     }
+    // ADD (the one-launch kernel with atomics): partials is y's accumulator, n long.
 #pragma unroll
     for (int k = 0; k < E; ++k) {
         unsigned j = t + k * blockDim.x;
-        if (j < n) partials[(u64)blockIdx.x * n + j] = y_reg[k];
+        if (j < n && ADD) atomicAdd(&partials[j], y_reg[k]);
+        else if (j < n) partials[(u64)blockIdx.x * n + j] = y_reg[k];
     }
 }
 
@@ -277,6 +280,178 @@ __device__ void reduce_partials(const T* partials, T* y, unsigned blocks, unsign
     }
 }
 // ANCHOR_END: fused
+
+// ANCHOR: fused_wide
+// The fused pass for rows longer than a block's registers hold (more than 16384
+// floats): thread t keeps its E columns of y in registers, but not the row. Block b
+// takes rows b, b + G, ... one at a time and reads each row twice: once from device
+// memory for its dot product with x, and again, after tmp_i is known, for the update
+// of y. The second read finds the row in L2 (G rows of at most 128 KB, about 17 MB),
+// so device memory still sees A once; L2 serves it twice. Loads go 8 at a time to
+// stay within the registers (64 a thread at 1024 threads) with E = 32.
+template <typename T, int E, bool ADD = false>
+__device__ void fused_rows_wide(const T* __restrict__ a, const T* __restrict__ x,
+                                T* partials, unsigned m, unsigned n) {
+    __shared__ T warp_sums_shared[32];
+    __shared__ T row_sum_shared;
+    unsigned t = threadIdx.x, lane = t % 32, warp = t / 32, warps = blockDim.x / 32;
+    T y_reg[E];
+#pragma unroll
+    for (int k = 0; k < E; ++k) y_reg[k] = 0;
+    for (unsigned row = blockIdx.x; row < m; row += gridDim.x) {
+        const T* a_row = a + (u64)row * n;
+        T dot = 0;
+#pragma unroll 8
+        for (int k = 0; k < E; ++k) {
+            unsigned j = t + k * blockDim.x;
+            if (j < n) dot += a_row[j] * __ldg(&x[j]);
+        }
+        dot = warp_sum(dot);
+        if (lane == 0) warp_sums_shared[warp] = dot;
+        __syncthreads();  // every warp's sum is stored before warp 0 adds them
+        if (warp == 0) {
+            T s = warp_sum(lane < warps ? warp_sums_shared[lane] : T(0));
+            if (lane == 0) row_sum_shared = s;
+        }
+        __syncthreads();  // tmp_i is stored before anyone reads it
+        // As in fused_rows: warp 0 rewrites row_sum_shared only after the next row's
+        // first barrier, which every thread reaches after reading it here.
+        const T tmp = row_sum_shared;
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            unsigned j = t + k * blockDim.x;
+            if (j < n) y_reg[k] += a_row[j] * tmp;  // the row again, from L2
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < E; ++k) {
+        unsigned j = t + k * blockDim.x;
+        if (j < n && ADD) atomicAdd(&partials[j], y_reg[k]);  // as in fused_rows
+        else if (j < n) partials[(u64)blockIdx.x * n + j] = y_reg[k];
+    }
+}
+// ANCHOR_END: fused_wide
+
+// ANCHOR: fused_once
+// One launch instead of two: the pass, a barrier across the whole grid, then every
+// block adds a share of the partial rows. A grid barrier is only safe when every block
+// of the grid is resident at once: the host launches these kernels with
+// cuLaunchCooperativeKernel, which refuses a grid that does not fit. barrier[0] counts
+// the blocks that arrived, barrier[1] is the generation; both start at 0, and the
+// last block to arrive resets the count, so the same two words serve every launch.
+__device__ void grid_barrier(unsigned* barrier) {
+    __syncthreads();  // every thread of this block has written its partials
+    if (threadIdx.x == 0) {
+        volatile unsigned* generation = barrier + 1;
+        const unsigned seen = *generation;
+        __threadfence();  // this block's partials are visible before it arrives
+        if (atomicAdd(barrier, 1u) == gridDim.x - 1) {
+            atomicExch(barrier, 0u);  // the count is ready for the next barrier
+            __threadfence();
+            atomicAdd(barrier + 1, 1u);  // releases the blocks that wait below
+        } else {
+            while (*generation == seen) __nanosleep(32);
+        }
+        __threadfence();  // the other blocks' partials are read after the release
+    }
+    __syncthreads();  // no thread reads a partial before thread 0 saw the release
+}
+
+// y[j] = sum over b of partials[b][j], b in a fixed order, by the whole grid. Columns
+// go 32 at a time (one warp-wide chunk): block b owns `per_block` consecutive chunks
+// and gives each chunk `groups` warps; warp g of a chunk adds partial rows g,
+// g + groups, ..., and warp 0 of the chunk adds the groups' sums in order. The order
+// depends only on the grid and block shape, so the result does not depend on timing.
+template <typename T>
+__device__ void reduce_partials_in_grid(const T* partials, T* y, unsigned n) {
+    __shared__ T sums_shared[32][33];
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const unsigned warps = blockDim.x / 32, blocks = gridDim.x;
+    const unsigned chunks = (n + 31) / 32;
+    const unsigned per_block = (chunks + blocks - 1) / blocks;
+    const unsigned groups = max(1u, warps / max(1u, per_block));
+    const unsigned chunks_per_round = warps / groups;
+    const unsigned rounds = (per_block + chunks_per_round - 1) / chunks_per_round;
+    const unsigned g = warp % groups;
+    for (unsigned r = 0; r < rounds; ++r) {
+        const unsigned c = r * chunks_per_round + warp / groups;  // chunk in block
+        const unsigned col = (blockIdx.x * per_block + c) * 32 + lane;
+        const bool active =
+            warp / groups < chunks_per_round && c < per_block && col < n;
+        T sum = 0;
+        if (active) {
+#pragma unroll 4
+            for (unsigned b = g; b < blocks; b += groups)
+                sum += partials[(u64)b * n + col];
+        }
+        sums_shared[warp][lane] = sum;
+        __syncthreads();  // every group's sum is stored before the first adds them
+        if (active && g == 0) {
+            T total = 0;
+            for (unsigned k = 0; k < groups; ++k) total += sums_shared[warp + k][lane];
+            y[col] = total;
+        }
+        __syncthreads();  // sums_shared is read before the next round rewrites it
+    }
+}
+
+template <typename T, int E>
+__device__ void fused_once(const T* a, const T* x, T* partials, T* y,
+                           unsigned* barrier, unsigned m, unsigned n) {
+    fused_rows<T, E>(a, x, partials, m, n);  // block b writes row b of partials
+    grid_barrier(barrier);                   // every row of partials is written
+    reduce_partials_in_grid<T>(partials, y, n);
+}
+// ANCHOR_END: fused_once
+
+template <typename T, int E>
+__device__ void fused_once_wide(const T* a, const T* x, T* partials, T* y,
+                                unsigned* barrier, unsigned m, unsigned n) {
+    fused_rows_wide<T, E>(a, x, partials, m, n);
+    grid_barrier(barrier);
+    reduce_partials_in_grid<T>(partials, y, n);
+}
+
+// ANCHOR: fused_atomic
+// One ordinary launch, no barrier: every block adds its y into `acc` with atomics (acc
+// is zero between launches), then counts itself done; the last block to finish copies
+// acc to y and leaves acc and the count at zero for the next launch. No block waits
+// for another, so the grid need not be resident at once. The order of the additions
+// depends on timing: y may differ between launches in its last bits.
+__device__ bool last_block_done(unsigned* count) {
+    __shared__ bool last_shared;
+    __threadfence();  // this thread's additions are done before its block counts itself
+    __syncthreads();  // every thread of the block has fenced its additions
+    if (threadIdx.x == 0) last_shared = atomicAdd(count, 1u) == gridDim.x - 1;
+    __syncthreads();  // last_shared is written before anyone reads it
+    return last_shared;
+}
+
+template <typename T>
+__device__ void copy_and_clear(T* acc, T* y, unsigned* count, unsigned n) {
+    __threadfence();  // the other blocks' additions are seen by the reads below
+#pragma unroll 4
+    for (unsigned j = threadIdx.x; j < n; j += blockDim.x) {
+        y[j] = __ldcg(&acc[j]);  // from L2, where the atomics were done
+        acc[j] = T(0);
+    }
+    if (threadIdx.x == 0) *count = 0;
+}
+
+template <typename T, int E>
+__device__ void fused_atomic(const T* a, const T* x, T* acc, T* y, unsigned* count,
+                             unsigned m, unsigned n) {
+    fused_rows<T, E, true>(a, x, acc, m, n);  // every block adds its y into acc
+    if (last_block_done(count)) copy_and_clear(acc, y, count, n);
+}
+// ANCHOR_END: fused_atomic
+
+template <typename T, int E>
+__device__ void fused_atomic_wide(const T* a, const T* x, T* acc, T* y,
+                                  unsigned* count, unsigned m, unsigned n) {
+    fused_rows_wide<T, E, true>(a, x, acc, m, n);
+    if (last_block_done(count)) copy_and_clear(acc, y, count, n);
+}
 
 // ANCHOR: split_rows
 // y = A^T v with more warps per column: the slides' kernel 2 reads the same 32
@@ -355,6 +530,30 @@ __device__ void y_split_rows(const T* a, const T* v, T* partials, unsigned m,
         fused_rows<T, E>(a, x, partials, m, n);                                                          \
     }
 
+#define ATAX_FUSED_ONCE_ENTRY_POINTS(T, S, E)                                                            \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
+        atax_fused_once_e##E##_##S(const T* a, const T* x, T* partials, T* y, unsigned* barrier,        \
+                                   unsigned m, unsigned n) {                                            \
+        fused_once<T, E>(a, x, partials, y, barrier, m, n);                                              \
+    }                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
+        atax_fused_atomic_e##E##_##S(const T* a, const T* x, T* acc, T* y, unsigned* count, unsigned m,  \
+                                     unsigned n) {                                                      \
+        fused_atomic<T, E>(a, x, acc, y, count, m, n);                                                   \
+    }
+
+#define ATAX_WIDE_ENTRY_POINTS(T, S, E)                                                                  \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
+        atax_fused_once_wide_e##E##_##S(const T* a, const T* x, T* partials, T* y, unsigned* barrier,   \
+                                        unsigned m, unsigned n) {                                       \
+        fused_once_wide<T, E>(a, x, partials, y, barrier, m, n);                                         \
+    }                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
+        atax_fused_atomic_wide_e##E##_##S(const T* a, const T* x, T* acc, T* y, unsigned* count,        \
+                                          unsigned m, unsigned n) {                                     \
+        fused_atomic_wide<T, E>(a, x, acc, y, count, m, n);                                              \
+    }
+
 ATAX_ENTRY_POINTS(float, f32)
 ATAX_ENTRY_POINTS(double, f64)
 
@@ -369,3 +568,19 @@ ATAX_FUSED_ENTRY_POINT(double, f64, 1)
 ATAX_FUSED_ENTRY_POINT(double, f64, 2)
 ATAX_FUSED_ENTRY_POINT(double, f64, 4)
 ATAX_FUSED_ENTRY_POINT(double, f64, 8)
+
+// The one-launch passes (grid barrier, atomics): the same instances as fused_rows.
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 1)
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 2)
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 4)
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 8)
+ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 16)
+ATAX_FUSED_ONCE_ENTRY_POINTS(double, f64, 1)
+ATAX_FUSED_ONCE_ENTRY_POINTS(double, f64, 2)
+ATAX_FUSED_ONCE_ENTRY_POINTS(double, f64, 4)
+ATAX_FUSED_ONCE_ENTRY_POINTS(double, f64, 8)
+
+// Rows beyond the register instances, in one launch only: each row read twice (the
+// second time from L2), up to 1024 E columns (32768 floats, 16384 doubles).
+ATAX_WIDE_ENTRY_POINTS(float, f32, 32)
+ATAX_WIDE_ENTRY_POINTS(double, f64, 16)

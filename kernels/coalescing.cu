@@ -144,13 +144,15 @@ extern "C" __global__ void drift_soa(float* __restrict__ x, float* __restrict__ 
 // ANCHOR_END: particles
 
 // The transposes. `in` is rows x cols and `out` cols x rows, both row-major floats in
-// global memory: out[c][r] = in[r][c]. A block of 32 x ROWS threads covers one
-// SIDE x SIDE tile of `in`, so each thread handles (SIDE / 32) * (SIDE / ROWS)
-// elements. Sizes need not be multiples of the tile: every access checks its row and
-// column.
+// global memory: out[c][r] = in[r][c]. A row of `in` starts in_pitch floats after the
+// one before it, a row of `out` out_pitch floats after the one before it: pitch = cols
+// (in) and rows (out) for packed matrices, more for rows padded to an alignment. A
+// block of 32 x ROWS threads covers one SIDE x SIDE tile of `in`, so each thread
+// handles (SIDE / 32) * (SIDE / ROWS) elements. Sizes need not be multiples of the
+// tile: every access checks its row and column.
 //
 // Launch: grid (ceil(cols / SIDE), ceil(rows / SIDE)), block (32, ROWS).
-// Parameters: (in, out, rows, cols).
+// Parameters: (in, out, rows, cols, in_pitch, out_pitch).
 
 // Not a transpose: the tiles, threads and loads of the transposes, but every element
 // is stored where it came from. The transposes' own ceiling: what 4-byte accesses in
@@ -158,18 +160,18 @@ extern "C" __global__ void drift_soa(float* __restrict__ x, float* __restrict__ 
 template <int ROWS>
 __device__ __forceinline__ void copy_tile(const float* __restrict__ in,
                                           float* __restrict__ out, u64 rows,
-                                          u64 cols) {
+                                          u64 cols, u64 in_pitch, u64 out_pitch) {
     const u64 col = (u64)blockIdx.x * 32 + threadIdx.x;
     float loaded[32 / ROWS];  // registers: every load is issued before any store
 #pragma unroll
     for (int k = 0; k < 32 / ROWS; ++k) {
         const u64 row = (u64)blockIdx.y * 32 + threadIdx.y + k * ROWS;
-        if (row < rows && col < cols) loaded[k] = in[row * cols + col];
+        if (row < rows && col < cols) loaded[k] = in[row * in_pitch + col];
     }
 #pragma unroll
     for (int k = 0; k < 32 / ROWS; ++k) {
         const u64 row = (u64)blockIdx.y * 32 + threadIdx.y + k * ROWS;
-        if (row < rows && col < cols) out[row * cols + col] = loaded[k];
+        if (row < rows && col < cols) out[row * out_pitch + col] = loaded[k];
     }
 }
 
@@ -179,18 +181,19 @@ __device__ __forceinline__ void copy_tile(const float* __restrict__ in,
 template <int ROWS>
 __device__ __forceinline__ void transpose_naive(const float* __restrict__ in,
                                                 float* __restrict__ out, u64 rows,
-                                                u64 cols) {
+                                                u64 cols, u64 in_pitch,
+                                                u64 out_pitch) {
     const u64 col = (u64)blockIdx.x * 32 + threadIdx.x;
     float loaded[32 / ROWS];  // registers
 #pragma unroll
     for (int k = 0; k < 32 / ROWS; ++k) {
         const u64 row = (u64)blockIdx.y * 32 + threadIdx.y + k * ROWS;
-        if (row < rows && col < cols) loaded[k] = in[row * cols + col];
+        if (row < rows && col < cols) loaded[k] = in[row * in_pitch + col];
     }
 #pragma unroll
     for (int k = 0; k < 32 / ROWS; ++k) {
         const u64 row = (u64)blockIdx.y * 32 + threadIdx.y + k * ROWS;
-        if (row < rows && col < cols) out[col * rows + row] = loaded[k];
+        if (row < rows && col < cols) out[col * out_pitch + row] = loaded[k];
     }
 }
 // ANCHOR_END: transpose_naive
@@ -205,7 +208,8 @@ __device__ __forceinline__ void transpose_naive(const float* __restrict__ in,
 template <int SIDE, int PAD, int ROWS>
 __device__ __forceinline__ void transpose_tiled(const float* __restrict__ in,
                                                 float* __restrict__ out, u64 rows,
-                                                u64 cols) {
+                                                u64 cols, u64 in_pitch,
+                                                u64 out_pitch) {
     __shared__ float tile_shared[SIDE][SIDE + PAD];
     const u64 first_row = (u64)blockIdx.y * SIDE;  // of `in`; first column of `out`
     const u64 first_col = (u64)blockIdx.x * SIDE;  // of `in`; first row of `out`
@@ -215,7 +219,7 @@ __device__ __forceinline__ void transpose_tiled(const float* __restrict__ in,
         for (int i = 0; i < SIDE; i += 32) {
             const int r = threadIdx.y + j, c = threadIdx.x + i;  // within the tile
             if (first_row + r < rows && first_col + c < cols) {
-                tile_shared[r][c] = in[(first_row + r) * cols + first_col + c];
+                tile_shared[r][c] = in[(first_row + r) * in_pitch + first_col + c];
             }
         }
     }
@@ -227,7 +231,7 @@ __device__ __forceinline__ void transpose_tiled(const float* __restrict__ in,
             // Row r of the output tile is column r of the input tile.
             const int r = threadIdx.y + j, c = threadIdx.x + i;
             if (first_col + r < cols && first_row + c < rows) {
-                out[(first_col + r) * rows + first_row + c] = tile_shared[c][r];
+                out[(first_col + r) * out_pitch + first_row + c] = tile_shared[c][r];
             }
         }
     }
@@ -236,50 +240,43 @@ __device__ __forceinline__ void transpose_tiled(const float* __restrict__ in,
 
 // ANCHOR: transpose_entries
 extern "C" __global__ void copy_tile_32x8(const float* __restrict__ in,
-                                          float* __restrict__ out, u64 rows,
-                                          u64 cols) {
-    copy_tile<8>(in, out, rows, cols);
+    float* __restrict__ out, u64 rows, u64 cols, u64 in_pitch, u64 out_pitch) {
+    copy_tile<8>(in, out, rows, cols, in_pitch, out_pitch);
 }
 
 extern "C" __global__ void transpose_naive_32x8(const float* __restrict__ in,
-                                                float* __restrict__ out, u64 rows,
-                                                u64 cols) {
-    transpose_naive<8>(in, out, rows, cols);
+    float* __restrict__ out, u64 rows, u64 cols, u64 in_pitch, u64 out_pitch) {
+    transpose_naive<8>(in, out, rows, cols, in_pitch, out_pitch);
 }
 
 // One element per thread, 32 x 32 threads per 32 x 32 tile. The padded one is the SDK
 // kernel of the CS6963 lecture (a BLOCK_DIM x (BLOCK_DIM + 1) tile); the unpadded one
 // is that kernel with its padding taken out.
 extern "C" __global__ void transpose_tile_32x32(const float* __restrict__ in,
-                                                float* __restrict__ out, u64 rows,
-                                                u64 cols) {
-    transpose_tiled<32, 0, 32>(in, out, rows, cols);
+    float* __restrict__ out, u64 rows, u64 cols, u64 in_pitch, u64 out_pitch) {
+    transpose_tiled<32, 0, 32>(in, out, rows, cols, in_pitch, out_pitch);
 }
 
 extern "C" __global__ void transpose_tile_padded_32x32(const float* __restrict__ in,
-                                                       float* __restrict__ out,
-                                                       u64 rows, u64 cols) {
-    transpose_tiled<32, 1, 32>(in, out, rows, cols);
+    float* __restrict__ out, u64 rows, u64 cols, u64 in_pitch, u64 out_pitch) {
+    transpose_tiled<32, 1, 32>(in, out, rows, cols, in_pitch, out_pitch);
 }
 
 // Four elements per thread: 32 x 8 threads per 32 x 32 tile.
 extern "C" __global__ void transpose_tile_32x8(const float* __restrict__ in,
-                                               float* __restrict__ out, u64 rows,
-                                               u64 cols) {
-    transpose_tiled<32, 0, 8>(in, out, rows, cols);
+    float* __restrict__ out, u64 rows, u64 cols, u64 in_pitch, u64 out_pitch) {
+    transpose_tiled<32, 0, 8>(in, out, rows, cols, in_pitch, out_pitch);
 }
 
 extern "C" __global__ void transpose_tile_padded_32x8(const float* __restrict__ in,
-                                                      float* __restrict__ out,
-                                                      u64 rows, u64 cols) {
-    transpose_tiled<32, 1, 8>(in, out, rows, cols);
+    float* __restrict__ out, u64 rows, u64 cols, u64 in_pitch, u64 out_pitch) {
+    transpose_tiled<32, 1, 8>(in, out, rows, cols, in_pitch, out_pitch);
 }
 
 // Sixteen elements per thread: 32 x 8 threads per 64 x 64 tile.
 extern "C" __global__ void transpose_tile64_padded_32x8(const float* __restrict__ in,
-                                                        float* __restrict__ out,
-                                                        u64 rows, u64 cols) {
-    transpose_tiled<64, 1, 8>(in, out, rows, cols);
+    float* __restrict__ out, u64 rows, u64 cols, u64 in_pitch, u64 out_pitch) {
+    transpose_tiled<64, 1, 8>(in, out, rows, cols, in_pitch, out_pitch);
 }
 // ANCHOR_END: transpose_entries
 

@@ -4,7 +4,9 @@
 use cmbook::atax::datasets::{
     bytes_moved, floor_ms, Dataset, LARGE_SQUARE, ODD_SIZES, POLYBENCH,
 };
-use cmbook::atax::device::{fused_shape, AtaxFunction, AtaxKernel};
+use cmbook::atax::device::{
+    fused_form, fused_shape, AtaxFunction, AtaxKernel, FusedForm,
+};
 use cmbook::atax::element::Element;
 use cmbook::atax::exercises;
 use cmbook::atax::measure::KernelVariant;
@@ -114,6 +116,19 @@ fn fused_shapes_cover_n_with_whole_warps() {
         fused_shape(2200, f64::FUSED_COLUMNS_PER_THREAD).unwrap().columns_per_thread,
         4
     );
+    // Beyond the registers the one-launch pass keeps y in shared memory, to 32768 floats.
+    assert_eq!(fused_form::<f32>(16384).unwrap().0, FusedForm::Registers);
+    let (form, shape) = fused_form::<f32>(16385).unwrap();
+    assert_eq!(
+        (form, shape.columns_per_thread, shape.threads),
+        (FusedForm::Wide, 32, 544)
+    );
+    assert_eq!(fused_form::<f64>(8193).unwrap().0, FusedForm::Wide);
+    assert!(fused_form::<f32>(32769).is_none() && fused_form::<f64>(16385).is_none());
+    assert!(KernelVariant::FusedOnce.unsupported::<f32>(32768).is_none());
+    assert!(KernelVariant::FusedOnce.unsupported::<f32>(32769).is_some());
+    assert!(KernelVariant::FusedAtomic.unsupported::<f64>(16385).is_some());
+    assert!(KernelVariant::Fused.unsupported::<f32>(16385).is_some());
     assert!(KernelVariant::XConst.unsupported::<f32>(16384).is_none());
     assert!(KernelVariant::XConst.unsupported::<f32>(16385).is_some());
     assert!(KernelVariant::XConst.unsupported::<f64>(8193).is_some());
@@ -171,6 +186,19 @@ fn kernel_names_match_the_file<T: Element>() {
                 );
                 assert!(source.contains(&fused), "{fused}");
             }
+            AtaxFunction::FusedOnce(e) | AtaxFunction::FusedAtomic(e) => {
+                let (c, s) = (T::C_NAME, T::SUFFIX);
+                let once = format!("ATAX_FUSED_ONCE_ENTRY_POINTS({c}, {s}, {e})");
+                assert!(source.contains(&once), "{once}");
+            }
+            AtaxFunction::FusedOnceWide(e) | AtaxFunction::FusedAtomicWide(e) => {
+                let wide = format!(
+                    "ATAX_WIDE_ENTRY_POINTS({}, {}, {e})",
+                    T::C_NAME,
+                    T::SUFFIX
+                );
+                assert!(source.contains(&wide), "{wide}");
+            }
             f => {
                 let entry = format!("void atax_{}_##S(", f.stem());
                 assert!(source.contains(&entry), "{entry}");
@@ -181,7 +209,15 @@ fn kernel_names_match_the_file<T: Element>() {
         .matches(&format!("ATAX_FUSED_ENTRY_POINT({}, {},", T::C_NAME, T::SUFFIX))
         .count();
     assert_eq!(fused_in_file, T::FUSED_COLUMNS_PER_THREAD.len());
-    assert_eq!(names.len(), 10 + T::FUSED_COLUMNS_PER_THREAD.len());
+    let wide_in_file = source
+        .matches(&format!("ATAX_WIDE_ENTRY_POINTS({}, {},", T::C_NAME, T::SUFFIX))
+        .count();
+    assert_eq!(wide_in_file, T::WIDE_COLUMNS_PER_THREAD.len());
+    assert_eq!(
+        names.len(),
+        10 + 3 * T::FUSED_COLUMNS_PER_THREAD.len()
+            + 2 * T::WIDE_COLUMNS_PER_THREAD.len()
+    );
 }
 
 #[test]

@@ -12,7 +12,8 @@ use cmbook::coalescing::exercises;
 use cmbook::coalescing::measure::Measurement;
 use cmbook::coalescing::measure::{
     fetch_model_fraction, granularity_strides, CoalescingKernel, GranularityRun,
-    GranularitySweep, Results, GRANULARITIES,
+    GranularitySweep, Layout, Results, SideResult, GRANULARITIES, PITCH_FLOATS,
+    SIDE_KERNELS,
 };
 use cmbook::coalescing::patterns::{
     sweep_offsets, sweep_strides, Pattern, MODEL_WARPS,
@@ -562,9 +563,22 @@ fn made_up_results() -> Results {
         drift_soa: made_up(0.95, 36_000),
         transpose_n: 8192,
         transpose_copy: Rate { median: 2900.0, best: 2950.0, worst: 2800.0 },
+        transpose_copy_by: "copy kernel",
         transposes: TransposeKernel::all()
             .into_iter()
             .map(|k| (k, made_up(0.8, 1 << 29)))
+            .collect(),
+        sides: [8191, 8193]
+            .into_iter()
+            .map(|side| SideResult {
+                side,
+                copy: Rate { median: 2900.0, best: 2950.0, worst: 2800.0 },
+                copy_by: "cuMemcpyDtoD",
+                runs: [Layout::Packed, Layout::Pitched(PITCH_FLOATS)]
+                    .into_iter()
+                    .flat_map(|l| SIDE_KERNELS.map(|k| (k, l, made_up(0.8, 1 << 29))))
+                    .collect(),
+            })
             .collect(),
         readonly_n: 1000,
         table_len: 16_384,

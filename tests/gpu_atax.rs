@@ -105,3 +105,40 @@ fn an_unwritten_y_is_caught() {
     let err = p.check("kernel 1 only", &s.clone_dtoh(&dev.y).unwrap()).unwrap_err();
     assert!(err.to_string().contains("NaN"), "{err}");
 }
+
+/// The one-launch passes, in both forms (the wide one at odd sizes beyond the register
+/// instances), launched again and again on the same words: each launch right, the
+/// barrier back at zero arrivals with one generation per launch, the atomic kernel's
+/// count and accumulator back at zero.
+fn one_launch_pass<T: Element>(sizes: &[(usize, usize)]) {
+    let gpu = open();
+    let k = Kernels::<T>::load(&gpu).unwrap();
+    for (i, &(m, n)) in sizes.iter().enumerate() {
+        let d = Dataset::new("odd", m, n);
+        let p = HostProblem::<T>::new(d, 40 + i as u64);
+        let mut dev = DeviceProblem::upload(&gpu, &k, &p).unwrap();
+        let launches = 4;
+        for v in [KernelVariant::FusedOnce, KernelVariant::FusedAtomic] {
+            for _ in 0..launches {
+                gpu.poison(&mut dev.y).unwrap();
+                measure::kernels::enqueue_variant(&k, &gpu.stream, v, &dev, (m, n))
+                    .unwrap_or_else(|e| panic!("{e:#}"));
+                let y = gpu.stream.clone_dtoh(&dev.y).unwrap();
+                p.check(v.name(), &y).unwrap_or_else(|e| panic!("{e:#}"));
+            }
+        }
+        let words = gpu.stream.clone_dtoh(&dev.barrier).unwrap();
+        assert_eq!(words, [0, launches], "{}", d.label());
+        assert_eq!(gpu.stream.clone_dtoh(&dev.count).unwrap(), [0, 0]);
+        let acc = gpu.stream.clone_dtoh(&dev.acc).unwrap();
+        assert!(acc.iter().all(|v| Into::<f64>::into(*v) == 0.0), "{}", d.label());
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_one_launch_pass_matches_the_cpu_in_both_forms() {
+    // 16411 floats and 8203 doubles need the wide form; 4097 the registers.
+    one_launch_pass::<f32>(&[(37, 16411), (3, 32768), (129, 4097), (1, 1)]);
+    one_launch_pass::<f64>(&[(37, 8203), (2, 16384), (1003, 1)]);
+}

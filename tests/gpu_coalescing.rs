@@ -2,7 +2,9 @@
 //! are not multiples of anything. Run on a machine with a GPU:
 //! `cargo test --release --test gpu_coalescing -- --ignored --test-threads=1`.
 
-use cmbook::coalescing::measure::{self, AffineSweep, Kernels, StreamKernel};
+use cmbook::coalescing::measure::{
+    self, AffineSweep, Kernels, Layout, StreamKernel, PITCH_FLOATS,
+};
 use cmbook::coalescing::readonly::ReadOnlyKernel;
 use cmbook::coalescing::reference;
 use cmbook::coalescing::transpose::TransposeKernel;
@@ -99,27 +101,45 @@ fn every_transpose_matches_the_cpu_at_odd_sizes() {
         (31, 1025),
         (129, 64),
     ] {
-        let results = measure::measure_transposes(
-            &gpu,
-            &kernels,
-            &TransposeKernel::all(),
-            (rows, cols),
-            None,
-            (rows * cols) as u64,
-        )
-        .unwrap();
-        assert_eq!(results.len(), TransposeKernel::all().len());
+        // Packed rows, rows pitched to a sector and to 128 bytes: the same results.
+        for layout in
+            [Layout::Packed, Layout::Pitched(8), Layout::Pitched(PITCH_FLOATS)]
+        {
+            let results = measure::measure_transposes(
+                &gpu,
+                &kernels,
+                &TransposeKernel::all(),
+                (rows, cols),
+                layout,
+                None,
+                (rows * cols) as u64,
+            )
+            .unwrap();
+            assert_eq!(results.len(), TransposeKernel::all().len());
+        }
     }
     let timed = measure::measure_transposes(
         &gpu,
         &kernels,
         &[TransposeKernel::TilePadded32x8],
         (513, 517),
+        Layout::Pitched(PITCH_FLOATS),
         Some(QUICK),
         5,
     )
     .unwrap();
     assert!(timed[0].1.as_ref().unwrap().stats.min_ms > 0.0);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_side_measurement_times_every_kernel_in_both_layouts() {
+    let (gpu, kernels) = open();
+    let copy = cmbook::harness::ceiling::CopyKernel::load(&gpu).unwrap();
+    let side = measure::measure_side(&gpu, &kernels, &copy, 515, QUICK, 3).unwrap();
+    assert_eq!(side.runs.len(), 2 * measure::SIDE_KERNELS.len());
+    assert!(side.copy.median > 0.0);
+    assert!(side.runs.iter().all(|(_, _, m)| m.stats.min_ms > 0.0));
 }
 
 #[test]
@@ -131,6 +151,7 @@ fn a_transpose_size_the_grid_cannot_hold_is_a_usage_error() {
         &kernels,
         &TransposeKernel::all(),
         (0, 5),
+        Layout::Packed,
         None,
         1,
     )

@@ -43,6 +43,17 @@ pub enum AtaxFunction {
     YSplitRows,
     /// The fused pass with this many columns per thread (`fused_rows_e<E>`).
     FusedRows(u32),
+    /// The fused pass, a grid barrier and the sum of the partial rows, in one cooperative
+    /// launch (`fused_once_e<E>`).
+    FusedOnce(u32),
+    /// The fused pass for rows beyond the registers (each row read twice, the second
+    /// time from L2), in one cooperative launch (`fused_once_wide_e<E>`).
+    FusedOnceWide(u32),
+    /// The fused pass, its y added with atomics, in one ordinary launch
+    /// (`fused_atomic_e<E>`).
+    FusedAtomic(u32),
+    /// The wide pass, its y added with atomics (`fused_atomic_wide_e<E>`).
+    FusedAtomicWide(u32),
 }
 
 impl AtaxFunction {
@@ -61,6 +72,12 @@ impl AtaxFunction {
             Self::YSplitRows,
         ];
         all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedRows(e)));
+        all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedOnce(e)));
+        all.extend(T::WIDE_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedOnceWide(e)));
+        all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedAtomic(e)));
+        all.extend(
+            T::WIDE_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedAtomicWide(e)),
+        );
         all
     }
 
@@ -78,6 +95,10 @@ impl AtaxFunction {
             Self::ReducePartials => "reduce_partials".into(),
             Self::YSplitRows => "y_split_rows".into(),
             Self::FusedRows(e) => format!("fused_rows_e{e}"),
+            Self::FusedOnce(e) => format!("fused_once_e{e}"),
+            Self::FusedOnceWide(e) => format!("fused_once_wide_e{e}"),
+            Self::FusedAtomic(e) => format!("fused_atomic_e{e}"),
+            Self::FusedAtomicWide(e) => format!("fused_atomic_wide_e{e}"),
         }
     }
 }
@@ -150,6 +171,48 @@ pub fn fused_shape(n: usize, instances: &[u32]) -> Option<FusedShape> {
     let e = *instances.iter().find(|&&e| e as usize * 1024 >= n)?;
     let threads = (n.div_ceil(e as usize).div_ceil(32) * 32).max(32) as u32;
     Some(FusedShape { columns_per_thread: e, threads })
+}
+
+/// Where the fused pass keeps a thread's share of y.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FusedForm {
+    /// In registers, two rows a step (`fused_rows`): up to 1024 × the largest register
+    /// instance columns.
+    Registers,
+    /// In registers, one row a step, the row read twice (`fused_rows_wide`): up to
+    /// 1024 × the largest wide instance columns.
+    Wide,
+}
+
+/// How the one-launch fused kernels combine the blocks' partial y.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OneLaunch {
+    /// Partial rows, a grid barrier, and a sum in a fixed order by the whole grid
+    /// (`fused_once`): a cooperative launch.
+    GridBarrier,
+    /// Atomic additions into an accumulator that the last block copies to y
+    /// (`fused_atomic`): an ordinary launch.
+    Atomics,
+}
+
+/// How a one-launch fused kernel is launched: the kernel, its block, its grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FusedLaunch {
+    pub how: OneLaunch,
+    pub form: FusedForm,
+    pub shape: FusedShape,
+    /// Blocks (and, with a grid barrier, rows of `partials`).
+    pub blocks: u32,
+}
+
+/// The fused pass's form and shape for `n` columns of `T`: registers when an instance
+/// covers `n`, else the wide form; `None` beyond both.
+pub fn fused_form<T: Element>(n: usize) -> Option<(FusedForm, FusedShape)> {
+    fused_shape(n, T::FUSED_COLUMNS_PER_THREAD)
+        .map(|s| (FusedForm::Registers, s))
+        .or_else(|| {
+            fused_shape(n, T::WIDE_COLUMNS_PER_THREAD).map(|s| (FusedForm::Wide, s))
+        })
 }
 
 /// How the split-rows kernel is launched for an `rows` × `cols` product `Aᵀ·v`.
@@ -229,6 +292,68 @@ impl<T: Element> Kernels<T> {
 
     fn fused_function(&self, shape: FusedShape) -> &CudaFunction {
         self.function(AtaxFunction::FusedRows(shape.columns_per_thread))
+    }
+
+    /// The one-launch fused kernel `how` for an `m` × `n` matrix in the chapter's form
+    /// (see [`fused_form`]) and grid (see [`Kernels::fused_launch_with`]).
+    pub fn fused_once_launch(
+        &self,
+        how: OneLaunch,
+        m: usize,
+        n: usize,
+    ) -> anyhow::Result<FusedLaunch> {
+        let (form, shape) = fused_form::<T>(n)
+            .ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
+        self.fused_launch_with(how, form, shape, m, None)
+    }
+
+    /// A launch of `how`, `form` and `shape` for an `m`-row matrix with `blocks` blocks,
+    /// or, for `None`, as many as the SMs hold at once, no more than the rows a block takes
+    /// a step allow, and beyond one block per SM no more than one per 8 rows (every block
+    /// writes a row of partials or adds a row of atomics). A cooperative launch needs the
+    /// whole grid resident: more blocks than the SMs hold is an error.
+    pub fn fused_launch_with(
+        &self,
+        how: OneLaunch,
+        form: FusedForm,
+        shape: FusedShape,
+        m: usize,
+        blocks: Option<u32>,
+    ) -> anyhow::Result<FusedLaunch> {
+        let f = self.once_function(how, form, shape.columns_per_thread);
+        let per_sm =
+            f.occupancy_max_active_blocks_per_multiprocessor(shape.threads, 0, None)?;
+        anyhow::ensure!(
+            per_sm > 0,
+            "a block of {} threads does not fit an SM",
+            shape.threads
+        );
+        let resident = self.sms * per_sm;
+        let rows_per_step = if form == FusedForm::Registers { 2 } else { 1 };
+        let steps = m.max(1).div_ceil(rows_per_step) as u32;
+        let partials_cap = self.sms.max((m / 8) as u32);
+        let blocks = match blocks {
+            Some(b) => {
+                anyhow::ensure!(
+                    (1..=resident).contains(&b),
+                    "{b} blocks: a cooperative launch holds 1 to {resident} here"
+                );
+                b
+            }
+            None => resident.min(steps).min(partials_cap).max(1),
+        };
+        Ok(FusedLaunch { how, form, shape, blocks })
+    }
+
+    fn once_function(&self, how: OneLaunch, form: FusedForm, e: u32) -> &CudaFunction {
+        self.function(match (how, form) {
+            (OneLaunch::GridBarrier, FusedForm::Registers) => {
+                AtaxFunction::FusedOnce(e)
+            }
+            (OneLaunch::GridBarrier, FusedForm::Wide) => AtaxFunction::FusedOnceWide(e),
+            (OneLaunch::Atomics, FusedForm::Registers) => AtaxFunction::FusedAtomic(e),
+            (OneLaunch::Atomics, FusedForm::Wide) => AtaxFunction::FusedAtomicWide(e),
+        })
     }
 
     /// Copies `x` (at most [`Element::X_CONST_CAPACITY`] elements) into `__constant__` memory.
@@ -428,6 +553,42 @@ impl<T: Element> Kernels<T> {
             shared_mem_bytes: 0,
         };
         launch(s, self.fused_function(shape), &[a, x, partials], (m, n), cfg)
+    }
+
+    /// Enqueues a one-launch fused kernel: with a grid barrier (a cooperative launch;
+    /// `partials` holds l.blocks rows of n, `words` the barrier's two words), or with
+    /// atomics (an ordinary launch; `partials` is the accumulator of n, `words` the count
+    /// of finished blocks). The kernels leave `words` (and the accumulator) at zero.
+    ///
+    /// # Safety
+    /// `a` must hold m·n elements, `x` and `y` n, `partials` as above, `words` two
+    /// `u32`; `l` must come from [`Kernels::fused_launch_with`] for this `n`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch_fused_once(
+        &self,
+        s: &Arc<CudaStream>,
+        a: CUdeviceptr,
+        x: CUdeviceptr,
+        partials: CUdeviceptr,
+        y: CUdeviceptr,
+        words: CUdeviceptr,
+        (m, n): (usize, usize),
+        l: &FusedLaunch,
+    ) -> anyhow::Result<()> {
+        let (m32, n32) = dims(m, n)?;
+        let cfg = LaunchConfig {
+            grid_dim: (l.blocks, 1, 1),
+            block_dim: (l.shape.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let f = self.once_function(l.how, l.form, l.shape.columns_per_thread);
+        let mut b = s.launch_builder(f);
+        b.arg(&a).arg(&x).arg(&partials).arg(&y).arg(&words).arg(&m32).arg(&n32);
+        match l.how {
+            OneLaunch::GridBarrier => b.launch_cooperative(cfg)?,
+            OneLaunch::Atomics => b.launch(cfg)?,
+        };
+        Ok(())
     }
 
     /// Enqueues y[j] = Σ_b partials[b][j] over `blocks` rows, in b order.

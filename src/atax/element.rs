@@ -33,6 +33,9 @@ pub trait Element:
     const EPS: f64;
     /// The columns-per-thread instances of the fused kernel (see `kernels/atax.cu`).
     const FUSED_COLUMNS_PER_THREAD: &'static [u32];
+    /// The columns-per-thread instances of the wide fused kernel (each row read twice):
+    /// one, past the largest register instance.
+    const WIDE_COLUMNS_PER_THREAD: &'static [u32];
     /// Bytes of `__constant__` x the kernel file declares room for, in elements.
     const X_CONST_CAPACITY: usize;
     fn random(n: usize, seed: u64) -> Vec<Self>;
@@ -54,8 +57,8 @@ pub trait Element:
 /// capacity and random inputs; the suffix is the type's name and the size its own.
 macro_rules! element {
     (
-        $t:ident, $c_name:literal, $eps:expr, $fused:expr, $x_const:literal,
-        $random:path
+        $t:ident, $c_name:literal, $eps:expr, $fused:expr, $wide:expr,
+        $x_const:literal, $random:path
     ) => {
         impl Element for $t {
             const SUFFIX: &'static str = stringify!($t);
@@ -63,6 +66,7 @@ macro_rules! element {
             const BYTES: usize = std::mem::size_of::<$t>();
             const EPS: f64 = $eps;
             const FUSED_COLUMNS_PER_THREAD: &'static [u32] = $fused;
+            const WIDE_COLUMNS_PER_THREAD: &'static [u32] = $wide;
             const X_CONST_CAPACITY: usize = $x_const;
             fn random(n: usize, seed: u64) -> Vec<Self> {
                 $random(n, seed)
@@ -88,10 +92,11 @@ element!(
     "float",
     f32::EPSILON as f64,
     &[1, 2, 4, 8, 16],
+    &[32],
     16384,
     inputs::random_f32
 );
-element!(f64, "double", f64::EPSILON, &[1, 2, 4, 8], 8192, inputs::random_f64);
+element!(f64, "double", f64::EPSILON, &[1, 2, 4, 8], &[16], 8192, inputs::random_f64);
 
 /// A device address and a length, for cuBLAS (which wants something that is `DevicePtr`).
 pub struct RawView<T> {

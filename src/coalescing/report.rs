@@ -7,7 +7,7 @@ use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
 
 use super::banks::{column_read_lanes, column_read_words, conflict_degree};
-use super::measure::{fetch_model_fraction, Measurement, Results};
+use super::measure::{fetch_model_fraction, Layout, Measurement, Results};
 use super::patterns::{type_name, Pattern};
 use super::reference::PARTICLE_BYTES;
 use super::transpose::warp_cost;
@@ -56,6 +56,21 @@ struct TransposeRow {
     #[serde(rename = "GB/s median (min-max)")]
     gbps: String,
     #[serde(rename = "of copy")]
+    of_copy: String,
+}
+
+#[derive(serde::Serialize)]
+struct SideRow {
+    side: usize,
+    #[serde(rename = "rows starting on a sector")]
+    aligned: String,
+    kernel: &'static str,
+    rows: String,
+    #[serde(rename = "GB/s median (min-max)")]
+    gbps: String,
+    #[serde(rename = "best copy GB/s")]
+    copy: String,
+    #[serde(rename = "of best copy")]
     of_copy: String,
 }
 
@@ -125,6 +140,76 @@ impl Results {
             "copy kernel, {} bytes, median {:.0} GB/s",
             self.ceiling_bytes, self.ceiling.median
         )
+    }
+}
+
+/// `coalescing-transpose-sides` (figure) and `coalescing-transpose-pitch` (table): the
+/// fastest transposes as fractions of the best copy of the same bytes, at the timed power
+/// of two and at sides that are not multiples of 32, with packed and with pitched rows.
+fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
+    if r.sides.is_empty() {
+        return Ok(());
+    }
+    let mut points = Vec::new();
+    let mut rows = Vec::new();
+    let n = r.transpose_n;
+    let mut add = |side: usize, k: &'static str, layout: Layout, m: &Measurement, c| {
+        let g = m.gbps();
+        let (copy, by): (&crate::harness::stats::Rate, &str) = c;
+        let series = format!("{k}, {layout}");
+        let f = |v: f64| v / copy.median;
+        points.push(Point::new(&series, side, f(g.median), f(g.worst), f(g.best)));
+        rows.push(SideRow {
+            side,
+            aligned: match layout.pitch(side) % 8 {
+                0 => "all".to_string(),
+                p => format!("1 in {}", 8 / gcd(p, 8)),
+            },
+            kernel: k,
+            rows: layout.to_string(),
+            gbps: format!("{} ({}-{})", whole(g.median), whole(g.worst), whole(g.best)),
+            copy: format!("{} ({by})", whole(copy.median)),
+            of_copy: percent(g.median / copy.median),
+        });
+    };
+    let side_kernels = super::measure::SIDE_KERNELS;
+    for (k, m) in r.transposes.iter().filter(|(k, _)| side_kernels.contains(k)) {
+        let c = (&r.transpose_copy, r.transpose_copy_by);
+        add(n, k.label(), Layout::Packed, m, c);
+    }
+    for side in &r.sides {
+        for (k, layout, m) in &side.runs {
+            add(side.side, k.label(), *layout, m, (&side.copy, side.copy_by));
+        }
+    }
+    let pitch = super::measure::PITCH_FLOATS;
+    let note = format!(
+        "rows packed (a row of n floats starts n floats after the last) or pitched to {pitch} floats ({} bytes); every fraction divides by the best copy of the same n² floats, measured in the same run",
+        pitch * 4
+    );
+    run.figure(
+        "coalescing-transpose-sides",
+        &[("l2", L2_COLD), ("layouts", &note)],
+        &Spec::bar(
+            "The fastest transposes at sides that are not multiples of 32",
+            "side (floats)",
+            "fraction of the best copy (read + write)",
+        ),
+        &points,
+    )?;
+    run.table(
+        "coalescing-transpose-pitch",
+        "The fastest transposes with packed and pitched rows, L2 cold, as fractions of the best copy of the same bytes",
+        &[("l2", L2_COLD), ("layouts", &note)],
+        &rows,
+    )
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 
@@ -287,7 +372,7 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     let copy = r.transpose_copy;
     let series = "GB/s, read + write";
     let mut points =
-        vec![Point::new(series, "copy kernel", copy.median, copy.worst, copy.best)];
+        vec![Point::new(series, "best copy", copy.median, copy.worst, copy.best)];
     let mut transpose_rows = Vec::new();
     // The per-warp model needs an interior tile; the counts do not depend on the size beyond it.
     let model_side = (n as u64).max(128);
@@ -325,10 +410,11 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     )?;
     run.table(
         "coalescing-transpose-kernels",
-        &format!("The transposes per warp (computed) and their bandwidth at {n} x {n}, L2 cold; copy kernel on the same bytes: {} GB/s", whole(copy.median)),
+        &format!("The transposes per warp (computed) and their bandwidth at {n} x {n}, L2 cold; best copy of the same bytes ({}): {} GB/s", r.transpose_copy_by, whole(copy.median)),
         &[("l2", L2_COLD), ("matrix", &matrix)],
         &transpose_rows,
     )?;
+    write_sides(run, r)?;
     write_bank_table(run)?;
 
     // The read-only data path.
@@ -423,7 +509,8 @@ pub fn summary(r: &Results) -> anyhow::Result<Vec<String>> {
     }
     let (n, copy) = (r.transpose_n, r.transpose_copy);
     lines.push(format!(
-        "transposes at {n} x {n}; copy kernel on the same bytes: {} GB/s",
+        "transposes at {n} x {n}; best copy of the same bytes ({}): {} GB/s",
+        r.transpose_copy_by,
         whole(copy.median)
     ));
     for (kernel, m) in &r.transposes {
@@ -434,6 +521,24 @@ pub fn summary(r: &Results) -> anyhow::Result<Vec<String>> {
             whole(g),
             percent(g / copy.median)
         ));
+    }
+    for side in &r.sides {
+        lines.push(format!(
+            "at {0} x {0}; best copy ({1}): {2} GB/s",
+            side.side,
+            side.copy_by,
+            whole(side.copy.median)
+        ));
+        for (kernel, layout, m) in &side.runs {
+            let g = m.gbps().median;
+            lines.push(format!(
+                "  {:<30} {:<16} {:>6} GB/s {:>7} of copy",
+                kernel.function(),
+                layout.to_string(),
+                whole(g),
+                percent(g / side.copy.median)
+            ));
+        }
     }
     lines.push("read-only data path:".to_string());
     for (k, m) in &r.readonly {

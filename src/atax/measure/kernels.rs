@@ -7,7 +7,9 @@ use cudarc::driver::{CudaSlice, CudaStream};
 
 use super::{Plans, Skipped, STREAMS};
 use crate::atax::datasets::{bytes_moved, partial_bytes, Dataset};
-use crate::atax::device::{fused_shape, Kernels, TmpKernel, YKernel};
+use crate::atax::device::{
+    fused_form, fused_shape, FusedLaunch, Kernels, OneLaunch, TmpKernel, YKernel,
+};
 use crate::atax::element::{address, Element};
 use crate::atax::reference::{self, Reference};
 use crate::harness::counters::{Case, Quantity};
@@ -35,12 +37,16 @@ pub enum KernelVariant {
     Tiled,
     /// One pass over A, then the reduction of the blocks' partial y.
     Fused,
+    /// The same pass, a grid barrier and the reduction in one cooperative launch.
+    FusedOnce,
+    /// The same pass, its y added with atomics, in one ordinary launch.
+    FusedAtomic,
     /// cuBLAS, two gemv calls.
     Cublas,
 }
 
 impl KernelVariant {
-    pub const ALL: [KernelVariant; 10] = [
+    pub const ALL: [KernelVariant; 12] = [
         Self::Baseline,
         Self::XConst,
         Self::TransposeThenTwoKernels,
@@ -50,6 +56,8 @@ impl KernelVariant {
         Self::WarpPerRowSplitY,
         Self::Tiled,
         Self::Fused,
+        Self::FusedOnce,
+        Self::FusedAtomic,
         Self::Cublas,
     ];
 
@@ -64,6 +72,8 @@ impl KernelVariant {
             Self::PreTransposedSplit => "pre-transposed, split",
             Self::Tiled => "tiled",
             Self::Fused => "fused",
+            Self::FusedOnce => "fused, grid barrier",
+            Self::FusedAtomic => "fused, atomics",
             Self::Cublas => "cuBLAS gemv ×2",
         }
     }
@@ -72,7 +82,7 @@ impl KernelVariant {
     /// and writes it once more.
     pub fn passes_over_a(self) -> u64 {
         match self {
-            Self::Fused => 1,
+            Self::Fused | Self::FusedOnce | Self::FusedAtomic => 1,
             Self::TransposeThenTwoKernels => 4,
             _ => 2,
         }
@@ -93,6 +103,15 @@ impl KernelVariant {
         };
         let partials = match self {
             Self::Fused => partial_bytes(dev.fused_blocks as u64, n, e),
+            Self::FusedOnce => {
+                partial_bytes(dev.once.map_or(0, |l| l.blocks) as u64, n, e)
+            }
+            // Each block adds a row of n with atomics (half of partial_bytes); the last
+            // block reads the accumulator and zeroes it (n and n).
+            Self::FusedAtomic => {
+                let blocks = dev.atomic.map_or(0, |l| l.blocks) as u64;
+                partial_bytes(blocks, n, e) / 2 + 2 * (n * e) as u64
+            }
             Self::WarpPerRowSplitY => split(m, n)?,
             Self::PreTransposedSplit => split(m, n)? + split(n, m)?,
             _ => 0,
@@ -114,6 +133,16 @@ impl KernelVariant {
                     * T::FUSED_COLUMNS_PER_THREAD.last().copied().unwrap_or(1) as usize;
                 Some(format!(
                     "the fused kernel keeps a row in registers: at most {most} {} columns",
+                    T::C_NAME
+                ))
+            }
+            Self::FusedOnce | Self::FusedAtomic if fused_form::<T>(n).is_none() => {
+                let most = 1024
+                    * T::WIDE_COLUMNS_PER_THREAD.last().copied().unwrap_or(1) as usize;
+                Some(format!(
+                    "the wide fused kernel keeps E = {} columns a thread: at most {most} {} \
+                     columns",
+                    most / 1024,
                     T::C_NAME
                 ))
             }
@@ -156,6 +185,15 @@ pub struct DeviceProblem<T: Element> {
     pub partials: CudaSlice<T>,
     /// Blocks of the fused kernel (rows of `partials`); 0 when no instance covers n.
     pub fused_blocks: u32,
+    /// The one-launch fused kernels' launches; `None` when no instance covers n.
+    pub once: Option<FusedLaunch>,
+    pub atomic: Option<FusedLaunch>,
+    /// The grid barrier's two words, zero between launches.
+    pub barrier: CudaSlice<u32>,
+    /// The atomic kernel's accumulator (n, zero between launches) and its count of
+    /// finished blocks (zero between launches).
+    pub acc: CudaSlice<T>,
+    pub count: CudaSlice<u32>,
 }
 
 impl<T: Element> DeviceProblem<T> {
@@ -167,9 +205,17 @@ impl<T: Element> DeviceProblem<T> {
         let (m, n) = (p.d.m, p.d.n);
         let fused_blocks =
             if k.fused_shape(n).is_some() { k.fused_blocks(m, n)? } else { 0 };
+        let (once, atomic) = match fused_form::<T>(n) {
+            Some(_) => (
+                Some(k.fused_once_launch(OneLaunch::GridBarrier, m, n)?),
+                Some(k.fused_once_launch(OneLaunch::Atomics, m, n)?),
+            ),
+            None => (None, None),
+        };
         // The streamed fused pipeline gives each of its STREAMS chunks at least one row;
         // the split kernels need one row per slice, of n (y) or of m (tmp from Aᵀ).
-        let partial_rows = (fused_blocks as usize).max(STREAMS);
+        let once_blocks = once.map_or(0, |l| l.blocks as usize);
+        let partial_rows = (fused_blocks as usize).max(STREAMS).max(once_blocks);
         let partial_len = (partial_rows * n)
             .max(k.split_shape(m, n)?.slices as usize * n)
             .max(k.split_shape(n, m)?.slices as usize * m);
@@ -183,6 +229,11 @@ impl<T: Element> DeviceProblem<T> {
             y: gpu.stream.alloc_zeros(n)?,
             partials: gpu.stream.alloc_zeros(partial_len.max(1))?,
             fused_blocks,
+            once,
+            atomic,
+            barrier: gpu.stream.alloc_zeros(2)?,
+            acc: gpu.stream.alloc_zeros(n.max(1))?,
+            count: gpu.stream.alloc_zeros(2)?,
         })
     }
 }
@@ -199,6 +250,8 @@ pub fn enqueue_variant<T: Element>(
     let [a, at, x, tmp, y, partials] =
         [&dev.a, &dev.at, &dev.x, &dev.tmp, &dev.y, &dev.partials]
             .map(|b| address(b, s));
+    let [barrier, count] = [&dev.barrier, &dev.count].map(|b| address(b, s));
+    let acc = address(&dev.acc, s);
     // SAFETY: DeviceProblem::upload sized every buffer for (m, n), fused_blocks and
     // the split kernels' slices.
     unsafe {
@@ -219,6 +272,20 @@ pub fn enqueue_variant<T: Element>(
             KernelVariant::Fused => {
                 k.launch_fused(s, a, x, partials, (m, n), dev.fused_blocks)?;
                 return k.launch_reduce_partials(s, partials, y, dev.fused_blocks, n);
+            }
+            KernelVariant::FusedOnce => {
+                let l = dev
+                    .once
+                    .as_ref()
+                    .ok_or_else(|| anyhow::anyhow!("no fused form"))?;
+                return k.launch_fused_once(s, a, x, partials, y, barrier, (m, n), l);
+            }
+            KernelVariant::FusedAtomic => {
+                let l = dev
+                    .atomic
+                    .as_ref()
+                    .ok_or_else(|| anyhow::anyhow!("no fused form"))?;
+                return k.launch_fused_once(s, a, x, acc, y, count, (m, n), l);
             }
             KernelVariant::Cublas => return k.launch_cublas(s, a, x, tmp, y, (m, n)),
             KernelVariant::WarpPerRowSplitY => {
@@ -259,12 +326,23 @@ pub fn measure_kernels<T: Element>(
     p: &HostProblem<T>,
     plans: Option<Plans>,
 ) -> anyhow::Result<(Vec<KernelResult>, Vec<Skipped>)> {
+    measure_variants(gpu, k, p, plans, &KernelVariant::ALL)
+}
+
+/// Verifies each of `variants` on `p` and times it under `plans` if given.
+pub fn measure_variants<T: Element>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    p: &HostProblem<T>,
+    plans: Option<Plans>,
+    variants: &[KernelVariant],
+) -> anyhow::Result<(Vec<KernelResult>, Vec<Skipped>)> {
     let mut dev = DeviceProblem::upload(gpu, k, p)?;
     let mn = (p.d.m, p.d.n);
     let plans: Vec<_> =
         plans.map(|p| vec![p.warm, p.cold, p.slides]).unwrap_or_default();
     let (mut results, mut skipped) = (Vec::new(), Vec::new());
-    for v in KernelVariant::ALL {
+    for &v in variants {
         if let Some(why) = v.unsupported::<T>(p.d.n) {
             skipped.push(Skipped { d: p.d, elem: T::C_NAME, what: v.name(), why });
             continue;

@@ -6,12 +6,14 @@
 //! * [`kernels`]: the kernel variants, A already on the device;
 //! * [`end_to_end`]: the host strategies, with the transfers;
 //! * [`occupancy`]: kernel 2 alone, with few and with many warps per column;
-//! * [`host_costs`]: the host buffer of A (pageable, pinned, registered) and a context.
+//! * [`host_costs`]: the host buffer of A (pageable, pinned, registered) and a context;
+//! * [`shapes`]: the fused pass against cuBLAS at large tall, wide and odd float shapes.
 
 pub mod end_to_end;
 pub mod host_costs;
 pub mod kernels;
 pub mod occupancy;
+pub mod shapes;
 
 use crate::harness::ceiling::{self, CopyKernel, Direction, HostMemory};
 use crate::harness::timing::Plan;
@@ -26,6 +28,7 @@ pub use host_costs::{
 };
 pub use kernels::{measure_kernels, HostProblem, KernelResult, KernelVariant};
 pub use occupancy::{measure_y_alone, Launch, YAloneKernel, YAloneResult};
+pub use shapes::{measure_shapes, LARGE_SHAPES, QUICK_SHAPES, SHAPE_VARIANTS};
 
 /// Side of the square float matrix beyond L2, in elements.
 pub const SIDE: FullQuick<u64> = FullQuick::new(16384, 1024);
@@ -92,6 +95,8 @@ pub struct Results {
     pub copy_bytes: usize,
     pub transfers: Vec<Transfer>,
     pub kernels: Vec<KernelResult>,
+    /// The fused passes and cuBLAS at the large float shapes of [`shapes`].
+    pub shapes: Vec<KernelResult>,
     pub end_to_end: Vec<EndToEndResult>,
     /// Kernel 2 alone, launched with few and with many warps per column.
     pub y_alone: Vec<YAloneResult>,
@@ -126,7 +131,8 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let ceiling_bytes = (settings.ceiling_mib as usize) << 20;
     let k32 = Kernels::<f32>::load(gpu)?;
     let k64 = Kernels::<f64>::load(gpu)?;
-    let bar = run.progress(1 + 2 * ODD_SIZES.len() + 2 * polybench.len() + 1);
+    let shapes: &[Dataset] = if run.quick { &QUICK_SHAPES } else { &LARGE_SHAPES };
+    let bar = run.progress(1 + 2 * ODD_SIZES.len() + 2 * polybench.len() + 2);
 
     bar.set_message(format!("copy ceiling, {} MiB", settings.ceiling_mib));
     let copy = CopyKernel::load(gpu)?;
@@ -143,6 +149,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         copy_bytes: ceiling_bytes,
         transfers: Vec::new(),
         kernels: Vec::new(),
+        shapes: Vec::new(),
         end_to_end: Vec::new(),
         y_alone: Vec::new(),
         host_costs: Vec::new(),
@@ -173,6 +180,11 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     }
     bar.set_message(format!("{} float", large.label()));
     measure_dataset::<f32>(gpu, &k32, large, large_plans, seed + 400, &mut results)?;
+    bar.inc(1);
+    bar.set_message("fused and cuBLAS at tall, wide and odd shapes");
+    let (timed, skipped) = measure_shapes(gpu, &k32, shapes, large_plans, seed + 500)?;
+    results.shapes = timed;
+    results.skipped.extend(skipped);
     bar.inc(1);
     bar.finish_and_clear();
     Ok(results)

@@ -216,6 +216,18 @@ struct SlidesRow {
 }
 
 #[derive(serde::Serialize)]
+struct ShapeRow {
+    shape: String,
+    fused_us: String,
+    grid_barrier_us: String,
+    atomics_us: String,
+    cublas_us: String,
+    best_fused: &'static str,
+    speedup: String,
+    best_of_copy: String,
+}
+
+#[derive(serde::Serialize)]
 struct TargetRow {
     target: &'static str,
     required: &'static str,
@@ -259,6 +271,7 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     kernels_table(run, r)?;
     end_to_end_table(run, r)?;
     slides_table(run, r)?;
+    shapes_table(run, r)?;
     let targets = targets_table(run, r)?;
     playbook_table(run, r)?;
     skipped_table(run, r)?;
@@ -442,29 +455,134 @@ fn slides_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table("atax-slides", title, &shown, &slides_rows)
 }
 
-/// `atax-targets`: the chapter's three targets, each computed from the results; returns them
+/// The fused variants, in the order the chapter introduces them.
+const FUSED_VARIANTS: [KernelVariant; 3] =
+    [KernelVariant::Fused, KernelVariant::FusedOnce, KernelVariant::FusedAtomic];
+
+/// One large float shape: the fastest fused variant (cold median) and cuBLAS, if both ran.
+struct ShapeTimes<'r> {
+    d: Dataset,
+    by_variant: Vec<(KernelVariant, &'r KernelResult)>,
+}
+
+impl<'r> ShapeTimes<'r> {
+    fn cold_ms(&self, v: KernelVariant) -> Option<f64> {
+        let found = self.by_variant.iter().find(|(w, _)| *w == v);
+        found.map(|(_, k)| k.cold().median_ms)
+    }
+    fn best_fused(&self) -> Option<&'r KernelResult> {
+        let fused = self.by_variant.iter().filter(|(v, _)| FUSED_VARIANTS.contains(v));
+        fastest(fused.map(|(_, k)| *k), KernelResult::cold)
+    }
+    /// cuBLAS's time over the fastest fused variant's, both L2 cold.
+    fn speedup(&self) -> Option<f64> {
+        Some(self.cold_ms(KernelVariant::Cublas)? / self.best_fused()?.cold().median_ms)
+    }
+}
+
+impl Results {
+    /// The large float shapes: the book's square from the kernel measurements, then the
+    /// tall, wide and odd ones.
+    fn large_shapes(&self) -> Vec<ShapeTimes<'_>> {
+        let big = LARGE_SQUARE.name;
+        let square =
+            self.kernels.iter().filter(|k| k.d.name == big && k.elem == "float");
+        let mut shapes: Vec<ShapeTimes> = Vec::new();
+        for k in square.chain(&self.shapes).filter(|k| k.times.is_some()) {
+            let keep = FUSED_VARIANTS.contains(&k.variant)
+                || k.variant == KernelVariant::Cublas;
+            if !keep {
+                continue;
+            }
+            match shapes.iter_mut().find(|s| s.d == k.d) {
+                Some(s) => s.by_variant.push((k.variant, k)),
+                None => {
+                    shapes.push(ShapeTimes { d: k.d, by_variant: vec![(k.variant, k)] })
+                }
+            }
+        }
+        shapes
+    }
+}
+
+/// `atax-shapes`: the fused variants and cuBLAS at every large float shape, L2 cold.
+fn shapes_table(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let dash = || "—".to_string();
+    let rows: Vec<ShapeRow> = r
+        .large_shapes()
+        .iter()
+        .map(|s| {
+            let t = |v| s.cold_ms(v).map(us).unwrap_or_else(dash);
+            let best = s.best_fused();
+            ShapeRow {
+                shape: s.d.label(),
+                fused_us: t(KernelVariant::Fused),
+                grid_barrier_us: t(KernelVariant::FusedOnce),
+                atomics_us: t(KernelVariant::FusedAtomic),
+                cublas_us: t(KernelVariant::Cublas),
+                best_fused: best.map_or("—", |k| k.variant.name()),
+                speedup: s.speedup().map_or_else(dash, |x| format!("{x:.2}×")),
+                best_of_copy: best.map_or_else(dash, |k| {
+                    ratio(floor_ms(k.bytes, r.copy_gbps), k.cold().median_ms)
+                }),
+            }
+        })
+        .collect();
+    let shown = [
+        ("l2", "cold"),
+        (
+            "headers",
+            "fused_us = fused, two launches (µs) | grid_barrier_us = fused, grid barrier (µs) \
+             | atomics_us = fused, atomics (µs) | cublas_us = cuBLAS gemv ×2 (µs) | \
+             best_fused = fastest fused | speedup = cuBLAS ÷ fastest fused | \
+             best_of_copy = fastest fused, of copy",
+        ),
+    ];
+    let title = "The fused passes and cuBLAS at large float shapes, L2 cold";
+    run.table("atax-shapes", title, &shown, &rows)
+}
+
+/// `atax-targets`: the chapter's targets, each computed from the results; returns them
 /// for the console.
 fn targets_table(run: &Run, r: &Results) -> anyhow::Result<Vec<TargetRow>> {
     let mut targets = Vec::new();
     let big = LARGE_SQUARE.name;
-    if let (Some(f), Some(c)) = (
-        r.kernel(big, "float", KernelVariant::Fused),
-        r.kernel(big, "float", KernelVariant::Cublas),
-    ) {
-        let (fc, cc) = (f.cold(), c.cold());
-        let speedup = cc.median_ms / fc.median_ms;
+    let shapes = r.large_shapes();
+    let ratios: Vec<(String, f64)> =
+        shapes.iter().filter_map(|s| Some((s.d.label(), s.speedup()?))).collect();
+    if let Some((worst, speedup)) =
+        ratios.iter().min_by(|a, b| a.1.total_cmp(&b.1)).cloned()
+    {
         targets.push(TargetRow {
-            target: "fused vs cuBLAS gemv ×2, 16384² float, L2 cold",
+            target: "fastest fused vs cuBLAS gemv ×2, every large float shape, L2 cold",
             required: "≥ 1.85×",
             measured: format!(
-                "{speedup:.2}× ({:.2} of copy bandwidth)",
-                floor_ms(f.bytes, r.copy_gbps) / fc.median_ms
+                "{speedup:.2}× at the worst shape ({worst}; {} shapes)",
+                ratios.len()
             ),
             met: if speedup >= 1.85 { "yes" } else { "no" },
         });
     }
+    let square = FUSED_VARIANTS.iter().filter_map(|&v| r.kernel(big, "float", v));
+    if let Some(best) = fastest(square, KernelResult::warm) {
+        let (w, c) = (best.warm(), best.cold());
+        targets.push(TargetRow {
+            target: "fused single pass, 16384² float",
+            required: "≤ 361 µs",
+            measured: format!(
+                "{}: {} µs warm, {} µs cold ({} of copy bandwidth, cold)",
+                best.variant.name(),
+                us(w.median_ms),
+                us(c.median_ms),
+                ratio(floor_ms(best.bytes, r.copy_gbps), c.median_ms)
+            ),
+            met: if w.median_ms <= 0.361 { "yes (warm)" } else { "no" },
+        });
+    }
     let candidates = [
         KernelVariant::Fused,
+        KernelVariant::FusedOnce,
+        KernelVariant::FusedAtomic,
         KernelVariant::WarpPerRow,
         KernelVariant::Cublas,
         KernelVariant::Tiled,
@@ -474,14 +592,14 @@ fn targets_table(run: &Run, r: &Results) -> anyhow::Result<Vec<TargetRow>> {
         let (w, c) = (best.warm(), best.cold());
         targets.push(TargetRow {
             target: "EXTRALARGE double, fastest kernel",
-            required: "≤ 15 µs",
+            required: "≤ 12 µs",
             measured: format!(
                 "{}: {} µs warm, {} µs cold",
                 best.variant.name(),
                 us(w.median_ms),
                 us(c.median_ms)
             ),
-            met: if w.median_ms <= 0.015 { "yes (warm)" } else { "no" },
+            met: if w.median_ms <= 0.012 { "yes (warm)" } else { "no" },
         });
     }
     if let Some(t) = r.transfer(big, "float") {

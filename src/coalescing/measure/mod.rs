@@ -33,7 +33,9 @@ pub use kernels::{
     CoalescingKernel, GridStrideKernel, Kernels, Measurement, StreamKernel, BLOCK,
 };
 pub use readonly::{launch_readonly, measure_readonly};
-pub use transpose::{launch_transpose, measure_transposes, MAX_TRANSPOSE_SIDE};
+pub use transpose::{
+    launch_transpose, measure_transposes, Layout, MAX_TRANSPOSE_SIDE, PITCH_FLOATS,
+};
 
 use indicatif::ProgressBar;
 
@@ -69,6 +71,36 @@ pub const TABLE_LEN: FullQuick<u32> = FullQuick::new(16_384, 16_384);
 const WARMUP: FullQuick<usize> = FullQuick::new(3, 1);
 
 const MIB: usize = 1 << 20;
+
+/// Sides that are not multiples of 32 (one below and one above the timed power of two,
+/// and one near 6000), at which the fastest transposes are timed with packed and with
+/// pitched rows.
+pub fn odd_sides(quick: bool) -> Vec<usize> {
+    if quick {
+        vec![511, 513]
+    } else {
+        vec![6001, 8191, 8193]
+    }
+}
+
+/// The kernels timed at [`odd_sides`]: the tile-shaped copy and the two fastest
+/// transposes.
+pub const SIDE_KERNELS: [TransposeKernel; 3] = [
+    TransposeKernel::CopyTile32x8,
+    TransposeKernel::TilePadded32x8,
+    TransposeKernel::Tile64Padded32x8,
+];
+
+/// The transposes at one side: the best copy of the same bytes, and each kernel of
+/// [`SIDE_KERNELS`] with packed and with pitched rows.
+#[derive(Debug, Clone)]
+pub struct SideResult {
+    pub side: usize,
+    /// The faster of the copy kernel and `cuMemcpyDtoD` on n² floats, and which it was.
+    pub copy: Rate,
+    pub copy_by: &'static str,
+    pub runs: Vec<(TransposeKernel, Layout, Measurement)>,
+}
 
 /// Sizes that are not multiples of a tile, on which every transpose is verified (not timed).
 pub const ODD_TRANSPOSE_SIZES: [(usize, usize); 5] =
@@ -108,7 +140,10 @@ pub struct Results {
     /// bytes.
     pub transpose_n: usize,
     pub transpose_copy: Rate,
+    pub transpose_copy_by: &'static str,
     pub transposes: Vec<(TransposeKernel, Measurement)>,
+    /// The fastest transposes at sides that are not multiples of 32, packed and pitched.
+    pub sides: Vec<SideResult>,
     pub readonly_n: usize,
     pub table_len: u32,
     pub readonly: Vec<(ReadOnlyKernel, Measurement)>,
@@ -153,8 +188,10 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
 
     let strides = patterns::sweep_strides(quick);
     let offsets = patterns::sweep_offsets(quick);
-    let bar =
-        run.progress(2 * strides.len() + offsets.len() + ODD_TRANSPOSE_SIZES.len() + 5);
+    let sides = odd_sides(quick);
+    let bar = run.progress(
+        2 * strides.len() + offsets.len() + ODD_TRANSPOSE_SIZES.len() + sides.len() + 6,
+    );
 
     // The ceiling every fraction below is taken of.
     bar.set_message(format!("copy ceiling, {} MiB", ceiling_bytes / MIB));
@@ -208,17 +245,29 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     for (rows, cols) in ODD_TRANSPOSE_SIZES {
         bar.set_message(format!("transposes verified at {rows} x {cols}"));
         let seed = seed + (rows * cols) as u64;
-        measure_transposes(gpu, &kernels, &all_transposes, (rows, cols), None, seed)?;
+        for layout in [Layout::Packed, Layout::Pitched(PITCH_FLOATS)] {
+            let shape = (rows, cols);
+            measure_transposes(
+                gpu,
+                &kernels,
+                &all_transposes,
+                shape,
+                layout,
+                None,
+                seed,
+            )?;
+        }
         bar.inc(1);
     }
     bar.set_message(format!("transposes at {n} x {n}"));
-    let transpose_copy =
-        ceiling::measure_copy(gpu, &copy, n * n * 4, plan, seed + 5)?.best().0;
+    let (transpose_copy, transpose_copy_by) =
+        ceiling::measure_copy(gpu, &copy, n * n * 4, plan, seed + 5)?.best();
     let transposes = measure_transposes(
         gpu,
         &kernels,
         &all_transposes,
         (n, n),
+        Layout::Packed,
         Some(plan),
         seed + 6,
     )?
@@ -226,6 +275,13 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     .map(|(k, m)| (k, m.expect("timed: a plan was given")))
     .collect();
     bar.inc(1);
+    let mut side_results = Vec::new();
+    for (i, side) in sides.into_iter().enumerate() {
+        bar.set_message(format!("transposes at {side} x {side}, packed and pitched"));
+        let seed = seed + 20 + i as u64;
+        side_results.push(measure_side(gpu, &kernels, &copy, side, plan, seed)?);
+        bar.inc(1);
+    }
 
     // The read-only data path, and what the compiler made of its loads.
     bar.set_message("read-only data path");
@@ -256,7 +312,9 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         drift_soa,
         transpose_n: n,
         transpose_copy,
+        transpose_copy_by,
         transposes,
+        sides: side_results,
         readonly_n,
         table_len: s.table_len,
         readonly,
@@ -270,6 +328,38 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         sass,
         granularity,
     })
+}
+
+/// The best copy of `side`² floats, then each kernel of [`SIDE_KERNELS`] verified and timed
+/// on a `side` × `side` matrix with packed rows and with rows pitched to
+/// [`PITCH_FLOATS`].
+pub fn measure_side(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    copy: &CopyKernel,
+    side: usize,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<SideResult> {
+    let (copy_rate, copy_by) =
+        ceiling::measure_copy(gpu, copy, side * side * 4, plan, seed)?.best();
+    let mut runs = Vec::new();
+    for layout in [Layout::Packed, Layout::Pitched(PITCH_FLOATS)] {
+        let shape = (side, side);
+        let timed = measure_transposes(
+            gpu,
+            kernels,
+            &SIDE_KERNELS,
+            shape,
+            layout,
+            Some(plan),
+            seed,
+        )?;
+        for (k, m) in timed {
+            runs.push((k, layout, m.expect("timed: a plan was given")));
+        }
+    }
+    Ok(SideResult { side, copy: copy_rate, copy_by, runs })
 }
 
 /// The read-only kernels' machine code, counted; `None` without `ptxas` and `nvdisasm`.

@@ -1,4 +1,5 @@
-//! The transposes (and the tile-shaped copy): verified at any size, timed at one.
+//! The transposes (and the tile-shaped copy): verified at any size, timed at one, and
+//! timed again at sides that are not multiples of 32, with packed and with pitched rows.
 
 use std::sync::Arc;
 
@@ -16,7 +17,45 @@ use super::kernels::{Kernels, Measurement};
 /// The largest side the transposes accept: the grid's y dimension holds at most 65535 tiles.
 pub const MAX_TRANSPOSE_SIDE: usize = 65_535 * 32;
 
-/// Enqueues one transpose kernel (or the tile-shaped copy) on a `rows` × `cols` input.
+// ANCHOR: layout
+/// How the rows of a matrix lie in device memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Each row right after the one before: a row of `len` floats starts `len` floats
+    /// after the previous one, so at most sides its start is not sector-aligned.
+    Packed,
+    /// Each row starts on a multiple of this many floats (what `cudaMallocPitch` does):
+    /// the padding at the end of each row is allocated, never read or written.
+    Pitched(usize),
+}
+
+impl Layout {
+    /// Floats from the start of one row to the start of the next, for rows of `len`.
+    pub fn pitch(self, len: usize) -> usize {
+        match self {
+            Layout::Packed => len,
+            Layout::Pitched(align) => len.div_ceil(align) * align,
+        }
+    }
+}
+// ANCHOR_END: layout
+
+/// The alignment the chapter pitches rows to: 32 floats, 128 bytes, one warp's row of
+/// a tile in whole sectors.
+pub const PITCH_FLOATS: usize = 32;
+
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Layout::Packed => write!(f, "packed"),
+            Layout::Pitched(a) => write!(f, "pitched to {} B", a * 4),
+        }
+    }
+}
+
+/// Enqueues one transpose kernel (or the tile-shaped copy) on a `rows` × `cols` input
+/// whose rows are `in_pitch` floats apart, into an output whose rows are `out_pitch`
+/// apart.
 pub fn launch_transpose(
     stream: &Arc<CudaStream>,
     kernels: &Kernels,
@@ -24,17 +63,23 @@ pub fn launch_transpose(
     input: &CudaSlice<f32>,
     out: &mut CudaSlice<f32>,
     (rows, cols): (usize, usize),
+    (in_pitch, out_pitch): (usize, usize),
 ) -> anyhow::Result<()> {
-    assert!(input.len() >= rows * cols && out.len() >= rows * cols);
+    let out_rows = if kernel.transposes() { cols } else { rows };
+    let out_len = if kernel.transposes() { rows } else { cols };
+    assert!(in_pitch >= cols && input.len() >= rows * in_pitch);
+    assert!(out_pitch >= out_len && out.len() >= out_rows * out_pitch);
     let (gx, gy) = kernel.grid(rows as u64, cols as u64);
     let cfg = LaunchConfig {
         grid_dim: (gx, gy, 1),
         block_dim: (32, kernel.block_rows() as u32, 1),
         shared_mem_bytes: 0,
     };
-    let (rows, cols) = (rows as u64, cols as u64);
-    // SAFETY: matches (const float* in, float* out, u64 rows, u64 cols); every access checks
-    // its row and column against rows and cols.
+    let [rows, cols, in_pitch, out_pitch] =
+        [rows, cols, in_pitch, out_pitch].map(|v| v as u64);
+    // SAFETY: matches (const float* in, float* out, u64 rows, u64 cols, u64 in_pitch,
+    // u64 out_pitch); every access checks its row and column against rows and cols, and
+    // the asserts above size both buffers for their pitches.
     unsafe {
         stream
             .launch_builder(kernels.transpose(kernel))
@@ -42,19 +87,23 @@ pub fn launch_transpose(
             .arg(out)
             .arg(&rows)
             .arg(&cols)
+            .arg(&in_pitch)
+            .arg(&out_pitch)
             .launch(cfg)?
     };
     Ok(())
 }
 
 // ANCHOR: measure_transposes
-/// Verifies each kernel of `which` on a random `rows` × `cols` matrix against the
-/// CPU (output poisoned first), and times it right after when `plan` is given.
+/// Verifies each kernel of `which` on a random `rows` × `cols` matrix laid out as
+/// `layout` (input and output) against the CPU (output poisoned first), and times it
+/// right after when `plan` is given.
 pub fn measure_transposes(
     gpu: &Gpu,
     kernels: &Kernels,
     which: &[TransposeKernel],
     (rows, cols): (usize, usize),
+    layout: Layout,
     plan: Option<Plan>,
     seed: u64,
 ) -> anyhow::Result<Vec<(TransposeKernel, Option<Measurement>)>> {
@@ -64,22 +113,46 @@ pub fn measure_transposes(
             format!("a transpose needs 1 to {MAX_TRANSPOSE_SIDE} rows and columns");
         return Err(UsageError(format!("{why}, not {rows} x {cols}")).into());
     }
-    gpu.ensure_fits(2 * rows * cols * 4, &format!("a {rows} x {cols} transpose"))?;
-    let input_host = inputs::random_f32(rows * cols, seed);
-    let transposed = reference::transpose(&input_host, rows, cols);
+    // Input rows are cols long; the transpose's rows are rows long (the copy's, cols).
+    let (in_pitch, t_pitch, c_pitch) =
+        (layout.pitch(cols), layout.pitch(rows), layout.pitch(cols));
+    let out_len = (cols * t_pitch).max(rows * c_pitch);
+    let bytes = (rows * in_pitch + out_len) * 4;
+    gpu.ensure_fits(bytes, &format!("a {rows} x {cols} transpose"))?;
+    // The padding of each row holds random floats too: no kernel may copy them.
+    let input_host = inputs::random_f32(rows * in_pitch, seed);
+    let packed: Vec<f32> =
+        input_host.chunks(in_pitch).flat_map(|row| &row[..cols]).copied().collect();
+    let transposed = reference::transpose(&packed, rows, cols);
     let input = gpu.stream.clone_htod(&input_host)?;
-    let mut out = gpu.stream.alloc_zeros::<f32>(rows * cols)?;
-    let size = format!("{rows} x {cols}");
+    let mut out = gpu.stream.alloc_zeros::<f32>(out_len)?;
+    let size = format!("{rows} x {cols}, {layout}");
     let mut results = Vec::new();
     for &kernel in which {
-        let want = if kernel.transposes() { &transposed } else { &input_host };
+        let (want, len, out_pitch) = if kernel.transposes() {
+            (&transposed, rows, t_pitch)
+        } else {
+            (&packed, cols, c_pitch)
+        };
         if plan.is_some() {
-            gpu.count_next(counted::transpose_case(kernel, rows, cols));
+            gpu.count_next(counted::transpose_case(kernel, rows, cols, layout));
         }
         let verified = gpu.verify_then_time_output(
             &mut out,
-            |s, out| launch_transpose(s, kernels, kernel, &input, out, (rows, cols)),
-            |got| verify::check_exact(&kernel.function(), &size, got, want),
+            |s, out| {
+                let pitches = (in_pitch, out_pitch);
+                launch_transpose(s, kernels, kernel, &input, out, (rows, cols), pitches)
+            },
+            // The rows without their padding.
+            |got| {
+                let got: Vec<f32> = got
+                    .chunks(out_pitch)
+                    .take(want.len() / len)
+                    .flat_map(|row| &row[..len])
+                    .copied()
+                    .collect();
+                verify::check_exact(&kernel.function(), &size, &got, want)
+            },
             plan.as_slice(),
         )?;
         let measurement = verified.times.first().map(|stats| Measurement {
