@@ -34,10 +34,10 @@ fn every_version_matches_the_cpu_at_odd_n() {
         let at_bound = largest_u32_dim(n);
         let chains = [
             dp::random_dims(n, 64, 11 + n as u64),
-            vec![7; n + 1],                               // every split a tie
-            vec![at_bound; n + 1],                        // at the 32-bit bound
-            dp::random_dims(n, at_bound, 13 + n as u64),  // random up to it
-            dp::random_dims(n, 1000, 17 + n as u64),      // 64 bits (n > 4)
+            vec![7; n + 1],        // every split a tie
+            vec![at_bound; n + 1], // at the 32-bit bound
+            dp::random_dims(n, at_bound, 13 + n as u64), // random up to it
+            dp::random_dims(n, 1000, 17 + n as u64), // 64 bits (n > 4)
         ];
         for dims in &chains {
             let cpu = dp::solve_serial(dims).unwrap();
@@ -54,7 +54,8 @@ fn every_version_matches_the_cpu_at_odd_n() {
                 checked += 1;
             }
             // The chain's own best kernels answer every chain, 64-bit ones too.
-            let mut p = k.prepare_batch(&[dims.clone()], Config::best_for(dims)).unwrap();
+            let mut p =
+                k.prepare_batch(&[dims.clone()], Config::best_for(dims)).unwrap();
             let graph = k.capture(&mut p).unwrap();
             k.solve_verified_graph(&mut p, &graph, &cpu)
                 .unwrap_or_else(|e| panic!("n = {n}, graph: {e}"));

@@ -118,7 +118,8 @@ pub fn measure(run: &Run) -> anyhow::Result<BatchResults> {
     // The same kernels on one chain, for the serial comparison.
     bar.set_message("batch: tiled, one chain");
     let mut one = tiled_kernels.prepare_batch(&dims[..1], config)?;
-    let one_chain = tiled_kernels.verify_then_time(&mut one, &cpu[0], &[plan])?.time().clone();
+    let one_chain =
+        tiled_kernels.verify_then_time(&mut one, &cpu[0], &[plan])?.time().clone();
     drop(one);
     bar.inc(1);
 
@@ -161,7 +162,9 @@ fn one_block_streams(
     let check = |problems: &[crate::cmm::gpu::Problem]| -> anyhow::Result<()> {
         for (z, (p, c)) in problems.iter().zip(cpu).enumerate() {
             if let Some(diff) = c.difference_from(&kernels.read_back(p)?) {
-                anyhow::bail!("one-block kernel, chain {z} of the batch on its stream: {diff}");
+                anyhow::bail!(
+                    "one-block kernel, chain {z} of the batch on its stream: {diff}"
+                );
             }
         }
         Ok(())
@@ -204,7 +207,11 @@ fn copy_range(
     // SAFETY: `host[range]` is pinned host memory as long as the device range; the
     // caller synchronises the copy's stream before it reads `host` or frees either.
     unsafe {
-        cudarc::driver::result::memcpy_dtoh_async(&mut host[range], ptr, stream.cu_stream())?
+        cudarc::driver::result::memcpy_dtoh_async(
+            &mut host[range],
+            ptr,
+            stream.cu_stream(),
+        )?
     };
     Ok(())
 }
@@ -230,12 +237,13 @@ fn measure_overlap(
     let solve = kernels.verify_then_time(&mut p, cpu, &[plan])?.time().clone();
     let (n, len, stride, tiles) = (p.n, p.keys.len(), p.stride(), p.tiles);
     // SAFETY: every key is written by a copy before it is read.
-    let mut host: PinnedHostSlice<u64> = unsafe { gpu.ctx.alloc_pinned_with_flags(len, 0)? };
+    let mut host: PinnedHostSlice<u64> =
+        unsafe { gpu.ctx.alloc_pinned_with_flags(len, 0)? };
     let copier = gpu.ctx.new_stream()?;
     let solve_and_copy = |how: Copy,
-                              plan: Plan,
-                              host: &mut PinnedHostSlice<u64>,
-                              p: &mut TiledProblem|
+                          plan: Plan,
+                          host: &mut PinnedHostSlice<u64>,
+                          p: &mut TiledProblem|
      -> anyhow::Result<Stats> {
         let slice = host.as_mut_slice()?;
         gpu.time(plan, |s| {
@@ -266,7 +274,9 @@ fn measure_overlap(
         copier.synchronize()?;
         let table = tiled::table_from_keys(n, stride, host.as_slice()?)?;
         match cpu.difference_from(&table) {
-            Some(diff) => anyhow::bail!("the table copied {what} differs from the CPU's: {diff}"),
+            Some(diff) => {
+                anyhow::bail!("the table copied {what} differs from the CPU's: {diff}")
+            }
             None => Ok(()),
         }
     };
@@ -274,7 +284,9 @@ fn measure_overlap(
     // the timed runs, their last copy checked too.
     let once = Plan::new(0, 1, L2::Warm);
     let mut stats = Vec::new();
-    for (how, what) in [(Copy::After, "after the solve"), (Copy::Overlapped, "during it")] {
+    for (how, what) in
+        [(Copy::After, "after the solve"), (Copy::Overlapped, "during it")]
+    {
         gpu.poison(&mut p.keys)?;
         host.as_mut_slice()?.fill(u64::MAX);
         solve_and_copy(how, once, &mut host, &mut p)?;

@@ -52,7 +52,10 @@ pub fn case(
         let warps = (config.sweep_threads() / 32) as usize;
         let step = c.step(kernel).unwrap_or(0);
         let steps = 2 * TILE - 2;
-        case.predict(Quantity::Instructions, ((tiles - d) * warps * steps * step) as f64)
+        case.predict(
+            Quantity::Instructions,
+            ((tiles - d) * warps * steps * step) as f64,
+        )
     }
 }
 

@@ -61,13 +61,15 @@ pub fn count(ptx: &str, sm: &str) -> anyhow::Result<Option<Counts>> {
     };
     let sass = tools.disassemble(ptx, sm)?;
     let function = |k: TiledKernel| {
-        sass.function(&k.function())
-            .ok_or_else(|| anyhow::anyhow!("no function `{}` in the SASS", k.function()))
+        sass.function(&k.function()).ok_or_else(|| {
+            anyhow::anyhow!("no function `{}` in the SASS", k.function())
+        })
     };
     let mut minplus = Vec::new();
     for k in [TiledKernel::MinPlus, TiledKernel::MinPlusU32] {
-        let len = shortest_loop(function(k)?, CANDIDATES_PER_TRIP, ends_candidate(k))
-            .ok_or_else(|| anyhow::anyhow!("no inner loop in {}", k.function()))?;
+        let len =
+            shortest_loop(function(k)?, CANDIDATES_PER_TRIP, ends_candidate(k))
+                .ok_or_else(|| anyhow::anyhow!("no inner loop in {}", k.function()))?;
         minplus.push((k, len as f64 / CANDIDATES_PER_TRIP as f64));
     }
     let mut sweep_step = Vec::new();
@@ -76,7 +78,11 @@ pub fn count(ptx: &str, sm: &str) -> anyhow::Result<Option<Counts>> {
             .ok_or_else(|| anyhow::anyhow!("no step loop in {}", k.function()))?;
         sweep_step.push((k, len));
     }
-    Ok(Some(Counts { tools: format!("{} for {sm}", tools.version()?), minplus, sweep_step }))
+    Ok(Some(Counts {
+        tools: format!("{} for {sm}", tools.version()?),
+        minplus,
+        sweep_step,
+    }))
 }
 
 #[cfg(test)]

@@ -152,7 +152,10 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
             vs_cpu_all_threads: vs(Variant::CpuAllThreads),
             candidates_per_ns: format!("{:.2}", candidates / (best_ms * 1e6)),
             dependent_steps: tiled::dependent_steps(n),
-            ns_per_step: format!("{:.0}", best_ms * 1e6 / tiled::dependent_steps(n) as f64),
+            ns_per_step: format!(
+                "{:.0}",
+                best_ms * 1e6 / tiled::dependent_steps(n) as f64
+            ),
         });
         for v in Variant::TILED {
             let Some(ms) = size.median_ms(v) else { continue };
@@ -180,7 +183,9 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
                 minplus_instructions_per_candidate: sass(&|c| {
                     c.per_candidate(minplus).map(|v| format!("{v:.2}"))
                 }),
-                sweep_step_instructions: sass(&|c| c.step(sweep).map(|v| v.to_string())),
+                sweep_step_instructions: sass(&|c| {
+                    c.step(sweep).map(|v| v.to_string())
+                }),
             });
         }
         let others: Vec<String> = size
@@ -188,7 +193,10 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
             .iter()
             .map(|(v, s)| format!("{} {} ms", v.label(threads), fmt_ms(s.median_ms)))
             .collect();
-        println!("n = {n:>5} (every GPU table equals the CPU's): {}", others.join(", "));
+        println!(
+            "n = {n:>5} (every GPU table equals the CPU's): {}",
+            others.join(", ")
+        );
     }
     let spec = Spec::line(
         "Whole CMM table vs chain length (median, min-max bars; L2 warm)",
@@ -275,8 +283,9 @@ fn report_batch(run: &Run, r: &BatchResults) -> anyhow::Result<()> {
         })
         .collect();
     rows.push(BatchRowOut {
-        approach: "tiled, one chain alone (measured) times the chains, one after another"
-            .into(),
+        approach:
+            "tiled, one chain alone (measured) times the chains, one after another"
+                .into(),
         chains: r.chains,
         n: r.n,
         launches: "–".into(),
@@ -290,7 +299,10 @@ fn report_batch(run: &Run, r: &BatchResults) -> anyhow::Result<()> {
         },
     });
     for row in &rows {
-        println!("batch: {} — {} ms ({} ms per chain)", row.approach, row.total_ms, row.ms_per_chain);
+        println!(
+            "batch: {} — {} ms ({} ms per chain)",
+            row.approach, row.total_ms, row.ms_per_chain
+        );
     }
     run.table(
         "cmm-beyond-batch",
