@@ -506,3 +506,108 @@ cmm_tiled_wavefront_lean_u64(const u32* __restrict__ dims_global, u64* key_globa
     }
 }
 // ANCHOR_END: wavefront_lean
+
+// ANCHOR: wavefront_u32
+// The sweep of cmm_tiled_wavefront_u64 with 32-bit costs, for a chain whose bound the host
+// has proved below 2^32 - 1: the three tiles hold costs (4 bytes, not 8), each cell keeps
+// its best cost and split in two registers, and a candidate is two multiply-adds, an add,
+// a compare and two selects on 32-bit words instead of 64-bit keys. The order of the
+// candidates makes the tie rule a choice of compare: the column candidates of a cell come
+// through c in tile I, smaller than every c it has seen (those of the tiles between, and
+// of tile J) and decreasing with the step, so an equal cost takes the new c (<=); the
+// row candidates come through c in tile J, larger than every c seen and increasing, so an
+// equal cost keeps the old split (<). The cell's key is written back whole at the end.
+struct SweepTilesU32 {
+    u32 left[TILE][TILE];   // cost of block (I, I)
+    u32 right[TILE][TILE];  // cost of block (J, J)
+    u32 cell[TILE][TILE];   // costs of the block being computed
+};
+
+extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
+cmm_tiled_wavefront_u32(const u32* __restrict__ dims_global, u64* key_global,
+                        int n, int stride, int D)
+{
+    extern __shared__ u64 dynamic_shared[];
+    SweepTilesU32& tiles = *reinterpret_cast<SweepTilesU32*>(dynamic_shared);
+    __shared__ u32 p_shared[2][TILE];
+    constexpr int CELLS_PER_THREAD = TILE * TILE / SWEEP_THREADS;  // 4
+    constexpr int ROWS_PER_PASS = SWEEP_THREADS / TILE;             // 16
+
+    dims_global += chain_offset_dims(n);
+    key_global += chain_offset_keys(stride);
+    const int I = blockIdx.x, J = I + D;
+    const int a0 = I * TILE, b0 = J * TILE;
+    for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        tiles.left[r][s] = (u32)(key_global[(size_t)(a0 + r) * stride + a0 + s] >> SPLIT_BITS);
+        tiles.right[r][s] = (u32)(key_global[(size_t)(b0 + r) * stride + b0 + s] >> SPLIT_BITS);
+    }
+    // Thread x owns cells (x / 64 + 16 m, x % 64): a warp holds 32 neighbours of one row.
+    const int s = threadIdx.x % TILE, r0 = threadIdx.x / TILE;
+    u32 best[CELLS_PER_THREAD], split[CELLS_PER_THREAD];
+    for (int m = 0; m < CELLS_PER_THREAD; ++m) {
+        // The tiles between I and J left their minimum here (NO_KEY when D = 1).
+        const u64 key = key_global[(size_t)(a0 + r0 + ROWS_PER_PASS * m) * stride + b0 + s];
+        best[m] = (u32)(key >> SPLIT_BITS);
+        split[m] = (u32)(key & 0xffff);
+    }
+    if (threadIdx.x < 2 * TILE) {
+        const int side = threadIdx.x / TILE, x = (side ? b0 : a0) + threadIdx.x % TILE;
+        p_shared[side][threadIdx.x % TILE] = x <= n ? dims_global[x] : 0;
+    }
+    __syncthreads();  // both final tiles and the dimensions are staged
+
+    u32 p_a_times_p_b[CELLS_PER_THREAD];
+    for (int m = 0; m < CELLS_PER_THREAD; ++m)
+        p_a_times_p_b[m] = p_shared[0][r0 + ROWS_PER_PASS * m] * p_shared[1][s];
+    // Step 0 finishes cell (63, 0) alone, which takes no candidate inside the block; when
+    // D = 1 it is a single matrix (b = a + 1) and costs nothing.
+    if (threadIdx.x == SWEEP_THREADS - TILE) {  // r0 = 15, s = 0: its cell m = 3 is (63, 0)
+        if (D == 1) {
+            best[CELLS_PER_THREAD - 1] = 0;
+            split[CELLS_PER_THREAD - 1] = 0;
+        }
+        tiles.cell[TILE - 1][0] = best[CELLS_PER_THREAD - 1];
+    }
+    __syncthreads();  // anti-diagonal 0 is written before step 1 reads it
+
+    for (int t = 1; t < 2 * TILE - 1; ++t) {
+        // The column candidates of all this thread's cells: c = 64 - t + s, in tile I.
+        const bool column = t > s;
+        const int c_col = TILE - t + s;
+        u32 right_col = 0, p_c_col = 0;
+        if (column) {
+            right_col = tiles.cell[c_col][s];
+            p_c_col = p_shared[0][c_col];
+        }
+        #pragma unroll
+        for (int m = 0; m < CELLS_PER_THREAD; ++m) {
+            const int r = r0 + ROWS_PER_PASS * m, final_step = TILE - 1 - r + s;
+            if (t > final_step) continue;  // finished
+            if (column) {
+                const u32 cost = p_a_times_p_b[m] * p_c_col + tiles.left[r][c_col] + right_col;
+                const bool take = cost <= best[m];  // a smaller c than any seen: ties move
+                best[m] = take ? cost : best[m];
+                split[m] = take ? (u32)(a0 + c_col) : split[m];
+            }
+            const int c_row = t - TILE + r;  // the row candidate: c in tile J, left of s
+            if (c_row >= 0) {
+                const u32 cost = p_a_times_p_b[m] * p_shared[1][c_row] + tiles.cell[r][c_row]
+                                 + tiles.right[c_row][s];
+                const bool take = cost < best[m];  // a larger c than any seen: ties stay
+                best[m] = take ? cost : best[m];
+                split[m] = take ? (u32)(b0 + c_row) : split[m];
+            }
+            if (t == final_step) tiles.cell[r][s] = best[m];
+        }
+        __syncthreads();  // anti-diagonal t is written before step t + 1 reads it
+    }
+
+    for (int m = 0; m < CELLS_PER_THREAD; ++m) {
+        const int r = r0 + ROWS_PER_PASS * m;
+        if (b0 + s <= n)
+            key_global[(size_t)(a0 + r) * stride + b0 + s] =
+                (u64)best[m] << SPLIT_BITS | split[m];
+    }
+}
+// ANCHOR_END: wavefront_u32

@@ -12,11 +12,13 @@ fn gpu() -> Gpu {
     Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
 }
 
-const CONFIGS: [Config; 4] = [
+const CONFIGS: [Config; 6] = [
     Config { minplus: MinPlus::U64, sweep: Sweep::Pushed },
     Config { minplus: MinPlus::U64, sweep: Sweep::Lean },
     Config { minplus: MinPlus::U32, sweep: Sweep::Pushed },
     Config { minplus: MinPlus::U32, sweep: Sweep::Lean },
+    Config { minplus: MinPlus::U32, sweep: Sweep::U32 },
+    Config { minplus: MinPlus::U64, sweep: Sweep::U32 },
 ];
 
 /// The largest dimension for which the 32-bit bound holds at `n`.
@@ -42,26 +44,28 @@ fn every_version_matches_the_cpu_at_odd_n() {
         for dims in &chains {
             let cpu = dp::solve_serial(dims).unwrap();
             for config in CONFIGS {
-                if config.minplus == MinPlus::U32 && !tiled::fits_u32(dims) {
-                    let refused = k.prepare_batch(&[dims.clone()], config);
+                if config.needs_u32() && !tiled::fits_u32(dims) {
+                    let refused = k.prepare_batch(std::slice::from_ref(dims), config);
                     let e = refused.err().expect("a chain past the bound is refused");
                     assert!(e.to_string().contains("32-bit"), "{e}");
                     continue;
                 }
-                let mut p = k.prepare_batch(&[dims.clone()], config).unwrap();
+                let mut p =
+                    k.prepare_batch(std::slice::from_ref(dims), config).unwrap();
                 k.solve_verified(&mut p, &cpu)
                     .unwrap_or_else(|e| panic!("n = {n}, {}: {e}", config.label()));
                 checked += 1;
             }
             // The chain's own best kernels answer every chain, 64-bit ones too.
-            let mut p =
-                k.prepare_batch(&[dims.clone()], Config::best_for(dims)).unwrap();
+            let mut p = k
+                .prepare_batch(std::slice::from_ref(dims), Config::best_for(dims))
+                .unwrap();
             let graph = k.capture(&mut p).unwrap();
             k.solve_verified_graph(&mut p, &graph, &cpu)
                 .unwrap_or_else(|e| panic!("n = {n}, graph: {e}"));
         }
     }
-    assert!(checked > 150, "{checked}");
+    assert!(checked > 200, "{checked}");
 }
 
 #[test]

@@ -28,6 +28,8 @@ crate::kernel_names! {
         MinPlusU32 => "cmm_tiled_minplus_u32",
         /// The sweep with half the threads and the step-invariant work hoisted.
         WavefrontLean => "cmm_tiled_wavefront_lean_u64",
+        /// The sweep with 32-bit costs.
+        WavefrontU32 => "cmm_tiled_wavefront_u32",
     }
 }
 
@@ -48,6 +50,9 @@ pub enum Sweep {
     Pushed,
     /// `cmm_tiled_wavefront_lean_u64`: 512 threads, 8 cells each, invariants hoisted.
     Lean,
+    /// `cmm_tiled_wavefront_u32`: the first sweep's threads and cells with 32-bit costs
+    /// (only a chain whose bound the host proves below `2^32 - 1`).
+    U32,
 }
 
 /// The kernels of one tiled solve.
@@ -64,9 +69,12 @@ impl Config {
     /// The fastest kernels that solve `dims` exactly: 32-bit costs where the bound proves
     /// they fit, 64-bit keys otherwise (the answer is the same; only the speed differs).
     pub fn best_for(dims: &[u32]) -> Config {
-        let minplus = if fits_u32(dims) { MinPlus::U32 } else { MinPlus::U64 };
         // The lean sweep measured slower than the first one (the chapter's versions table).
-        Config { minplus, sweep: Sweep::Pushed }
+        if fits_u32(dims) {
+            Config { minplus: MinPlus::U32, sweep: Sweep::U32 }
+        } else {
+            Config { minplus: MinPlus::U64, sweep: Sweep::Pushed }
+        }
     }
 
     /// A short name for tables: `u64 keys, pushed sweep`.
@@ -76,8 +84,9 @@ impl Config {
             MinPlus::U32 => "u32 costs + DPX",
         };
         let sweep = match self.sweep {
-            Sweep::Pushed => "sweep 1024 threads",
-            Sweep::Lean => "lean sweep 512 threads",
+            Sweep::Pushed => "u64 sweep",
+            Sweep::Lean => "lean u64 sweep",
+            Sweep::U32 => "u32 sweep",
         };
         format!("{minplus}, {sweep}")
     }
@@ -85,17 +94,30 @@ impl Config {
     /// Threads per block of the sweep.
     pub fn sweep_threads(self) -> u32 {
         match self.sweep {
-            Sweep::Pushed => SWEEP_THREADS,
+            Sweep::Pushed | Sweep::U32 => SWEEP_THREADS,
             Sweep::Lean => LEAN_THREADS,
         }
     }
+
+    /// Dynamic shared memory of the sweep: three 64 x 64 tiles of keys or of costs.
+    pub fn sweep_shared_bytes(self) -> u32 {
+        match self.sweep {
+            Sweep::Pushed | Sweep::Lean => SWEEP_SHARED_BYTES,
+            Sweep::U32 => SWEEP_U32_SHARED_BYTES,
+        }
+    }
+
+    /// Whether this configuration needs the 32-bit bound.
+    pub fn needs_u32(self) -> bool {
+        self.minplus == MinPlus::U32 || self.sweep == Sweep::U32
+    }
 }
 
-/// Whether the 32-bit min-plus kernel solves `dims` exactly: every value the DP computes,
-/// every candidate included, is at most `(n - 1) max(p)^3`, and the host proves that below
-/// `2^32` (with dimensions below 2^16, which the key needs anyway).
+/// Whether the 32-bit kernels solve `dims` exactly: every value the DP computes, every
+/// candidate included, is at most `(n - 1) max(p)^3`, and the host proves that below
+/// `2^32 - 1` (so that no cost equals the sweep's "no candidate yet" word).
 pub fn fits_u32(dims: &[u32]) -> bool {
-    super::dp::gpu_safe_bound_u32(dims).is_ok()
+    super::dp::cost_upper_bound(dims).is_ok_and(|b| b < u128::from(u32::MAX))
 }
 
 /// Points per tile side (`TILE` in the kernel).
@@ -110,6 +132,8 @@ pub const SPLIT_BITS: u32 = 16;
 /// Dynamic shared memory of the two sweeping kernels: three 64 x 64 tiles of 8-byte keys,
 /// each row padded by one key (`ROW` in the kernel) against bank conflicts.
 pub const SWEEP_SHARED_BYTES: u32 = 3 * (TILE * (TILE + 1) * 8) as u32;
+/// Dynamic shared memory of the 32-bit sweep: three 64 x 64 tiles of 4-byte costs.
+pub const SWEEP_U32_SHARED_BYTES: u32 = 3 * (TILE * TILE * 4) as u32;
 /// The most matrices: every split and every point index must fit the key's 16 low bits.
 pub const MAX_N: usize = (1 << SPLIT_BITS) - 2;
 
@@ -194,6 +218,7 @@ impl<'g> TiledKernels<'g> {
             TiledKernel::DiagonalBlocks,
             TiledKernel::Wavefront,
             TiledKernel::WavefrontLean,
+            TiledKernel::WavefrontU32,
         ] {
             table.get(sweep).set_attribute(
                 CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -231,12 +256,14 @@ impl<'g> TiledKernels<'g> {
                 "every chain of a batch has the same length: chain {z} has {this}, not {n}"
             );
             n = this;
-            if config.minplus == MinPlus::U32 {
-                super::dp::gpu_safe_bound_u32(dims).map_err(|e| {
-                    UsageError(format!(
-                        "the 32-bit min-plus kernel cannot solve chain {z} exactly: {e}"
-                    ))
-                })?;
+            if config.needs_u32() && !fits_u32(dims) {
+                let bound = super::dp::cost_upper_bound(dims)?;
+                return Err(UsageError(format!(
+                    "the 32-bit tiled kernels cannot solve chain {z} exactly: its costs are \
+                     bounded by (n - 1) max(p)^3 = {bound}, not below 2^32 - 1 (the 64-bit \
+                     kernels can)"
+                ))
+                .into());
             }
         }
         let tiles = tile_diagonals(n);
@@ -295,16 +322,16 @@ impl<'g> TiledKernels<'g> {
             };
         }
         let z = p.chains as u32;
-        let sweep = |grid: usize, threads: u32| LaunchConfig {
+        let sweep = |grid: usize, threads: u32, shared: u32| LaunchConfig {
             grid_dim: (grid as u32, 1, z),
             block_dim: (threads, 1, 1),
-            shared_mem_bytes: SWEEP_SHARED_BYTES,
+            shared_mem_bytes: shared,
         };
         let (minplus, wavefront) = self.kernels(p.config);
         let mut b = stream.launch_builder(self.table.get(TiledKernel::DiagonalBlocks));
         b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride);
         // SAFETY: (dims, keys, n, stride) as in the kernel's header; grid = tiles.
-        unsafe { b.launch(sweep(p.tiles, SWEEP_THREADS))? };
+        unsafe { b.launch(sweep(p.tiles, SWEEP_THREADS, SWEEP_SHARED_BYTES))? };
         after(0, &p.keys)?;
         for d in 1..p.tiles {
             let on_diagonal = p.tiles - d;
@@ -332,7 +359,10 @@ impl<'g> TiledKernels<'g> {
             b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride).arg(&d_arg);
             // SAFETY: (dims, keys, n, stride, D) as in the header; one block per
             // block of diagonal D.
-            unsafe { b.launch(sweep(on_diagonal, p.config.sweep_threads()))? };
+            let c = p.config;
+            unsafe {
+                b.launch(sweep(on_diagonal, c.sweep_threads(), c.sweep_shared_bytes()))?
+            };
             after(d, &p.keys)?;
         }
         Ok(())
@@ -379,7 +409,7 @@ impl<'g> TiledKernels<'g> {
             let cfg = LaunchConfig {
                 grid_dim: (on_diagonal, 1, p.chains as u32),
                 block_dim: (p.config.sweep_threads(), 1, 1),
-                shared_mem_bytes: SWEEP_SHARED_BYTES,
+                shared_mem_bytes: p.config.sweep_shared_bytes(),
             };
             let mut b = stream.launch_builder(self.table.get(sweep_kernel));
             b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride).arg(&d_arg);
@@ -398,6 +428,7 @@ impl<'g> TiledKernels<'g> {
         let sweep = match config.sweep {
             Sweep::Pushed => TiledKernel::Wavefront,
             Sweep::Lean => TiledKernel::WavefrontLean,
+            Sweep::U32 => TiledKernel::WavefrontU32,
         };
         (minplus, sweep)
     }

@@ -14,11 +14,12 @@ use super::measure::DP_DIM_MAX;
 /// `(n, block diagonal, kernels, whether the min-plus launch)` of each counted case: the
 /// min-plus kernels where they carry the large sizes, the sweeps where they are the time
 /// (n = 1024).
-pub const CASES: [(usize, usize, Config, bool); 4] = [
+pub const CASES: [(usize, usize, Config, bool); 5] = [
     (4096, 32, Config { minplus: MinPlus::U64, sweep: Sweep::Pushed }, true),
     (4096, 32, Config { minplus: MinPlus::U32, sweep: Sweep::Pushed }, true),
     (1024, 8, Config { minplus: MinPlus::U64, sweep: Sweep::Pushed }, false),
     (1024, 8, Config { minplus: MinPlus::U64, sweep: Sweep::Lean }, false),
+    (1024, 8, Config { minplus: MinPlus::U32, sweep: Sweep::U32 }, false),
 ];
 
 /// Candidates the min-plus launch of block diagonal `d` evaluates: every one of its
@@ -67,7 +68,7 @@ pub fn run_cases(run: &Run) -> anyhow::Result<()> {
     let counts = instructions::count(tiled_kernels.table().ptx("cmm_tiled.cu"), &sm)?;
     for (n, d, config, minplus) in CASES {
         let dims = dp::random_dims(n, DP_DIM_MAX, run.seed + n as u64);
-        let cpu = dp::solve_contiguous(&dims)?;
+        let cpu = dp::solve_contiguous_u32(&dims)?;
         let mut p = tiled_kernels.prepare_batch(&[dims], config)?;
         tiled_kernels.solve_verified(&mut p, &cpu)?;
         let kernels = tiled_kernels.kernels(config);

@@ -122,9 +122,9 @@ pub enum Variant {
     TiledLean,
     /// 32-bit costs with DPX, the first sweep.
     TiledU32,
-    /// 32-bit costs with DPX, the lean sweep.
-    TiledU32Lean,
-    /// 32-bit costs with DPX, the first sweep, its launches replayed as one CUDA graph.
+    /// 32-bit costs with DPX in the min-plus kernel and in the sweep: the fastest kernels.
+    TiledU32Sweep,
+    /// The fastest kernels, their launches replayed as one CUDA graph.
     TiledU32Graph,
     CpuOneThread,
     CpuAllThreads,
@@ -141,7 +141,7 @@ impl Variant {
         Variant::Tiled,
         Variant::TiledLean,
         Variant::TiledU32,
-        Variant::TiledU32Lean,
+        Variant::TiledU32Sweep,
         Variant::TiledU32Graph,
         Variant::CpuOneThread,
         Variant::CpuAllThreads,
@@ -153,7 +153,7 @@ impl Variant {
         Variant::Tiled,
         Variant::TiledLean,
         Variant::TiledU32,
-        Variant::TiledU32Lean,
+        Variant::TiledU32Sweep,
         Variant::TiledU32Graph,
     ];
 
@@ -170,14 +170,16 @@ impl Variant {
             Variant::Tiled => "GPU tiled 64x64: min-plus + wavefront".into(),
             Variant::TiledLean => "GPU tiled, lean sweep".into(),
             Variant::TiledU32 => "GPU tiled, 32-bit DPX min-plus".into(),
-            Variant::TiledU32Lean => {
-                "GPU tiled, 32-bit DPX min-plus + lean sweep".into()
+            Variant::TiledU32Sweep => {
+                "GPU tiled, 32-bit DPX min-plus + 32-bit sweep".into()
             }
             Variant::TiledU32Graph => {
-                "GPU tiled, 32-bit DPX min-plus, CUDA graph".into()
+                "GPU tiled, 32-bit min-plus + 32-bit sweep, CUDA graph".into()
             }
-            Variant::CpuOneThread => "CPU 1 thread".into(),
-            Variant::CpuAllThreads => format!("CPU {threads} threads (rayon)"),
+            Variant::CpuOneThread => "CPU 1 thread, 32-bit AVX2".into(),
+            Variant::CpuAllThreads => {
+                format!("CPU {threads} threads, 32-bit AVX2 (rayon)")
+            }
             Variant::CpuBlocked => {
                 format!("CPU {threads} threads, 64x64 min-plus blocks (rayon)")
             }
@@ -191,8 +193,9 @@ impl Variant {
             Variant::Tiled => c(MinPlus::U64, Sweep::Pushed),
             Variant::TiledLean => c(MinPlus::U64, Sweep::Lean),
             Variant::TiledU32 => c(MinPlus::U32, Sweep::Pushed),
-            Variant::TiledU32Lean => c(MinPlus::U32, Sweep::Lean),
-            Variant::TiledU32Graph => c(MinPlus::U32, Sweep::Pushed),
+            Variant::TiledU32Sweep | Variant::TiledU32Graph => {
+                c(MinPlus::U32, Sweep::U32)
+            }
             _ => None,
         }
     }
@@ -217,9 +220,7 @@ impl Variant {
             Variant::CpuBlocked => CPU_BLOCKED_MAX_N,
             // Slower than the first sweep at every n up to 4096, and not needed beyond to
             // tell the story: the GPU machine's minutes go to the CPU reference there.
-            Variant::TiledLean | Variant::TiledU32Lean | Variant::TiledU32Graph => {
-                TILED_EXTRA_MAX_N
-            }
+            Variant::TiledLean | Variant::TiledU32Graph => TILED_EXTRA_MAX_N,
             _ => usize::MAX,
         }
     }
@@ -367,7 +368,8 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
         // The reference: the multi-threaded CPU program, timed too. Every GPU table below is
         // compared with it cell by cell (costs and splits) before anything is timed.
         bar.set_message(format!("n = {n}: CPU, {threads} threads"));
-        let (cpu_all, cpu) = time_cpu(max_reps, || Ok(dp::solve_contiguous(&dims)?))?;
+        let (cpu_all, cpu) =
+            time_cpu(max_reps, || Ok(dp::solve_contiguous_u32(&dims)?))?;
         let mut measured = vec![(Variant::CpuAllThreads, cpu_all)];
         for variant in Variant::ALL {
             bar.inc(1);
@@ -389,7 +391,7 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
             let stats = match variant {
                 Variant::CpuOneThread => {
                     let (stats, table) = one_thread.install(|| {
-                        time_cpu(max_reps, || Ok(dp::solve_contiguous(&dims)?))
+                        time_cpu(max_reps, || Ok(dp::solve_contiguous_u32(&dims)?))
                     })?;
                     anyhow::ensure!(
                         table == cpu,
@@ -454,7 +456,7 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
                 Variant::Tiled
                 | Variant::TiledLean
                 | Variant::TiledU32
-                | Variant::TiledU32Lean => {
+                | Variant::TiledU32Sweep => {
                     let config = variant.config().expect("a tiled variant");
                     let chains = [dims.clone()];
                     let mut p = tiled_kernels.prepare_batch(&chains, config)?;

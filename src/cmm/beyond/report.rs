@@ -168,6 +168,7 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
                 match config.sweep {
                     tiled::Sweep::Pushed => TiledKernel::Wavefront,
                     tiled::Sweep::Lean => TiledKernel::WavefrontLean,
+                    tiled::Sweep::U32 => TiledKernel::WavefrontU32,
                 },
             );
             let sass = |f: &dyn Fn(&Counts) -> Option<String>| {
