@@ -45,6 +45,13 @@
 //                I + 1 + chunk * blockIdx.y .. (at most chunk of them, all < J);
 //     cmm_tiled_wavefront_u64           grid (NT - D), block (1024), 99 840 bytes dynamic shared.
 //
+// The other versions take the same arguments and the same grids:
+//   cmm_tiled_minplus_u32          for cmm_tiled_minplus_u64, 32-bit costs (bound < 2^32 - 1);
+//   cmm_tiled_wavefront_u32        for cmm_tiled_wavefront_u64, 32-bit costs, 49 152 bytes;
+//   cmm_tiled_wavefront_lean_u64   for cmm_tiled_wavefront_u64, block (512).
+// Every launch may take a batch of chains of one length: gridDim.z = chains, chain z's
+// dimensions at dims_global + z (n + 1) and its keys at key_global + z stride^2.
+//
 // Parameters, in order:
 //   const unsigned int* dims_global   p[0..n], n + 1 entries
 //   unsigned long long* key_global    stride x stride keys, row-major, T[a][b] at a * stride + b
@@ -336,15 +343,16 @@ cmm_tiled_diagonal_blocks_u64(const u32* __restrict__ dims_global, u64* key_glob
 }
 
 // ANCHOR: minplus_u32
-// The min-plus kernel with 32-bit costs, for a chain whose bound (n - 1) max(p)^3 the host
-// has proved below 2^32: every candidate is then the cost of one parenthesisation of a
-// sub-chain, so no 32-bit sum wraps. Same grid, tiles and register tiling as
-// cmm_tiled_minplus_u64; a cell keeps its best cost and its split in two registers
-// instead of one 64-bit key, and a candidate costs one multiply-add, one add and one
-// Hopper DPX instruction (__vibmin_u32: the minimum and which operand it was) with a select.
-// The c are taken in increasing order and the split moves only on a strictly smaller
-// cost, so among equal costs the smallest split stays: the serial program's tie rule.
-// The blocks meet in the same 64-bit atomicMin on cost << 16 | split.
+// The min-plus kernel with 32-bit costs, for a chain whose bound (n - 1) max(p)^3
+// the host has proved below 2^32 - 1: every candidate is then the cost of one
+// parenthesisation of a sub-chain, so no 32-bit sum wraps. Same grid, tiles and
+// register tiling as cmm_tiled_minplus_u64; a cell keeps its best cost and its split
+// in two registers instead of one 64-bit key, and a candidate costs a multiply-add,
+// an add, and Hopper's DPX minimum (__vibmin_u32: the minimum and which operand it
+// was) with a select. The c are taken in increasing order and the split moves only
+// on a strictly smaller cost, so among equal costs the smallest split stays: the
+// serial program's tie rule. The blocks meet in the same 64-bit atomicMin on
+// cost << 16 | split.
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
 cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
                       int n, int stride, int D, int chunk)
@@ -376,16 +384,17 @@ cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
     for (int K = K_first; K < K_end; ++K) {
         for (int half = 0; half < TILE / HALF; ++half) {
             const int c0 = K * TILE + half * HALF;
-            // Every operand is a final cell below 2^32 (the host's bound): cost = key >> 16.
+            // Every operand is a final cell below 2^32 (the host's bound):
+            // its cost is key >> 16.
             for (int e = threadIdx.x; e < TILE * HALF; e += THREADS) {
                 const int r = e / HALF, cc = e % HALF;
-                left_shared[r][cc] =
-                    (u32)(key_global[(size_t)(a0 + r) * stride + c0 + cc] >> SPLIT_BITS);
+                const u64 key = key_global[(size_t)(a0 + r) * stride + c0 + cc];
+                left_shared[r][cc] = (u32)(key >> SPLIT_BITS);
             }
             for (int e = threadIdx.x; e < HALF * TILE; e += THREADS) {
                 const int cc = e / TILE, s = e % TILE;
-                right_shared[cc][s] =
-                    (u32)(key_global[(size_t)(c0 + cc) * stride + b0 + s] >> SPLIT_BITS);
+                const u64 key = key_global[(size_t)(c0 + cc) * stride + b0 + s];
+                right_shared[cc][s] = (u32)(key >> SPLIT_BITS);
             }
             if (threadIdx.x < HALF)
                 p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
@@ -403,12 +412,13 @@ cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
                 for (int m = 0; m < 4; ++m)
                     for (int q = 0; q < 4; ++q) {
                         const u32 cost = p_a_times_p_c[m] * p_b[q] + left[m] + right[q];
-                        bool keep;  // best <= cost: an equal cost keeps the smaller split
+                        bool keep;  // best <= cost: equal costs keep the smaller c
                         best[m][q] = __vibmin_u32(best[m][q], cost, &keep);
                         split[m][q] = keep ? split[m][q] : c;
                     }
             }
-            __syncthreads();  // everyone is done with the strips before they are overwritten
+            // everyone is done with the strips before they are overwritten
+            __syncthreads();
         }
     }
 
@@ -422,7 +432,6 @@ cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
 }
 // ANCHOR_END: minplus_u32
 
-// ANCHOR: wavefront_lean
 // The sweep of cmm_tiled_wavefront_u64 with less work per step. The same push, but with
 // half the threads and twice the cells each (cell (r, s) with r = x / 64 + 8 m, s = x % 64),
 // so that what the cells of one thread share is loaded once: at step t their column
@@ -488,7 +497,7 @@ cmm_tiled_wavefront_lean_u64(const u32* __restrict__ dims_global, u64* key_globa
             if (column)
                 b = min_key(b, candidate(tiles.left[r][c_col], right_col,
                                          p_a[m] * p_c_col, p_b_shifted));
-            const int c_row = t - TILE + r;  // the row candidate: c in tile J, left of s
+            const int c_row = t - TILE + r;  // row candidate: c in tile J, left of s
             if (c_row >= 0)
                 b = min_key(b, candidate(left_key(tiles.cell[r][c_row], b0 + c_row),
                                          tiles.right[c_row][s], p_a[m] * p_shared[1][c_row],
@@ -505,18 +514,18 @@ cmm_tiled_wavefront_lean_u64(const u32* __restrict__ dims_global, u64* key_globa
             key_global[(size_t)(a0 + r) * stride + b0 + s] = tiles.cell[r][s];
     }
 }
-// ANCHOR_END: wavefront_lean
 
 // ANCHOR: wavefront_u32
-// The sweep of cmm_tiled_wavefront_u64 with 32-bit costs, for a chain whose bound the host
-// has proved below 2^32 - 1: the three tiles hold costs (4 bytes, not 8), each cell keeps
-// its best cost and split in two registers, and a candidate is two multiply-adds, an add,
-// a compare and two selects on 32-bit words instead of 64-bit keys. The order of the
-// candidates makes the tie rule a choice of compare: the column candidates of a cell come
-// through c in tile I, smaller than every c it has seen (those of the tiles between, and
-// of tile J) and decreasing with the step, so an equal cost takes the new c (<=); the
-// row candidates come through c in tile J, larger than every c seen and increasing, so an
-// equal cost keeps the old split (<). The cell's key is written back whole at the end.
+// The sweep of cmm_tiled_wavefront_u64 with 32-bit costs, for a chain whose bound
+// the host has proved below 2^32 - 1: the three tiles hold costs (4 bytes, not 8),
+// each cell keeps its best cost and split in two registers, and a candidate is a
+// multiply-add, an add, a compare and two selects on 32-bit words instead of 64-bit
+// keys. The order of the candidates makes the tie rule a choice of compare: a cell's
+// column candidates come through c in tile I, smaller than every c it has seen
+// (those of the tiles between, and of tile J) and decreasing with the step, so an
+// equal cost takes the new c (<=); its row candidates come through c in tile J,
+// larger than every c seen and increasing, so an equal cost keeps the old split (<).
+// The cell's key is written back whole at the end.
 struct SweepTilesU32 {
     u32 left[TILE][TILE];   // cost of block (I, I)
     u32 right[TILE][TILE];  // cost of block (J, J)
@@ -539,15 +548,18 @@ cmm_tiled_wavefront_u32(const u32* __restrict__ dims_global, u64* key_global,
     const int a0 = I * TILE, b0 = J * TILE;
     for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
         const int r = e / TILE, s = e % TILE;
-        tiles.left[r][s] = (u32)(key_global[(size_t)(a0 + r) * stride + a0 + s] >> SPLIT_BITS);
-        tiles.right[r][s] = (u32)(key_global[(size_t)(b0 + r) * stride + b0 + s] >> SPLIT_BITS);
+        const u64 key_left = key_global[(size_t)(a0 + r) * stride + a0 + s];
+        const u64 key_right = key_global[(size_t)(b0 + r) * stride + b0 + s];
+        tiles.left[r][s] = (u32)(key_left >> SPLIT_BITS);
+        tiles.right[r][s] = (u32)(key_right >> SPLIT_BITS);
     }
-    // Thread x owns cells (x / 64 + 16 m, x % 64): a warp holds 32 neighbours of one row.
+    // Thread x owns cells (x / 64 + 16 m, x % 64): a warp holds 32 cells of one row.
     const int s = threadIdx.x % TILE, r0 = threadIdx.x / TILE;
     u32 best[CELLS_PER_THREAD], split[CELLS_PER_THREAD];
     for (int m = 0; m < CELLS_PER_THREAD; ++m) {
         // The tiles between I and J left their minimum here (NO_KEY when D = 1).
-        const u64 key = key_global[(size_t)(a0 + r0 + ROWS_PER_PASS * m) * stride + b0 + s];
+        const int a = a0 + r0 + ROWS_PER_PASS * m;
+        const u64 key = key_global[(size_t)a * stride + b0 + s];
         best[m] = (u32)(key >> SPLIT_BITS);
         split[m] = (u32)(key & 0xffff);
     }
@@ -560,9 +572,9 @@ cmm_tiled_wavefront_u32(const u32* __restrict__ dims_global, u64* key_global,
     u32 p_a_times_p_b[CELLS_PER_THREAD];
     for (int m = 0; m < CELLS_PER_THREAD; ++m)
         p_a_times_p_b[m] = p_shared[0][r0 + ROWS_PER_PASS * m] * p_shared[1][s];
-    // Step 0 finishes cell (63, 0) alone, which takes no candidate inside the block; when
-    // D = 1 it is a single matrix (b = a + 1) and costs nothing.
-    if (threadIdx.x == SWEEP_THREADS - TILE) {  // r0 = 15, s = 0: its cell m = 3 is (63, 0)
+    // Step 0 finishes cell (63, 0) alone, which takes no candidate inside the
+    // block; when D = 1 it is a single matrix (b = a + 1) and costs nothing.
+    if (threadIdx.x == SWEEP_THREADS - TILE) {  // r0 = 15, s = 0: cell m = 3 is (63, 0)
         if (D == 1) {
             best[CELLS_PER_THREAD - 1] = 0;
             split[CELLS_PER_THREAD - 1] = 0;
@@ -585,16 +597,17 @@ cmm_tiled_wavefront_u32(const u32* __restrict__ dims_global, u64* key_global,
             const int r = r0 + ROWS_PER_PASS * m, final_step = TILE - 1 - r + s;
             if (t > final_step) continue;  // finished
             if (column) {
-                const u32 cost = p_a_times_p_b[m] * p_c_col + tiles.left[r][c_col] + right_col;
-                const bool take = cost <= best[m];  // a smaller c than any seen: ties move
+                const u32 cost =
+                    p_a_times_p_b[m] * p_c_col + tiles.left[r][c_col] + right_col;
+                const bool take = cost <= best[m];  // c below all seen: ties move
                 best[m] = take ? cost : best[m];
                 split[m] = take ? (u32)(a0 + c_col) : split[m];
             }
-            const int c_row = t - TILE + r;  // the row candidate: c in tile J, left of s
+            const int c_row = t - TILE + r;  // row candidate: c in tile J, left of s
             if (c_row >= 0) {
-                const u32 cost = p_a_times_p_b[m] * p_shared[1][c_row] + tiles.cell[r][c_row]
-                                 + tiles.right[c_row][s];
-                const bool take = cost < best[m];  // a larger c than any seen: ties stay
+                const u32 cost = p_a_times_p_b[m] * p_shared[1][c_row]
+                                 + tiles.cell[r][c_row] + tiles.right[c_row][s];
+                const bool take = cost < best[m];  // c larger than any seen: ties stay
                 best[m] = take ? cost : best[m];
                 split[m] = take ? (u32)(b0 + c_row) : split[m];
             }

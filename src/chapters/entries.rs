@@ -327,8 +327,8 @@ pub const CMM_BEYOND: Chapter = Chapter {
     // launch, and the overlap copies n = 131 strip by strip.
     sanitizer_args: &["--quick", "--reps", "1", "--matrices", "131", "--part", "dp-batch"],
     note:
-        "about 5 minutes on an H100 with 16 CPU cores, most of it the CPU reference at \
-           n = 16384",
+        "about 5 minutes on an H100 with 16 CPU cores, most of it the CPU references at \
+           n = 16384 and of the batch's 1024 chains",
     headlines: &[
         Headline {
             what: "tiled DP, whole table, n = 1024",

@@ -107,6 +107,20 @@ impl Config {
         }
     }
 
+    /// The min-plus and sweep kernels of this configuration.
+    pub fn kernels(self) -> (TiledKernel, TiledKernel) {
+        let minplus = match self.minplus {
+            MinPlus::U64 => TiledKernel::MinPlus,
+            MinPlus::U32 => TiledKernel::MinPlusU32,
+        };
+        let sweep = match self.sweep {
+            Sweep::Pushed => TiledKernel::Wavefront,
+            Sweep::Lean => TiledKernel::WavefrontLean,
+            Sweep::U32 => TiledKernel::WavefrontU32,
+        };
+        (minplus, sweep)
+    }
+
     /// Whether this configuration needs the 32-bit bound.
     pub fn needs_u32(self) -> bool {
         self.minplus == MinPlus::U32 || self.sweep == Sweep::U32
@@ -284,7 +298,6 @@ impl<'g> TiledKernels<'g> {
         })
     }
 
-    // ANCHOR: enqueue
     /// Enqueues one complete solve on `stream`: reset the keys to the identity of min,
     /// block diagonal 0, then for each block diagonal D its min-plus launch
     /// (D >= 2) and its sweep.
@@ -296,6 +309,7 @@ impl<'g> TiledKernels<'g> {
         self.enqueue_with(stream, p, |_, _| Ok(()))
     }
 
+    // ANCHOR: enqueue
     /// [`TiledKernels::enqueue`], calling `after(d, keys)` once block diagonal `d` is
     /// enqueued (its sweep is the last launch on `stream`): the hook of the copies that
     /// overlap the solve.
@@ -327,7 +341,7 @@ impl<'g> TiledKernels<'g> {
             block_dim: (threads, 1, 1),
             shared_mem_bytes: shared,
         };
-        let (minplus, wavefront) = self.kernels(p.config);
+        let (minplus, wavefront) = p.config.kernels();
         let mut b = stream.launch_builder(self.table.get(TiledKernel::DiagonalBlocks));
         b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride);
         // SAFETY: (dims, keys, n, stride) as in the kernel's header; grid = tiles.
@@ -386,7 +400,7 @@ impl<'g> TiledKernels<'g> {
         );
         let stream = &self.gpu.stream;
         let (n, stride, d_arg) = (p.n as i32, p.stride() as i32, d as i32);
-        let (minplus_kernel, sweep_kernel) = self.kernels(p.config);
+        let (minplus_kernel, sweep_kernel) = p.config.kernels();
         let on_diagonal = (p.tiles - d) as u32;
         if minplus {
             let (chunk, splits) = minplus_split(p.tiles, d, self.minplus_wave);
@@ -417,20 +431,6 @@ impl<'g> TiledKernels<'g> {
             unsafe { b.launch(cfg)? };
         }
         Ok(())
-    }
-
-    /// The min-plus and sweep kernels of `config`.
-    pub fn kernels(&self, config: Config) -> (TiledKernel, TiledKernel) {
-        let minplus = match config.minplus {
-            MinPlus::U64 => TiledKernel::MinPlus,
-            MinPlus::U32 => TiledKernel::MinPlusU32,
-        };
-        let sweep = match config.sweep {
-            Sweep::Pushed => TiledKernel::Wavefront,
-            Sweep::Lean => TiledKernel::WavefrontLean,
-            Sweep::U32 => TiledKernel::WavefrontU32,
-        };
-        (minplus, sweep)
     }
 
     /// The same solve captured once as a CUDA graph, replayed with one launch.

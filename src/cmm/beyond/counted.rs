@@ -71,7 +71,7 @@ pub fn run_cases(run: &Run) -> anyhow::Result<()> {
         let cpu = dp::solve_contiguous_u32(&dims)?;
         let mut p = tiled_kernels.prepare_batch(&[dims], config)?;
         tiled_kernels.solve_verified(&mut p, &cpu)?;
-        let kernels = tiled_kernels.kernels(config);
+        let kernels = config.kernels();
         let case = case(kernels, counts.as_ref(), n, d, config, minplus);
         gpu.count(case, || tiled_kernels.launch_step(&mut p, d, minplus))?;
         gpu.stream.synchronize()?;

@@ -2,7 +2,7 @@
 //! the console summary.
 
 use crate::cmm::chain;
-use crate::cmm::tiled::{self, TiledKernel};
+use crate::cmm::tiled;
 use crate::harness::format::ms;
 use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
@@ -160,17 +160,7 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
         for v in Variant::TILED {
             let Some(ms) = size.median_ms(v) else { continue };
             let config = v.config().expect("tiled");
-            let (minplus, sweep) = (
-                match config.minplus {
-                    tiled::MinPlus::U64 => TiledKernel::MinPlus,
-                    tiled::MinPlus::U32 => TiledKernel::MinPlusU32,
-                },
-                match config.sweep {
-                    tiled::Sweep::Pushed => TiledKernel::Wavefront,
-                    tiled::Sweep::Lean => TiledKernel::WavefrontLean,
-                    tiled::Sweep::U32 => TiledKernel::WavefrontU32,
-                },
-            );
+            let (minplus, sweep) = config.kernels();
             let sass = |f: &dyn Fn(&Counts) -> Option<String>| {
                 counts.as_ref().and_then(f).unwrap_or_else(|| "–".into())
             };
