@@ -88,7 +88,7 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
 const TARGETS_SHOWN: [(&str, &str); 2] = [
     (
         "columns",
-        "n | target_ms | first_tiled_ms | best_ms | best | met | vs_first_tiled | \
+        "n | target_ms | first_tiled_ms | best_ms | met | vs_first_tiled | \
          vs_paper_kernel | vs_cpu_all_threads | candidates_per_ns | \
          {dependent_steps} × {ns_per_step} = dependent steps × ns per step",
     ),
@@ -218,8 +218,8 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
                 "headers",
                 "ms = whole table (ms) | candidates_per_ns = candidates per ns | \
                  vs_first = first tiled over this | \
-                 minplus_instructions_per_candidate = min-plus instructions per candidate | \
-                 sweep_step_instructions = instructions in the sweep's step loop",
+                 minplus_instructions_per_candidate = min-plus instr. per candidate | \
+                 sweep_step_instructions = sweep step instr.",
             ),
         ],
         &versions,
