@@ -45,6 +45,13 @@
 //                I + 1 + chunk * blockIdx.y .. (at most chunk of them, all < J);
 //     cmm_tiled_wavefront_u64           grid (NT - D), block (1024), 99 840 bytes dynamic shared.
 //
+// The other versions take the same arguments and the same grids:
+//   cmm_tiled_minplus_u32          for cmm_tiled_minplus_u64, 32-bit costs (bound < 2^32 - 1);
+//   cmm_tiled_wavefront_u32        for cmm_tiled_wavefront_u64, 32-bit costs, 49 152 bytes;
+//   cmm_tiled_wavefront_lean_u64   for cmm_tiled_wavefront_u64, block (512).
+// Every launch may take a batch of chains of one length: gridDim.z = chains, chain z's
+// dimensions at dims_global + z (n + 1) and its keys at key_global + z stride^2.
+//
 // Parameters, in order:
 //   const unsigned int* dims_global   p[0..n], n + 1 entries
 //   unsigned long long* key_global    stride x stride keys, row-major, T[a][b] at a * stride + b
@@ -88,6 +95,18 @@ __device__ __forceinline__ u64 candidate(u64 left, u64 right, u32 p_a_times_p_c,
 
 __device__ __forceinline__ u64 min_key(u64 x, u64 y) { return y < x ? y : x; }
 
+// Many chains in one launch (the batch): chain z = blockIdx.z has its n + 1 dimensions at
+// dims_global + z (n + 1) and its stride x stride keys at key_global + z stride^2. A single
+// chain is the batch of one (gridDim.z = 1).
+__device__ __forceinline__ size_t chain_offset_dims(int n)
+{
+    return (size_t)blockIdx.z * (size_t)(n + 1);
+}
+__device__ __forceinline__ size_t chain_offset_keys(int stride)
+{
+    return (size_t)blockIdx.z * (size_t)stride * (size_t)stride;
+}
+
 // The minimum over the THREADS_PER_CELL consecutive lanes of one cell.
 __device__ __forceinline__ u64 cell_group_min(u64 key)
 {
@@ -112,6 +131,8 @@ cmm_tiled_minplus_u64(const u32* __restrict__ dims_global, u64* key_global,
     __shared__ u64 right_shared[HALF][TILE];
     __shared__ u32 p_c_shared[HALF];
 
+    dims_global += chain_offset_dims(n);
+    key_global += chain_offset_keys(stride);
     const int I = blockIdx.x, J = I + D;
     const int K_first = I + 1 + chunk * blockIdx.y;
     const int K_end = min(K_first + chunk, J);
@@ -216,6 +237,8 @@ cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
     __shared__ u32 p_shared[2][TILE];  // p of tile I's points, then of tile J's
     constexpr int CELLS_PER_THREAD = TILE * TILE / SWEEP_THREADS;
 
+    dims_global += chain_offset_dims(n);
+    key_global += chain_offset_keys(stride);
     const int I = blockIdx.x, J = I + D;
     const int a0 = I * TILE, b0 = J * TILE;
     for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
@@ -290,6 +313,8 @@ cmm_tiled_diagonal_blocks_u64(const u32* __restrict__ dims_global, u64* key_glob
     SweepTiles& tiles = *reinterpret_cast<SweepTiles*>(dynamic_shared);
     __shared__ u32 p_shared[TILE];
 
+    dims_global += chain_offset_dims(n);
+    key_global += chain_offset_keys(stride);
     const int a0 = blockIdx.x * TILE;
     for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) tiles.cell[e / TILE][e % TILE] = NO_KEY;
     if (threadIdx.x < TILE) p_shared[threadIdx.x] = a0 + threadIdx.x <= n ? dims_global[a0 + threadIdx.x] : 0;
@@ -316,3 +341,286 @@ cmm_tiled_diagonal_blocks_u64(const u32* __restrict__ dims_global, u64* key_glob
         if (r < s && a0 + s <= n) key_global[(size_t)(a0 + r) * stride + a0 + s] = tiles.cell[r][s];
     }
 }
+
+// ANCHOR: minplus_u32
+// The min-plus kernel with 32-bit costs, for a chain whose bound (n - 1) max(p)^3
+// the host has proved below 2^32 - 1: every candidate is then the cost of one
+// parenthesisation of a sub-chain, so no 32-bit sum wraps. Same grid, tiles and
+// register tiling as cmm_tiled_minplus_u64; a cell keeps its best cost and its split
+// in two registers instead of one 64-bit key, and a candidate costs a multiply-add,
+// an add, and Hopper's DPX minimum (__vibmin_u32: the minimum and which operand it
+// was) with a select. The c are taken in increasing order and the split moves only
+// on a strictly smaller cost, so among equal costs the smallest split stays: the
+// serial program's tie rule. The blocks meet in the same 64-bit atomicMin on
+// cost << 16 | split.
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
+cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
+                      int n, int stride, int D, int chunk)
+{
+    __shared__ u32 left_shared[TILE][HALF];   // cost(a, c): 64 rows a, 32 columns c
+    __shared__ u32 right_shared[HALF][TILE];  // cost(c, b): 32 rows c, 64 columns b
+    __shared__ u32 p_c_shared[HALF];
+
+    dims_global += chain_offset_dims(n);
+    key_global += chain_offset_keys(stride);
+    const int I = blockIdx.x, J = I + D;
+    const int K_first = I + 1 + chunk * blockIdx.y;
+    const int K_end = min(K_first + chunk, J);
+    const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
+    const int a0 = I * TILE, b0 = J * TILE;
+
+    u32 p_a[4], p_b[4], best[4][4], split[4][4];
+    for (int m = 0; m < 4; ++m) {
+        const int a = a0 + tr + 16 * m, b = b0 + tc + 16 * m;
+        p_a[m] = a <= n ? dims_global[a] : 0;
+        p_b[m] = b <= n ? dims_global[b] : 0;
+        for (int q = 0; q < 4; ++q) {
+            // If every candidate costs 2^32 - 1, the first c is the split: start there.
+            best[m][q] = 0xffffffffu;
+            split[m][q] = (u32)(K_first * TILE);
+        }
+    }
+
+    for (int K = K_first; K < K_end; ++K) {
+        for (int half = 0; half < TILE / HALF; ++half) {
+            const int c0 = K * TILE + half * HALF;
+            // Every operand is a final cell below 2^32 (the host's bound):
+            // its cost is key >> 16.
+            for (int e = threadIdx.x; e < TILE * HALF; e += THREADS) {
+                const int r = e / HALF, cc = e % HALF;
+                const u64 key = key_global[(size_t)(a0 + r) * stride + c0 + cc];
+                left_shared[r][cc] = (u32)(key >> SPLIT_BITS);
+            }
+            for (int e = threadIdx.x; e < HALF * TILE; e += THREADS) {
+                const int cc = e / TILE, s = e % TILE;
+                const u64 key = key_global[(size_t)(c0 + cc) * stride + b0 + s];
+                right_shared[cc][s] = (u32)(key >> SPLIT_BITS);
+            }
+            if (threadIdx.x < HALF)
+                p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
+            __syncthreads();  // the strips are complete before anyone reads them
+
+            #pragma unroll 4
+            for (int cc = 0; cc < HALF; ++cc) {
+                const u32 p_c = p_c_shared[cc], c = (u32)(c0 + cc);
+                u32 left[4], right[4], p_a_times_p_c[4];
+                for (int m = 0; m < 4; ++m) {
+                    left[m] = left_shared[tr + 16 * m][cc];
+                    p_a_times_p_c[m] = p_a[m] * p_c;
+                }
+                for (int q = 0; q < 4; ++q) right[q] = right_shared[cc][tc + 16 * q];
+                for (int m = 0; m < 4; ++m)
+                    for (int q = 0; q < 4; ++q) {
+                        const u32 cost = p_a_times_p_c[m] * p_b[q] + left[m] + right[q];
+                        bool keep;  // best <= cost: equal costs keep the smaller c
+                        best[m][q] = __vibmin_u32(best[m][q], cost, &keep);
+                        split[m][q] = keep ? split[m][q] : c;
+                    }
+            }
+            // everyone is done with the strips before they are overwritten
+            __syncthreads();
+        }
+    }
+
+    for (int m = 0; m < 4; ++m)
+        for (int q = 0; q < 4; ++q) {
+            const int a = a0 + tr + 16 * m, b = b0 + tc + 16 * q;
+            if (b <= n)
+                atomicMin(&key_global[(size_t)a * stride + b],
+                          (u64)best[m][q] << SPLIT_BITS | split[m][q]);
+        }
+}
+// ANCHOR_END: minplus_u32
+
+// The sweep of cmm_tiled_wavefront_u64 with less work per step. The same push, but with
+// half the threads and twice the cells each (cell (r, s) with r = x / 64 + 8 m, s = x % 64),
+// so that what the cells of one thread share is loaded once: at step t their column
+// candidates all go through c = 64 - t + s, the same finished cell (c, s) and the same
+// p[c]. What does not change with the step (rows, final steps, p[a], p[b] << 16) is
+// computed before the 127 steps. Cells past the chain (b > n) are swept like the others
+// and never stored: they only feed cells further right in their own row, also past it.
+#define LEAN_THREADS 512
+extern "C" __global__ void __launch_bounds__(LEAN_THREADS)
+cmm_tiled_wavefront_lean_u64(const u32* __restrict__ dims_global, u64* key_global,
+                             int n, int stride, int D)
+{
+    extern __shared__ u64 dynamic_shared[];
+    SweepTiles& tiles = *reinterpret_cast<SweepTiles*>(dynamic_shared);
+    __shared__ u32 p_shared[2][TILE];
+    constexpr int CELLS = TILE * TILE / LEAN_THREADS;  // 8 cells per thread
+    constexpr int ROWS_PER_PASS = LEAN_THREADS / TILE;  // 8
+
+    dims_global += chain_offset_dims(n);
+    key_global += chain_offset_keys(stride);
+    const int I = blockIdx.x, J = I + D;
+    const int a0 = I * TILE, b0 = J * TILE;
+    for (int e = threadIdx.x; e < TILE * TILE; e += LEAN_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        const u64 key_a_c = key_global[(size_t)(a0 + r) * stride + a0 + s];
+        tiles.left[r][s] = left_key(key_a_c, a0 + s);
+        tiles.right[r][s] = right_key(key_global[(size_t)(b0 + r) * stride + b0 + s]);
+    }
+    const int s = threadIdx.x % TILE, r0 = threadIdx.x / TILE;
+    u64 best[CELLS];
+    for (int m = 0; m < CELLS; ++m)
+        best[m] = key_global[(size_t)(a0 + r0 + ROWS_PER_PASS * m) * stride + b0 + s];
+    if (threadIdx.x < 2 * TILE) {
+        const int side = threadIdx.x / TILE, x = (side ? b0 : a0) + threadIdx.x % TILE;
+        p_shared[side][threadIdx.x % TILE] = x <= n ? dims_global[x] : 0;
+    }
+    __syncthreads();  // both final tiles and the dimensions are staged
+
+    const u32 p_b_shifted = p_shared[1][s] << SPLIT_BITS;
+    u32 p_a[CELLS];
+    for (int m = 0; m < CELLS; ++m) p_a[m] = p_shared[0][r0 + ROWS_PER_PASS * m];
+    // Step 0 finishes cell (63, 0) alone, which takes no candidate inside the block; when
+    // D = 1 it is a single matrix (b = a + 1) and costs nothing.
+    if (threadIdx.x == (TILE - 1 - ROWS_PER_PASS * (CELLS - 1)) * TILE)  // r0 = 7, s = 0
+        tiles.cell[TILE - 1][0] = D == 1 ? 0 : best[CELLS - 1];
+    __syncthreads();  // anti-diagonal 0 is written before step 1 reads it
+
+    for (int t = 1; t < 2 * TILE - 1; ++t) {
+        // The column candidates of all this thread's cells: c = 64 - t + s, in tile I.
+        const bool column = t > s;
+        const int c_col = TILE - t + s;
+        u64 right_col = 0;
+        u32 p_c_col = 0;
+        if (column) {
+            right_col = right_key(tiles.cell[c_col][s]);
+            p_c_col = p_shared[0][c_col];
+        }
+        #pragma unroll
+        for (int m = 0; m < CELLS; ++m) {
+            const int r = r0 + ROWS_PER_PASS * m, final_step = TILE - 1 - r + s;
+            if (t > final_step) continue;  // finished
+            u64 b = best[m];
+            if (column)
+                b = min_key(b, candidate(tiles.left[r][c_col], right_col,
+                                         p_a[m] * p_c_col, p_b_shifted));
+            const int c_row = t - TILE + r;  // row candidate: c in tile J, left of s
+            if (c_row >= 0)
+                b = min_key(b, candidate(left_key(tiles.cell[r][c_row], b0 + c_row),
+                                         tiles.right[c_row][s], p_a[m] * p_shared[1][c_row],
+                                         p_b_shifted));
+            best[m] = b;
+            if (t == final_step) tiles.cell[r][s] = b;
+        }
+        __syncthreads();  // anti-diagonal t is written before step t + 1 reads it
+    }
+
+    for (int e = threadIdx.x; e < TILE * TILE; e += LEAN_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        if (b0 + s <= n)
+            key_global[(size_t)(a0 + r) * stride + b0 + s] = tiles.cell[r][s];
+    }
+}
+
+// ANCHOR: wavefront_u32
+// The sweep of cmm_tiled_wavefront_u64 with 32-bit costs, for a chain whose bound
+// the host has proved below 2^32 - 1: the three tiles hold costs (4 bytes, not 8),
+// each cell keeps its best cost and split in two registers, and a candidate is a
+// multiply-add, an add, a compare and two selects on 32-bit words instead of 64-bit
+// keys. The order of the candidates makes the tie rule a choice of compare: a cell's
+// column candidates come through c in tile I, smaller than every c it has seen
+// (those of the tiles between, and of tile J) and decreasing with the step, so an
+// equal cost takes the new c (<=); its row candidates come through c in tile J,
+// larger than every c seen and increasing, so an equal cost keeps the old split (<).
+// The cell's key is written back whole at the end.
+struct SweepTilesU32 {
+    u32 left[TILE][TILE];   // cost of block (I, I)
+    u32 right[TILE][TILE];  // cost of block (J, J)
+    u32 cell[TILE][TILE];   // costs of the block being computed
+};
+
+extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
+cmm_tiled_wavefront_u32(const u32* __restrict__ dims_global, u64* key_global,
+                        int n, int stride, int D)
+{
+    extern __shared__ u64 dynamic_shared[];
+    SweepTilesU32& tiles = *reinterpret_cast<SweepTilesU32*>(dynamic_shared);
+    __shared__ u32 p_shared[2][TILE];
+    constexpr int CELLS_PER_THREAD = TILE * TILE / SWEEP_THREADS;  // 4
+    constexpr int ROWS_PER_PASS = SWEEP_THREADS / TILE;             // 16
+
+    dims_global += chain_offset_dims(n);
+    key_global += chain_offset_keys(stride);
+    const int I = blockIdx.x, J = I + D;
+    const int a0 = I * TILE, b0 = J * TILE;
+    for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        const u64 key_left = key_global[(size_t)(a0 + r) * stride + a0 + s];
+        const u64 key_right = key_global[(size_t)(b0 + r) * stride + b0 + s];
+        tiles.left[r][s] = (u32)(key_left >> SPLIT_BITS);
+        tiles.right[r][s] = (u32)(key_right >> SPLIT_BITS);
+    }
+    // Thread x owns cells (x / 64 + 16 m, x % 64): a warp holds 32 cells of one row.
+    const int s = threadIdx.x % TILE, r0 = threadIdx.x / TILE;
+    u32 best[CELLS_PER_THREAD], split[CELLS_PER_THREAD];
+    for (int m = 0; m < CELLS_PER_THREAD; ++m) {
+        // The tiles between I and J left their minimum here (NO_KEY when D = 1).
+        const int a = a0 + r0 + ROWS_PER_PASS * m;
+        const u64 key = key_global[(size_t)a * stride + b0 + s];
+        best[m] = (u32)(key >> SPLIT_BITS);
+        split[m] = (u32)(key & 0xffff);
+    }
+    if (threadIdx.x < 2 * TILE) {
+        const int side = threadIdx.x / TILE, x = (side ? b0 : a0) + threadIdx.x % TILE;
+        p_shared[side][threadIdx.x % TILE] = x <= n ? dims_global[x] : 0;
+    }
+    __syncthreads();  // both final tiles and the dimensions are staged
+
+    u32 p_a_times_p_b[CELLS_PER_THREAD];
+    for (int m = 0; m < CELLS_PER_THREAD; ++m)
+        p_a_times_p_b[m] = p_shared[0][r0 + ROWS_PER_PASS * m] * p_shared[1][s];
+    // Step 0 finishes cell (63, 0) alone, which takes no candidate inside the
+    // block; when D = 1 it is a single matrix (b = a + 1) and costs nothing.
+    if (threadIdx.x == SWEEP_THREADS - TILE) {  // r0 = 15, s = 0: cell m = 3 is (63, 0)
+        if (D == 1) {
+            best[CELLS_PER_THREAD - 1] = 0;
+            split[CELLS_PER_THREAD - 1] = 0;
+        }
+        tiles.cell[TILE - 1][0] = best[CELLS_PER_THREAD - 1];
+    }
+    __syncthreads();  // anti-diagonal 0 is written before step 1 reads it
+
+    for (int t = 1; t < 2 * TILE - 1; ++t) {
+        // The column candidates of all this thread's cells: c = 64 - t + s, in tile I.
+        const bool column = t > s;
+        const int c_col = TILE - t + s;
+        u32 right_col = 0, p_c_col = 0;
+        if (column) {
+            right_col = tiles.cell[c_col][s];
+            p_c_col = p_shared[0][c_col];
+        }
+        #pragma unroll
+        for (int m = 0; m < CELLS_PER_THREAD; ++m) {
+            const int r = r0 + ROWS_PER_PASS * m, final_step = TILE - 1 - r + s;
+            if (t > final_step) continue;  // finished
+            if (column) {
+                const u32 cost =
+                    p_a_times_p_b[m] * p_c_col + tiles.left[r][c_col] + right_col;
+                const bool take = cost <= best[m];  // c below all seen: ties move
+                best[m] = take ? cost : best[m];
+                split[m] = take ? (u32)(a0 + c_col) : split[m];
+            }
+            const int c_row = t - TILE + r;  // row candidate: c in tile J, left of s
+            if (c_row >= 0) {
+                const u32 cost = p_a_times_p_b[m] * p_shared[1][c_row]
+                                 + tiles.cell[r][c_row] + tiles.right[c_row][s];
+                const bool take = cost < best[m];  // c larger than any seen: ties stay
+                best[m] = take ? cost : best[m];
+                split[m] = take ? (u32)(b0 + c_row) : split[m];
+            }
+            if (t == final_step) tiles.cell[r][s] = best[m];
+        }
+        __syncthreads();  // anti-diagonal t is written before step t + 1 reads it
+    }
+
+    for (int m = 0; m < CELLS_PER_THREAD; ++m) {
+        const int r = r0 + ROWS_PER_PASS * m;
+        if (b0 + s <= n)
+            key_global[(size_t)(a0 + r) * stride + b0 + s] =
+                (u64)best[m] << SPLIT_BITS | split[m];
+    }
+}
+// ANCHOR_END: wavefront_u32

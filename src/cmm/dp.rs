@@ -431,3 +431,174 @@ pub fn solve_contiguous(dims: &[u32]) -> Result<DpTable, CmmError> {
     Ok(table)
 }
 // ANCHOR_END: contiguous_dp
+
+/// [`solve_contiguous`] with 32-bit costs, the candidates of a cell taken eight at a time
+/// with AVX2 where the CPU has it (one lane each: an eight-wide minimum, and per lane the
+/// first `k` that reached it, merged at the end by cost and then by `k`), one at a time
+/// otherwise. Only for a chain whose bound the host proves below `2^32 - 1` (every
+/// candidate is the cost of one parenthesisation, so none wraps); the table equals
+/// [`solve_serial`]'s to the last split.
+pub fn solve_contiguous_u32(dims: &[u32]) -> Result<DpTable, CmmError> {
+    let n = validate_dims(dims)?;
+    let bound = cost_upper_bound(dims)?;
+    if bound >= u128::from(u32::MAX) {
+        return Err(CmmError::KernelBoundExceeded {
+            bits: 32,
+            bound,
+            limit: u128::from(u32::MAX) - 1,
+        });
+    }
+    let row = n + 1;
+    let mut by_row = vec![0u32; row * row]; // by_row[row * i + k] = M[i][k]
+    let mut by_column = vec![0u32; row * row]; // by_column[row * j + k] = M[k][j]
+    let mut table = DpTable::zeroed(n);
+    for d in 1..n {
+        let (by_row_now, by_column_now) = (&by_row, &by_column);
+        let diagonal: Vec<(u32, u32)> = (1..n - d + 1)
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|i| {
+                let j = i + d;
+                let left = &by_row_now[row * i + i..row * i + j]; // M[i][k], k = i .. j-1
+                let right = &by_column_now[row * j + i + 1..=row * j + j]; // M[k+1][j]
+                let outer = dims[i - 1] * dims[j];
+                let (cost, offset) = best_split_u32(left, right, &dims[i..j], outer);
+                (cost, (i + offset) as u32)
+            })
+            .collect();
+        for (offset, (c, k)) in diagonal.into_iter().enumerate() {
+            let (i, j) = (offset + 1, offset + 1 + d);
+            table.cost[row * i + j] = u64::from(c);
+            table.split[row * i + j] = k;
+            by_row[row * i + j] = c;
+            by_column[row * j + i] = c;
+        }
+    }
+    Ok(table)
+}
+
+/// The smallest `left[o] + right[o] + outer p[o]` and the first `o` that gives it.
+fn best_split_u32(left: &[u32], right: &[u32], p: &[u32], outer: u32) -> (u32, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { best_split_u32_avx2(left, right, p, outer) };
+    }
+    best_split_u32_scalar(left, right, p, outer, 0, (u32::MAX, usize::MAX))
+}
+
+/// The candidates `from..` one at a time, continuing from `(best, arg)`.
+fn best_split_u32_scalar(
+    left: &[u32],
+    right: &[u32],
+    p: &[u32],
+    outer: u32,
+    from: usize,
+    (mut best, mut arg): (u32, usize),
+) -> (u32, usize) {
+    for o in from..left.len() {
+        let candidate = left[o] + right[o] + outer * p[o];
+        if candidate < best || (candidate == best && o < arg) {
+            best = candidate;
+            arg = o;
+        }
+    }
+    (best, arg)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn best_split_u32_avx2(
+    left: &[u32],
+    right: &[u32],
+    p: &[u32],
+    outer: u32,
+) -> (u32, usize) {
+    use std::arch::x86_64::*;
+    let whole = left.len() / 8 * 8;
+    let mut best = _mm256_set1_epi32(-1); // u32::MAX in every lane
+    let mut arg = _mm256_set1_epi32(0);
+    let mut index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let eight = _mm256_set1_epi32(8);
+    let outer_v = _mm256_set1_epi32(outer as i32);
+    for q in (0..whole).step_by(8) {
+        // SAFETY: q + 8 <= whole <= the length of all three slices.
+        let (l, r, pk) = unsafe {
+            (
+                _mm256_loadu_si256(left.as_ptr().add(q) as *const __m256i),
+                _mm256_loadu_si256(right.as_ptr().add(q) as *const __m256i),
+                _mm256_loadu_si256(p.as_ptr().add(q) as *const __m256i),
+            )
+        };
+        let candidate =
+            _mm256_add_epi32(_mm256_add_epi32(l, r), _mm256_mullo_epi32(outer_v, pk));
+        let smaller = _mm256_min_epu32(best, candidate);
+        // Lanes where the old best stays (best <= candidate) keep their index: the first.
+        let stays = _mm256_cmpeq_epi32(smaller, best);
+        arg = _mm256_blendv_epi8(index, arg, stays);
+        best = smaller;
+        index = _mm256_add_epi32(index, eight);
+    }
+    let (mut bests, mut args) = ([0u32; 8], [0u32; 8]);
+    // SAFETY: two 32-byte stores into 32-byte arrays.
+    unsafe {
+        _mm256_storeu_si256(bests.as_mut_ptr() as *mut __m256i, best);
+        _mm256_storeu_si256(args.as_mut_ptr() as *mut __m256i, arg);
+    }
+    let mut merged = (u32::MAX, usize::MAX);
+    for lane in 0..8 {
+        let (b, a) = (bests[lane], args[lane] as usize);
+        // A lane that never took a candidate still holds u32::MAX, which no cost reaches.
+        if b != u32::MAX && (b < merged.0 || (b == merged.0 && a < merged.1)) {
+            merged = (b, a);
+        }
+    }
+    best_split_u32_scalar(left, right, p, outer, whole, merged)
+}
+
+#[cfg(test)]
+mod u32_tests {
+    use super::*;
+
+    #[test]
+    fn the_32_bit_program_gives_the_serial_table() {
+        for (n, max_dim, seed) in
+            [(1, 9, 1), (2, 9, 2), (7, 3, 3), (8, 64, 9), (130, 64, 5), (517, 64, 6)]
+        {
+            let dims = random_dims(n, max_dim, seed);
+            assert_eq!(
+                solve_contiguous_u32(&dims).unwrap(),
+                solve_serial(&dims).unwrap()
+            );
+        }
+        // Every split a tie: the smallest k must win across the lanes.
+        for n in [9, 50, 131] {
+            let ties = vec![5; n + 1];
+            assert_eq!(
+                solve_contiguous_u32(&ties).unwrap(),
+                solve_serial(&ties).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn the_scalar_path_gives_the_serial_split() {
+        let dims = random_dims(77, 64, 8);
+        let t = solve_serial(&dims).unwrap();
+        for (i, j) in [(1, 77), (3, 40), (10, 11)] {
+            let left: Vec<u32> = (i..j).map(|k| t.cost(i, k) as u32).collect();
+            let right: Vec<u32> = (i..j).map(|k| t.cost(k + 1, j) as u32).collect();
+            let outer = dims[i - 1] * dims[j];
+            let start = (u32::MAX, usize::MAX);
+            let (c, o) =
+                best_split_u32_scalar(&left, &right, &dims[i..j], outer, 0, start);
+            assert_eq!((u64::from(c), (i + o) as u32), (t.cost(i, j), t.split(i, j)));
+        }
+    }
+
+    #[test]
+    fn a_chain_past_the_32_bit_bound_is_refused() {
+        assert!(solve_contiguous_u32(&vec![1000; 101]).is_err());
+        assert!(solve_contiguous_u32(&[64; 4]).is_ok());
+    }
+}

@@ -330,7 +330,7 @@ impl<'g> CmmKernels<'g> {
 
     /// Fills the tables with poison, except the main diagonal (cost 0, split 0) that the
     /// per-diagonal kernels do not write; the one-block kernels get poison everywhere.
-    fn poison(&self, p: &mut Problem) -> anyhow::Result<()> {
+    pub fn poison(&self, p: &mut Problem) -> anyhow::Result<()> {
         let layout = p.kernel.layout();
         let cells = layout.dp_len(p.n);
         let writes_diagonal = matches!(p.kernel, Kernel::OneBlock { .. });

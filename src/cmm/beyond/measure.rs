@@ -16,6 +16,7 @@ use crate::cmm::gpu::{CmmKernels, Kernel};
 use crate::cmm::launches::{self, Separation};
 use crate::cmm::layout::Layout;
 use crate::cmm::tiled::{self, TiledKernels};
+use crate::cmm::tiled::{Config, MinPlus, Sweep};
 use crate::harness::blas::open_blas;
 use crate::harness::timing::{time_host, Plan};
 use crate::harness::{FullQuick, Run, Stats, UsageError, L2};
@@ -42,11 +43,20 @@ pub const MAX_MATRICES: usize = 16384;
 /// Timed repetitions of each chain multiplication, unless `--reps` says otherwise (the DP's
 /// repetitions are the chapter's, and capped by [`TIME_BUDGET_S`]).
 pub const CHAIN_REPS: FullQuick<u32> = FullQuick::new(20, 3);
-/// The largest n each slow variant is run at (beyond, one solve takes many seconds: see the
-/// chapter). The tiled kernels and the multi-threaded CPU run at every n.
-pub const ONE_BLOCK_MAX_N: usize = 4096;
-pub const WARP_PER_CELL_MAX_N: usize = 8192;
-pub const CPU_SERIAL_MAX_N: usize = 4096;
+/// The largest n each slow variant is run at (beyond, one solve takes seconds: the whole
+/// measurement must fit a few minutes of the GPU machine). The tiled kernels and the
+/// multi-threaded CPU run at every n.
+pub const ONE_BLOCK_MAX_N: usize = 2048;
+pub const WARP_PER_CELL_MAX_N: usize = 4096;
+pub const CPU_SERIAL_MAX_N: usize = 2048;
+pub const CPU_BLOCKED_MAX_N: usize = 2048;
+pub const TILED_EXTRA_MAX_N: usize = 4096;
+/// The largest dimension of the DP's random chains: the largest p for which the host proves
+/// 32-bit costs exact at n = 16384 (`(n - 1) p^3 < 2^32`), so that the 32-bit min-plus kernel
+/// applies at every n measured and every version of the tiled program solves the same
+/// chains, checked against one CPU table. Chains with dimensions to 1000, which only the
+/// 64-bit path solves, are measured in the batch and the tests.
+pub const DP_DIM_MAX: u32 = 64;
 /// Chain lengths of the launch-cost experiment (a warp per cell, launched per diagonal).
 pub const LAUNCH_N: FullQuick<Lengths> =
     FullQuick::new(Lengths(&[1024, 4096]), Lengths(&[257]));
@@ -64,7 +74,14 @@ pub enum Part {
     Chains,
     /// What the launches of the warp-per-cell program cost.
     Launches,
-    /// All three.
+    /// Many independent chains at once (the paper's section 7.2), and copies overlapped
+    /// with the solve.
+    Batch,
+    /// Single launches of each tiled kernel, marked for `--counters`.
+    Counted,
+    /// The DP and the batch (every tiled kernel, nothing else: the sanitizer's run).
+    DpBatch,
+    /// Everything but the counted launches.
     All,
 }
 
@@ -88,7 +105,7 @@ pub fn check_matrices(n: usize) -> Result<(), UsageError> {
              (its CPU reference grows as n^3)"
         )));
     }
-    tiled::check(&vec![DIM_MAX; n + 1]).map(|_| ())
+    tiled::check(&vec![DIM_MAX.max(DP_DIM_MAX); n + 1]).map(|_| ())
 }
 
 /// The programs of the time-vs-n figure, in legend order.
@@ -98,22 +115,46 @@ pub enum Variant {
     OneBlockDiagonal,
     WarpPerCell,
     WarpPerCellGraph,
+    WarpPerCellCooperative,
+    /// The chapter's first tiled program: 64-bit keys, 1024-thread sweep, launches.
     Tiled,
+    /// 64-bit keys, the lean sweep.
+    TiledLean,
+    /// 32-bit costs with DPX, the first sweep.
+    TiledU32,
+    /// 32-bit costs with DPX in the min-plus kernel and in the sweep: the fastest kernels.
+    TiledU32Sweep,
+    /// The fastest kernels, their launches replayed as one CUDA graph.
+    TiledU32Graph,
     CpuOneThread,
     CpuAllThreads,
     CpuBlocked,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 8] = [
+    pub const ALL: [Variant; 13] = [
         Variant::OneBlockRowMajor,
         Variant::OneBlockDiagonal,
         Variant::WarpPerCell,
         Variant::WarpPerCellGraph,
+        Variant::WarpPerCellCooperative,
         Variant::Tiled,
+        Variant::TiledLean,
+        Variant::TiledU32,
+        Variant::TiledU32Sweep,
+        Variant::TiledU32Graph,
         Variant::CpuOneThread,
         Variant::CpuAllThreads,
         Variant::CpuBlocked,
+    ];
+
+    /// The tiled versions, in the order of the versions table.
+    pub const TILED: [Variant; 5] = [
+        Variant::Tiled,
+        Variant::TiledLean,
+        Variant::TiledU32,
+        Variant::TiledU32Sweep,
+        Variant::TiledU32Graph,
     ];
 
     /// The figure's series name; `threads` is the multi-threaded CPU's.
@@ -123,12 +164,48 @@ impl Variant {
             Variant::OneBlockDiagonal => "GPU one block, diagonal-major".into(),
             Variant::WarpPerCell => "GPU warp per cell, launch per diagonal".into(),
             Variant::WarpPerCellGraph => "GPU warp per cell, CUDA graph".into(),
+            Variant::WarpPerCellCooperative => {
+                "GPU warp per cell, one cooperative launch, grid barrier".into()
+            }
             Variant::Tiled => "GPU tiled 64x64: min-plus + wavefront".into(),
-            Variant::CpuOneThread => "CPU 1 thread".into(),
-            Variant::CpuAllThreads => format!("CPU {threads} threads (rayon)"),
+            Variant::TiledLean => "GPU tiled, lean sweep".into(),
+            Variant::TiledU32 => "GPU tiled, 32-bit DPX min-plus".into(),
+            Variant::TiledU32Sweep => {
+                "GPU tiled, 32-bit DPX min-plus + 32-bit sweep".into()
+            }
+            Variant::TiledU32Graph => {
+                "GPU tiled, 32-bit min-plus + 32-bit sweep, CUDA graph".into()
+            }
+            Variant::CpuOneThread => "CPU 1 thread, 32-bit AVX2".into(),
+            Variant::CpuAllThreads => {
+                format!("CPU {threads} threads, 32-bit AVX2 (rayon)")
+            }
             Variant::CpuBlocked => {
                 format!("CPU {threads} threads, 64x64 min-plus blocks (rayon)")
             }
+        }
+    }
+
+    /// The tiled kernels of a tiled variant.
+    pub fn config(self) -> Option<Config> {
+        let c = |minplus, sweep| Some(Config { minplus, sweep });
+        match self {
+            Variant::Tiled => c(MinPlus::U64, Sweep::Pushed),
+            Variant::TiledLean => c(MinPlus::U64, Sweep::Lean),
+            Variant::TiledU32 => c(MinPlus::U32, Sweep::Pushed),
+            Variant::TiledU32Sweep | Variant::TiledU32Graph => {
+                c(MinPlus::U32, Sweep::U32)
+            }
+            _ => None,
+        }
+    }
+
+    /// How a tiled variant keeps its steps in order.
+    pub fn sync(self) -> &'static str {
+        match self {
+            Variant::TiledU32Graph | Variant::WarpPerCellGraph => "CUDA graph",
+            Variant::WarpPerCellCooperative => "grid barrier",
+            _ => "launches",
         }
     }
 
@@ -136,9 +213,15 @@ impl Variant {
     pub fn max_n(self) -> usize {
         match self {
             Variant::OneBlockRowMajor | Variant::OneBlockDiagonal => ONE_BLOCK_MAX_N,
-            Variant::WarpPerCell | Variant::WarpPerCellGraph => WARP_PER_CELL_MAX_N,
+            Variant::WarpPerCell
+            | Variant::WarpPerCellGraph
+            | Variant::WarpPerCellCooperative => WARP_PER_CELL_MAX_N,
             Variant::CpuOneThread => CPU_SERIAL_MAX_N,
-            Variant::Tiled | Variant::CpuAllThreads | Variant::CpuBlocked => usize::MAX,
+            Variant::CpuBlocked => CPU_BLOCKED_MAX_N,
+            // Slower than the first sweep at every n up to 4096, and not needed beyond to
+            // tell the story: the GPU machine's minutes go to the CPU reference there.
+            Variant::TiledLean | Variant::TiledU32Graph => TILED_EXTRA_MAX_N,
+            _ => usize::MAX,
         }
     }
 }
@@ -175,6 +258,7 @@ pub struct ChainResults {
 /// Everything the chapter's figures and tables are drawn from; a part not measured is `None`.
 pub struct Results {
     pub dp: Option<DpResults>,
+    pub batch: Option<super::batch::BatchResults>,
     pub chains: Option<ChainResults>,
     /// Per n of [`LAUNCH_N`]: the warp-per-cell program's launches, graph and grid barrier.
     pub launches: Option<Vec<Separation>>,
@@ -184,7 +268,7 @@ pub struct Results {
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let part = settings.part;
     let dp = match part {
-        Part::Dp | Part::All => Some(measure_dp(run, settings)?),
+        Part::Dp | Part::DpBatch | Part::All => Some(measure_dp(run, settings)?),
         _ => None,
     };
     let launches = match part {
@@ -195,7 +279,14 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         Part::Chains | Part::All => Some(measure_chains(run, settings)?),
         _ => None,
     };
-    Ok(Results { dp, chains, launches })
+    let batch = match part {
+        Part::Batch | Part::DpBatch | Part::All => Some(super::batch::measure(run)?),
+        _ => None,
+    };
+    if part == Part::Counted {
+        super::counted::run_cases(run)?;
+    }
+    Ok(Results { dp, batch, chains, launches })
 }
 
 /// The warp-per-cell program kept in order three ways (a launch per diagonal, a graph, one
@@ -273,11 +364,12 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
     let bar = run.progress(settings.matrices.len() * Variant::ALL.len());
     let mut sizes = Vec::new();
     for &n in &settings.matrices {
-        let dims = dp::random_dims(n, DIM_MAX, run.seed + n as u64);
+        let dims = dp::random_dims(n, DP_DIM_MAX, run.seed + n as u64);
         // The reference: the multi-threaded CPU program, timed too. Every GPU table below is
         // compared with it cell by cell (costs and splits) before anything is timed.
         bar.set_message(format!("n = {n}: CPU, {threads} threads"));
-        let (cpu_all, cpu) = time_cpu(max_reps, || Ok(dp::solve_contiguous(&dims)?))?;
+        let (cpu_all, cpu) =
+            time_cpu(max_reps, || Ok(dp::solve_contiguous_u32(&dims)?))?;
         let mut measured = vec![(Variant::CpuAllThreads, cpu_all)];
         for variant in Variant::ALL {
             bar.inc(1);
@@ -299,7 +391,7 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
             let stats = match variant {
                 Variant::CpuOneThread => {
                     let (stats, table) = one_thread.install(|| {
-                        time_cpu(max_reps, || Ok(dp::solve_contiguous(&dims)?))
+                        time_cpu(max_reps, || Ok(dp::solve_contiguous_u32(&dims)?))
                     })?;
                     anyhow::ensure!(
                         table == cpu,
@@ -338,8 +430,36 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
                         |_, plan| gpu.time(plan, |_| Ok(graph.launch()?)),
                     )?
                 }
-                Variant::Tiled => {
-                    let mut p = tiled_kernels.prepare(&dims)?;
+                Variant::WarpPerCellCooperative => {
+                    let kernel =
+                        Kernel::Persistent { layout: Layout::RowMajor, block: WARP };
+                    let mut p = cmm.prepare(kernel, &dims)?;
+                    verify_then_time_budgeted(
+                        &mut p,
+                        max_reps,
+                        |p| cmm.solve_verified(p, &cpu),
+                        |p, plan| cmm.time(p, plan),
+                    )?
+                }
+                Variant::TiledU32Graph => {
+                    let config = variant.config().expect("a tiled variant");
+                    let chains = [dims.clone()];
+                    let mut p = tiled_kernels.prepare_batch(&chains, config)?;
+                    let graph = tiled_kernels.capture(&mut p)?;
+                    verify_then_time_budgeted(
+                        &mut p,
+                        max_reps,
+                        |p| tiled_kernels.solve_verified_graph(p, &graph, &cpu),
+                        |_, plan| gpu.time(plan, |_| Ok(graph.launch()?)),
+                    )?
+                }
+                Variant::Tiled
+                | Variant::TiledLean
+                | Variant::TiledU32
+                | Variant::TiledU32Sweep => {
+                    let config = variant.config().expect("a tiled variant");
+                    let chains = [dims.clone()];
+                    let mut p = tiled_kernels.prepare_batch(&chains, config)?;
                     verify_then_time_budgeted(
                         &mut p,
                         max_reps,

@@ -1,0 +1,112 @@
+//! Instructions per candidate and per sweep step of the tiled kernels, counted in their
+//! machine code (SASS, through `harness::sass`): the versions table's "instructions per
+//! candidate" and the counted cases' predictions come from here.
+
+use crate::cmm::tiled::TiledKernel;
+use crate::harness::kernels::KernelName;
+use crate::harness::sass::{Function, Instr, Tools};
+
+/// Candidates one trip of a min-plus kernel's unrolled inner loop takes: 4 values of c
+/// (`#pragma unroll 4`) for each of a thread's 4 x 4 cells.
+pub const CANDIDATES_PER_TRIP: usize = 64;
+
+/// What the SASS of `kernels/cmm_tiled.cu` says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counts {
+    /// `ptxas`'s version line and the architecture.
+    pub tools: String,
+    /// Instructions per candidate in the inner loop of each min-plus kernel.
+    pub minplus: Vec<(TiledKernel, f64)>,
+    /// Instructions in the step loop of each sweep (every branch of it included).
+    pub sweep_step: Vec<(TiledKernel, usize)>,
+}
+
+impl Counts {
+    pub fn per_candidate(&self, k: TiledKernel) -> Option<f64> {
+        self.minplus.iter().find(|(m, _)| *m == k).map(|(_, v)| *v)
+    }
+
+    pub fn step(&self, k: TiledKernel) -> Option<usize> {
+        self.sweep_step.iter().find(|(m, _)| *m == k).map(|(_, v)| *v)
+    }
+}
+
+/// The instruction that ends a candidate in each min-plus kernel: the 64-bit compare's
+/// upper half, or the 32-bit DPX minimum.
+fn ends_candidate(k: TiledKernel) -> fn(&Instr) -> bool {
+    match k {
+        TiledKernel::MinPlusU32 => |i| i.opcode.starts_with("VIMNMX.U32"),
+        _ => |i| i.opcode.starts_with("ISETP.LT.U32.AND.EX"),
+    }
+}
+
+/// The shortest loop of `f` holding at least `at_least` instructions that satisfy `pred`.
+fn shortest_loop(
+    f: &Function,
+    at_least: usize,
+    pred: impl Fn(&Instr) -> bool,
+) -> Option<usize> {
+    f.loops()
+        .into_iter()
+        .filter(|r| f.instrs[r.clone()].iter().filter(|i| pred(i)).count() >= at_least)
+        .map(|r| r.len())
+        .min()
+}
+
+/// Counts the loops of the tiled kernels in `ptx` assembled for `sm` (`"sm_90"`);
+/// `None` without `ptxas` and `nvdisasm`.
+pub fn count(ptx: &str, sm: &str) -> anyhow::Result<Option<Counts>> {
+    let Some(tools) = Tools::find() else {
+        return Ok(None);
+    };
+    let sass = tools.disassemble(ptx, sm)?;
+    let function = |k: TiledKernel| {
+        sass.function(&k.function()).ok_or_else(|| {
+            anyhow::anyhow!("no function `{}` in the SASS", k.function())
+        })
+    };
+    let mut minplus = Vec::new();
+    for k in [TiledKernel::MinPlus, TiledKernel::MinPlusU32] {
+        let len =
+            shortest_loop(function(k)?, CANDIDATES_PER_TRIP, ends_candidate(k))
+                .ok_or_else(|| anyhow::anyhow!("no inner loop in {}", k.function()))?;
+        minplus.push((k, len as f64 / CANDIDATES_PER_TRIP as f64));
+    }
+    let mut sweep_step = Vec::new();
+    for k in
+        [TiledKernel::Wavefront, TiledKernel::WavefrontLean, TiledKernel::WavefrontU32]
+    {
+        let len = shortest_loop(function(k)?, 1, |i| i.base() == "BAR")
+            .ok_or_else(|| anyhow::anyhow!("no step loop in {}", k.function()))?;
+        sweep_step.push((k, len));
+    }
+    Ok(Some(Counts {
+        tools: format!("{} for {sm}", tools.version()?),
+        minplus,
+        sweep_step,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::kernels;
+
+    /// Runs where NVRTC, ptxas and nvdisasm are at hand (CMBOOK_PTXAS, CMBOOK_NVDISASM).
+    #[test]
+    fn the_32_bit_kernel_takes_fewer_instructions_per_candidate() {
+        let Ok(ptx) = kernels::compile("cmm_tiled.cu", "compute_90") else {
+            eprintln!("NVRTC not available: skipped");
+            return;
+        };
+        let Some(c) = count(&ptx.to_src(), "sm_90").unwrap() else {
+            eprintln!("ptxas or nvdisasm not found: skipped");
+            return;
+        };
+        let u64 = c.per_candidate(TiledKernel::MinPlus).unwrap();
+        let u32 = c.per_candidate(TiledKernel::MinPlusU32).unwrap();
+        assert!((6.0..12.0).contains(&u64), "{u64}");
+        assert!(u32 < u64 * 0.8, "{u32} vs {u64}");
+        assert!(c.step(TiledKernel::WavefrontLean).unwrap() > 0);
+    }
+}
