@@ -150,6 +150,11 @@ fn sgemm(run: &Run, r: &Results) -> anyhow::Result<()> {
             ("flops", "2 M N K"),
             ("verified", "sampled rows at every timed size"),
             ("checked_every_element", &checked.join(", ")),
+            (
+                "headers",
+                "median_ms = median (ms) | min_ms = min (ms) | max_ms = max (ms) | \
+                 median_tflops = TFLOP/s (median) | of_cublas = of cuBLAS",
+            ),
         ],
         &rows,
     )?;
@@ -168,7 +173,11 @@ fn sgemm(run: &Run, r: &Results) -> anyhow::Result<()> {
         "hopper_memory-sgemm-code",
         "The cp.async kernels: registers and spills per thread, shared memory per block, \
          blocks per SM (256 threads each)",
-        &[],
+        &[(
+            "headers",
+            "spill_bytes = spilled bytes | shared_kib = shared memory (KiB) | \
+             blocks_per_sm = blocks per SM",
+        )],
         &code,
     )
 }

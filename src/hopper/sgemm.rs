@@ -73,7 +73,6 @@ fn cfg((m, n): (usize, usize), stages: u32) -> LaunchConfig {
     }
 }
 
-// ANCHOR: sgemm_launch
 /// Loads the chapter's kernels and lets each ask for its stages' shared memory (3 and 4
 /// stages need more than the 48 KiB a launch gets without asking).
 pub fn prepare(gpu: &Gpu) -> anyhow::Result<KernelTable<K>> {
@@ -110,7 +109,6 @@ pub fn launch(
     };
     Ok(())
 }
-// ANCHOR_END: sgemm_launch
 
 /// Compares the reference's rows of `got` within the tiling chapter's K-scaled
 /// tolerance; every element must be finite (the poison is NaN).
