@@ -1,6 +1,6 @@
 //! Chapter "Asynchronous memory on Hopper": the synchronisation ladder, the L2
 //! access-policy window, distributed shared memory, cp.async stages and the TMA, each
-//! verified, then timed.
+//! verified, then timed; and an FP32 matrix multiply fed by cp.async stages.
 
 use std::process::ExitCode;
 
@@ -52,6 +52,7 @@ fn main() -> ExitCode {
                 Section::Dsmem,
                 Section::Stages,
                 Section::Tma,
+                Section::Sgemm,
             ]
         } else {
             args.section.clone()

@@ -192,7 +192,66 @@ fn the_chapter_runs_quick_and_verifies() {
         .status()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()));
     assert!(status.success(), "{status}");
-    for stem in ["hopper_memory-ladder", "hopper_memory-tma", "hopper_memory-dsmem"] {
+    for stem in [
+        "hopper_memory-ladder",
+        "hopper_memory-tma",
+        "hopper_memory-dsmem",
+        "hopper_memory-sgemm",
+    ] {
         assert!(out.join("data").join(format!("{stem}.csv")).exists(), "{stem}");
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sgemm_stages_match_the_cpu_at_odd_sizes() {
+    use cmbook::hopper::sgemm;
+    use cmbook::tiling::device::Operands;
+    use cmbook::tiling::reference::Reference;
+    let gpu = gpu();
+    let table = sgemm::prepare(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
+    // Every remainder: M, N below one tile, K of 1, K and N not multiples of 4 (the
+    // 4-byte copies), K and N multiples of 4 but not of the tile (the 16-byte copies).
+    for dims in [
+        (1, 1, 1),
+        (7, 5, 3),
+        (61, 67, 71),
+        (130, 5, 129),
+        (129, 132, 36),
+        (257, 260, 1),
+        (300, 260, 1000),
+        (1000, 1003, 517),
+    ] {
+        let mut ops = Operands::new(&gpu, dims, 11).unwrap();
+        let reference = Reference::for_operands(&ops, 1);
+        assert_eq!(reference.rows.len(), dims.0, "every row is checked");
+        for kernel in sgemm::KERNELS {
+            sgemm::verify_then_time(&gpu, kernel, &mut ops, &reference, &table, &[])
+                .unwrap_or_else(|e| panic!("{e:#}"));
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn an_sgemm_tile_never_written_is_caught() {
+    use cmbook::hopper::sgemm;
+    use cmbook::tiling::device::Operands;
+    use cmbook::tiling::reference::Reference;
+    let gpu = gpu();
+    let table = sgemm::prepare(&gpu).unwrap();
+    let mut ops = Operands::new(&gpu, (200, 140, 37), 5).unwrap();
+    let reference = Reference::for_operands(&ops, 1);
+    // Told M = 128, the kernel writes rows 0..128 only; rows 128.. stay poisoned and
+    // the check must refuse them.
+    gpu.poison(&mut ops.c).unwrap();
+    ops.m = 128;
+    let (stages, k) = sgemm::KERNELS[1];
+    sgemm::launch(table.get(k), stages, &gpu.stream, &mut ops).unwrap();
+    ops.m = 200;
+    let got = gpu.stream.clone_dtoh(&ops.c).unwrap();
+    assert!(got[..128 * 140].iter().all(|x| x.is_finite()));
+    assert!(got[128 * 140..].iter().all(|x| x.is_nan()), "poison is NaN");
+    let err = sgemm::check("sgemm", &ops, &got, &reference).unwrap_err();
+    assert_eq!(err.wrong, 72 * 140, "{err}");
 }

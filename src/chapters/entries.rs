@@ -446,6 +446,8 @@ pub const HOPPER_MEMORY: Chapter = Chapter {
         "hopper_memory-stages",
         "hopper_memory-tma",
         "hopper_memory-sass",
+        "hopper_memory-sgemm",
+        "hopper_memory-sgemm-code",
     ],
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",

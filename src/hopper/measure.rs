@@ -39,6 +39,8 @@ pub enum Section {
     Stages,
     /// The TMA: tiled copy and transpose, beside the padded-tile transpose.
     Tma,
+    /// FP32 matrix multiply with 2 to 4 cp.async stages, beside step 6 and cuBLAS.
+    Sgemm,
 }
 
 /// The sizes of one run.
@@ -119,6 +121,10 @@ pub struct Results {
     pub refused_cluster: Option<String>,
     /// Cluster sizes the device refused for a kernel, and why (not measured).
     pub skipped: Vec<String>,
+    /// The matrix multiplies timed, the sizes only checked, and the kernels' code.
+    pub sgemm: Vec<super::sgemm::SgemmRun>,
+    pub sgemm_checked: Vec<(usize, usize, usize)>,
+    pub sgemm_code: Vec<super::sgemm::SgemmCode>,
 }
 
 /// Whether the device runs clusters of `cluster` blocks of `f` with `cfg`; if not, the
@@ -156,6 +162,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
             Section::Dsmem => dsmem(run, &table, &mut r)?,
             Section::Stages => stages(gpu, &table, settings, reps, run.seed, &mut r)?,
             Section::Tma => tma(gpu, &table, settings, reps, run.seed, &mut r)?,
+            Section::Sgemm => super::sgemm::measure(run, &mut r)?,
         }
     }
     Ok(r)

@@ -2,7 +2,8 @@
 //! and buy, each verified, then timed — the synchronisation ladder (block, cluster and
 //! grid barriers beside a kernel boundary and a graph node), the L2 access-policy window,
 //! distributed shared memory inside a cluster, asynchronous copies (`cp.async`) with 1 to 4
-//! stages in flight, and the Tensor Memory Accelerator (TMA) on a copy and a transpose.
+//! stages in flight, the Tensor Memory Accelerator (TMA) on a copy and a transpose, and
+//! ([`sgemm`]) an FP32 matrix multiply fed by `cp.async` stages beside cuBLAS.
 //!
 //! [`measure`] verifies and times; [`report`] draws every table and figure from the
 //! results. The launches the driver offers beyond a plain one (cooperative, cluster, tensor
@@ -12,6 +13,7 @@ pub mod exercises;
 pub mod measure;
 pub mod reference;
 pub mod report;
+pub mod sgemm;
 
 pub use measure::{measure, Section, Settings, LOOKUP_MIB, STREAM_MIB};
 pub use report::report;
@@ -49,6 +51,12 @@ crate::kernel_names! {
             TransposePadded => "transpose_padded",
             /// A pitched copy with the transpose's access pattern.
             CopyPitched => "copy_pitched",
+        }
+        in "hopper_sgemm.cu" {
+            /// FP32 C = A B, 128 x 128 tiles, 2, 3 or 4 cp.async stages.
+            Sgemm2 => "sgemm_cp_async_2",
+            Sgemm3 => "sgemm_cp_async_3",
+            Sgemm4 => "sgemm_cp_async_4",
         }
     }
 }

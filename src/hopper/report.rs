@@ -85,7 +85,101 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     if r.code.iter().any(|c| c.sass.is_some()) {
         code(run, r)?;
     }
+    if !r.sgemm.is_empty() {
+        sgemm(run, r)?;
+    }
     Ok(())
+}
+
+#[derive(serde::Serialize)]
+struct SgemmRow {
+    size: String,
+    kernel: String,
+    median_ms: String,
+    min_ms: String,
+    max_ms: String,
+    median_tflops: String,
+    of_cublas: String,
+}
+
+#[derive(serde::Serialize)]
+struct SgemmCodeRow {
+    kernel: String,
+    registers: i32,
+    spill_bytes: i32,
+    shared_kib: String,
+    blocks_per_sm: u32,
+}
+
+fn sgemm(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let cublas = crate::tiling::model::Step::Cublas.label();
+    let mut rows = Vec::new();
+    for g in &r.sgemm {
+        let (m, n, k) = g.size;
+        let flops = 2.0 * m as f64 * n as f64 * k as f64;
+        let base = r
+            .sgemm
+            .iter()
+            .find(|c| c.size == g.size && c.kernel == cublas)
+            .map(|c| c.time.median_ms);
+        let of = base
+            .map_or("-".into(), |b| format!("{}%", sig3(100.0 * b / g.time.median_ms)));
+        let row = SgemmRow {
+            size: format!("{m} x {n} x {k}"),
+            kernel: format!("`{}`", g.kernel),
+            median_ms: sig3(g.time.median_ms),
+            min_ms: sig3(g.time.min_ms),
+            max_ms: sig3(g.time.max_ms),
+            median_tflops: sig3(g.time.rate(flops / 1e12).median),
+            of_cublas: of,
+        };
+        println!(
+            "{:<22} {:<32} {:>9} ms {:>7} TFLOP/s {:>7} of cuBLAS",
+            row.size, g.kernel, row.median_ms, row.median_tflops, row.of_cublas
+        );
+        rows.push(row);
+    }
+    let checked: Vec<String> =
+        r.sgemm_checked.iter().map(|(m, n, k)| format!("{m}x{n}x{k}")).collect();
+    run.table(
+        "hopper_memory-sgemm",
+        "FP32 C = A B (M x N x K): the cp.async kernels beside the tiling chapter's step 6 \
+         and cuBLAS SGEMM on the same operands (median, min and max over repetitions)",
+        &[
+            ("l2", "cold"),
+            ("flops", "2 M N K"),
+            ("verified", "sampled rows at every timed size"),
+            ("checked_every_element", &checked.join(", ")),
+            (
+                "headers",
+                "median_ms = median (ms) | min_ms = min (ms) | max_ms = max (ms) | \
+                 median_tflops = TFLOP/s (median) | of_cublas = of cuBLAS",
+            ),
+        ],
+        &rows,
+    )?;
+    let code: Vec<SgemmCodeRow> = r
+        .sgemm_code
+        .iter()
+        .map(|c| SgemmCodeRow {
+            kernel: format!("`{}`", c.kernel),
+            registers: c.registers,
+            spill_bytes: c.spill_bytes,
+            shared_kib: sig3(c.shared_bytes as f64 / 1024.0),
+            blocks_per_sm: c.blocks_per_sm,
+        })
+        .collect();
+    run.table(
+        "hopper_memory-sgemm-code",
+        "The cp.async kernels: registers and spills per thread, shared memory per block, \
+         blocks per SM (256 threads each)",
+        &[(
+            "headers",
+            "spill_bytes = spilled bytes | shared_kib = shared memory (KiB) | \
+             blocks_per_sm = blocks per SM",
+        )],
+        &code,
+    )
 }
 
 fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
