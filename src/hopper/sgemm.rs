@@ -184,7 +184,8 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
     let plan = Plan::new(2, run.reps(), L2::Cold);
     // `--quick` (the sanitizers' mode) keeps the small odd sizes: under racecheck every
     // shared-memory access is tracked, and 1000 × 1003 × 517 alone would take minutes.
-    let checked = CHECKED.iter().filter(|(m, n, k)| !run.quick || m * n * k < 10_000_000);
+    let checked =
+        CHECKED.iter().filter(|(m, n, k)| !run.quick || m * n * k < 10_000_000);
     for (i, &size) in checked.enumerate() {
         let mut ops = Operands::new(gpu, size, run.seed + 100 + i as u64)?;
         let reference = Reference::for_operands(&ops, run.seed);
