@@ -624,3 +624,196 @@ cmm_tiled_wavefront_u32(const u32* __restrict__ dims_global, u64* key_global,
     }
 }
 // ANCHOR_END: wavefront_u32
+
+// ANCHOR: wavefront_ordered
+// The 32-bit sweep with its cells dealt out in the order they finish. Cell (r, s) is
+// final at step f = 63 - r + s and takes candidates only until then, but the sweeps
+// above give each warp 32 cells of one row, whose final steps span 32 values: a warp
+// keeps issuing all 126 steps while fewer and fewer of its cells have work. Here the
+// 4096 cells are numbered by final step, latest first (anti-diagonal f = 126, then 125,
+// ... 0; along one anti-diagonal by row), and warp w owns the 128 cells numbered
+// 128 w .. 128 w + 127, lane l the cells 128 w + l + 32 m. A warp's cells then finish
+// within a few steps of each other, and a warp whose cells are all final skips the rest
+// of the sweep but for its barrier: the instructions issued per step follow the cells
+// still open (about half of them on average) instead of all 4096. One warp's loads go
+// along an anti-diagonal, 65 words apart: 32 different banks.
+//
+// A step moves the operands of a cell's column candidate (c = 64 - t + s) one place
+// along a row and 64 along a column, and those of its row candidate (c = t - 64 + r)
+// the other way, so each operand is a fixed per-cell offset plus 4 t or 256 t bytes;
+// the split a candidate sets is recorded as the step, the same word for every cell,
+// and turned into a point index after the sweep. The tie rule is the 32-bit sweep's: a column candidate
+// (c decreasing, below all seen) takes an equal cost, a row candidate (c increasing,
+// above all seen) does not; Hopper's DPX minimum gives the minimum and the comparison in
+// one instruction. Shared memory: the three cost tiles of the 32-bit sweep and the
+// splits, staged and written back whole rows at a time.
+struct SweepTilesOrdered {
+    u32 left[TILE][TILE];    // cost of block (I, I)
+    u32 right[TILE][TILE];   // cost of block (J, J)
+    u32 cell[TILE][TILE];    // costs of the block being computed
+    unsigned short split[TILE][TILE];  // its splits (point indices, < 2^16)
+};
+
+// The cell numbered k in finishing order (latest first): its row and column.
+__device__ __forceinline__ void ordered_cell(int k, int& r, int& s)
+{
+    // Anti-diagonals f = 126 .. 63 hold 1 .. 64 cells (rows 0 .. 126 - f), 2080 in all;
+    // f = 62 .. 0 hold 63 .. 1 cells (rows 63 - f .. 63). q = the triangular root.
+    const int upper = TILE * (TILE + 1) / 2;
+    int q, rest;
+    if (k < upper) {
+        q = (int)((sqrtf(8.0f * k + 1.0f) - 1.0f) * 0.5f);
+        while ((q + 1) * (q + 2) / 2 <= k) ++q;   // float rounding, either way
+        while (q * (q + 1) / 2 > k) --q;
+        rest = k - q * (q + 1) / 2;               // position along f = 126 - q
+        r = rest;
+        s = rest + (TILE - 1 - q);                // s - r = f - 63
+    } else {
+        const int back = TILE * TILE - 1 - k;     // counted from the last cell
+        q = (int)((sqrtf(8.0f * back + 1.0f) - 1.0f) * 0.5f);
+        while ((q + 1) * (q + 2) / 2 <= back) ++q;
+        while (q * (q + 1) / 2 > back) --q;
+        rest = back - q * (q + 1) / 2;            // f = q has q + 1 cells
+        s = q - rest;                             // along f by row: s = 0 .. q
+        r = s + (TILE - 1 - q);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
+cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_global,
+                                int n, int stride, int D)
+{
+    extern __shared__ u64 dynamic_shared[];
+    SweepTilesOrdered& tiles = *reinterpret_cast<SweepTilesOrdered*>(dynamic_shared);
+    __shared__ u32 p_shared[2][TILE];
+    constexpr int CELLS = TILE * TILE / SWEEP_THREADS;  // 4
+    const u32* left = &tiles.left[0][0];
+    const u32* right = &tiles.right[0][0];
+    u32* cell = &tiles.cell[0][0];
+
+    dims_global += chain_offset_dims(n);
+    key_global += chain_offset_keys(stride);
+    const int I = blockIdx.x, J = I + D;
+    const int a0 = I * TILE, b0 = J * TILE;
+    // Whole rows: coalesced. The block's own cells bring the minimum over the tiles
+    // between I and J (NO_KEY when D = 1).
+    for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        tiles.left[r][s] = (u32)(key_global[(size_t)(a0 + r) * stride + a0 + s] >> SPLIT_BITS);
+        tiles.right[r][s] = (u32)(key_global[(size_t)(b0 + r) * stride + b0 + s] >> SPLIT_BITS);
+        const u64 key = key_global[(size_t)(a0 + r) * stride + b0 + s];
+        tiles.cell[r][s] = (u32)(key >> SPLIT_BITS);
+        tiles.split[r][s] = (unsigned short)(key & 0xffff);
+    }
+    if (threadIdx.x < 2 * TILE) {
+        const int side = threadIdx.x / TILE, x = (side ? b0 : a0) + threadIdx.x % TILE;
+        p_shared[side][threadIdx.x % TILE] = x <= n ? dims_global[x] : 0;
+    }
+    // Step 0 finishes cell (63, 0) alone, which takes no candidate inside the block;
+    // when D = 1 it is a single matrix (b = a + 1) and costs nothing.
+    __syncthreads();
+    if (threadIdx.x == 0 && D == 1) {
+        tiles.cell[TILE - 1][0] = 0;
+        tiles.split[TILE - 1][0] = 0;
+    }
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // Per cell: its row r and column s, its cost, and `how` it got its split: the step t
+    // of the column candidate that set it, 256 + t for a row candidate, or 512 + the
+    // split staged from the min-plus kernel (t and 256 + t are the same word for every
+    // cell of a step; the point index is worked out once, after the sweep). The
+    // operands of step t are at byte offsets that move by 4 t or 256 t from five
+    // per-cell offsets fixed before the sweep, so a step needs one add per operand:
+    //   p[c], column candidate (c = 64 - t + s):  4 s + 256 - 4 t       in p_shared[0]
+    //   T[a][c] in block (I, I):                 4 (64 r + s) + 256 - 4 t
+    //   T[c][b], this block:                     4 (65 s) + 16384 - 256 t
+    //   p[c], row candidate (c = t - 64 + r):    4 r - 256 + 4 t        in p_shared[1]
+    //   T[a][c], this block:                     4 (65 r) - 256 + 4 t
+    //   T[c][b] in block (J, J):                 4 (64 r + s) - 16384 + 256 t
+    int row[CELLS], col[CELLS];
+    u32 best[CELLS], how[CELLS], p_a_times_p_b[CELLS];
+    __syncthreads();  // tiles, dimensions and the single matrix are in place
+    #pragma unroll
+    for (int m = 0; m < CELLS; ++m) {
+        ordered_cell(warp * 32 * CELLS + lane + 32 * m, row[m], col[m]);
+        best[m] = tiles.cell[row[m]][col[m]];
+        how[m] = 512u + tiles.split[row[m]][col[m]];
+        p_a_times_p_b[m] = p_shared[0][row[m]] * p_shared[1][col[m]];
+    }
+    // Lane 0's first cell finishes last of the warp's 128.
+    const int warp_last_step = __shfl_sync(0xffffffffu, TILE - 1 - row[0] + col[0], 0);
+    const char* left_bytes = reinterpret_cast<const char*>(left);
+    const char* right_bytes = reinterpret_cast<const char*>(right);
+    char* cell_bytes = reinterpret_cast<char*>(cell);
+    const char* p_col_bytes = reinterpret_cast<const char*>(p_shared[0]);
+    const char* p_row_bytes = reinterpret_cast<const char*>(p_shared[1]);
+    int at4[CELLS], r65x4[CELLS], s65x4[CELLS], r4[CELLS], s4[CELLS], f4[CELLS];
+    #pragma unroll
+    for (int m = 0; m < CELLS; ++m) {
+        at4[m] = 4 * (row[m] * TILE + col[m]);
+        r65x4[m] = 4 * (TILE + 1) * row[m];
+        s65x4[m] = 4 * (TILE + 1) * col[m];
+        r4[m] = 4 * row[m];
+        s4[m] = 4 * col[m];
+        f4[m] = 4 * (TILE - 1 - row[m] + col[m]);
+        // Opaque to the compiler, which would otherwise recompute them from r and s at
+        // every step (a multiply-add each) rather than hold them in registers.
+        asm("" : "+r"(at4[m]), "+r"(r65x4[m]), "+r"(s65x4[m]), "+r"(r4[m]), "+r"(s4[m]),
+                 "+r"(f4[m]));
+    }
+    #define OPERAND(base, offset) (*reinterpret_cast<const u32*>((base) + (offset)))
+
+    for (int t = 1; t < 2 * TILE - 1; ++t) {
+        if (t <= warp_last_step) {
+            const u32 by_column = t, by_row = 256 + t;
+            const int t4 = 4 * t, t256 = 256 * t;
+            #pragma unroll
+            for (int m = 0; m < CELLS; ++m) {
+                if (t4 > f4[m]) continue;  // final: nothing more to take
+                bool take, keep;
+                if (t4 > s4[m]) {
+                    // c = 64 - t + s, in tile I below r: T[a][c] in block (I, I),
+                    // T[c][b] the cell of column s finished at step t - 1
+                    const u32 cost =
+                        p_a_times_p_b[m] * OPERAND(p_col_bytes, s4[m] - t4 + 256)
+                        + OPERAND(left_bytes, at4[m] - t4 + 256)
+                        + OPERAND(cell_bytes, s65x4[m] - t256 + 16384);
+                    best[m] = __vibmin_u32(cost, best[m], &take);  // cost <= best
+                    how[m] = take ? by_column : how[m];
+                }
+                if (t4 + r4[m] >= 256) {
+                    // c = t - 64 + r, in tile J left of s: T[a][c] the cell of row r
+                    // finished at step t - 1, T[c][b] in block (J, J)
+                    const u32 cost =
+                        p_a_times_p_b[m] * OPERAND(p_row_bytes, r4[m] + t4 - 256)
+                        + OPERAND(cell_bytes, r65x4[m] + t4 - 256)
+                        + OPERAND(right_bytes, at4[m] + t256 - 16384);
+                    best[m] = __vibmin_u32(best[m], cost, &keep);  // best <= cost
+                    how[m] = keep ? how[m] : by_row;
+                }
+                if (t4 == f4[m]) *reinterpret_cast<u32*>(cell_bytes + at4[m]) = best[m];
+            }
+        }
+        __syncthreads();  // anti-diagonal t is written before step t + 1 reads it
+    }
+    #undef OPERAND
+
+    // Splits are point indices (< 2^16): the column candidate of step t went through
+    // c = a0 + 64 - t + s, the row candidate through c = b0 + t - 64 + r.
+    #pragma unroll
+    for (int m = 0; m < CELLS; ++m) {
+        const u32 h = how[m];
+        const int split = h >= 512 ? (int)h - 512
+                          : h >= 256 ? b0 + (int)h - 256 - TILE + row[m]
+                                     : a0 + TILE - (int)h + col[m];
+        tiles.split[row[m]][col[m]] = (unsigned short)split;
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        if (b0 + s <= n)
+            key_global[(size_t)(a0 + r) * stride + b0 + s] =
+                (u64)tiles.cell[r][s] << SPLIT_BITS | tiles.split[r][s];
+    }
+}
+// ANCHOR_END: wavefront_ordered

@@ -12,13 +12,15 @@ fn gpu() -> Gpu {
     Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
 }
 
-const CONFIGS: [Config; 6] = [
+const CONFIGS: [Config; 8] = [
     Config { minplus: MinPlus::U64, sweep: Sweep::Pushed },
     Config { minplus: MinPlus::U64, sweep: Sweep::Lean },
     Config { minplus: MinPlus::U32, sweep: Sweep::Pushed },
     Config { minplus: MinPlus::U32, sweep: Sweep::Lean },
     Config { minplus: MinPlus::U32, sweep: Sweep::U32 },
     Config { minplus: MinPlus::U64, sweep: Sweep::U32 },
+    Config { minplus: MinPlus::U32, sweep: Sweep::Ordered },
+    Config { minplus: MinPlus::U64, sweep: Sweep::Ordered },
 ];
 
 /// The largest dimension for which the 32-bit bound holds at `n`.

@@ -323,6 +323,9 @@ pub const CMM_BEYOND: Chapter = Chapter {
         "cmm-beyond-chain-table",
         "cmm-beyond-cpu",
         "cmm-beyond-launches",
+        "cmm-beyond-batch",
+        "cmm-beyond-overlap",
+        "cmm-beyond-paper72",
     ],
     // n = 131 (odd): three tiles per side, so every tiled kernel runs, both min-plus
     // kernels and all three sweeps included; the quick batch is 8 chains of 131 in every

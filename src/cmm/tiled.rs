@@ -30,6 +30,8 @@ crate::kernel_names! {
         WavefrontLean => "cmm_tiled_wavefront_lean_u64",
         /// The sweep with 32-bit costs.
         WavefrontU32 => "cmm_tiled_wavefront_u32",
+        /// The 32-bit sweep with its cells dealt out in the order they finish.
+        WavefrontOrdered => "cmm_tiled_wavefront_ordered_u32",
     }
 }
 
@@ -53,6 +55,9 @@ pub enum Sweep {
     /// `cmm_tiled_wavefront_u32`: the first sweep's threads and cells with 32-bit costs
     /// (only a chain whose bound the host proves below `2^32 - 1`).
     U32,
+    /// `cmm_tiled_wavefront_ordered_u32`: 32-bit costs, each warp's cells finishing
+    /// together, so that warps whose cells are final stop issuing (same bound).
+    Ordered,
 }
 
 /// The kernels of one tiled solve.
@@ -87,6 +92,7 @@ impl Config {
             Sweep::Pushed => "u64 sweep",
             Sweep::Lean => "lean u64 sweep",
             Sweep::U32 => "u32 sweep",
+            Sweep::Ordered => "ordered u32 sweep",
         };
         format!("{minplus}, {sweep}")
     }
@@ -94,7 +100,7 @@ impl Config {
     /// Threads per block of the sweep.
     pub fn sweep_threads(self) -> u32 {
         match self.sweep {
-            Sweep::Pushed | Sweep::U32 => SWEEP_THREADS,
+            Sweep::Pushed | Sweep::U32 | Sweep::Ordered => SWEEP_THREADS,
             Sweep::Lean => LEAN_THREADS,
         }
     }
@@ -104,6 +110,7 @@ impl Config {
         match self.sweep {
             Sweep::Pushed | Sweep::Lean => SWEEP_SHARED_BYTES,
             Sweep::U32 => SWEEP_U32_SHARED_BYTES,
+            Sweep::Ordered => SWEEP_ORDERED_SHARED_BYTES,
         }
     }
 
@@ -117,13 +124,15 @@ impl Config {
             Sweep::Pushed => TiledKernel::Wavefront,
             Sweep::Lean => TiledKernel::WavefrontLean,
             Sweep::U32 => TiledKernel::WavefrontU32,
+            Sweep::Ordered => TiledKernel::WavefrontOrdered,
         };
         (minplus, sweep)
     }
 
     /// Whether this configuration needs the 32-bit bound.
     pub fn needs_u32(self) -> bool {
-        self.minplus == MinPlus::U32 || self.sweep == Sweep::U32
+        self.minplus == MinPlus::U32
+            || matches!(self.sweep, Sweep::U32 | Sweep::Ordered)
     }
 }
 
@@ -148,6 +157,9 @@ pub const SPLIT_BITS: u32 = 16;
 pub const SWEEP_SHARED_BYTES: u32 = 3 * (TILE * (TILE + 1) * 8) as u32;
 /// Dynamic shared memory of the 32-bit sweep: three 64 x 64 tiles of 4-byte costs.
 pub const SWEEP_U32_SHARED_BYTES: u32 = 3 * (TILE * TILE * 4) as u32;
+/// Dynamic shared memory of the ordered sweep: the three cost tiles and 16-bit splits.
+pub const SWEEP_ORDERED_SHARED_BYTES: u32 =
+    SWEEP_U32_SHARED_BYTES + (TILE * TILE * 2) as u32;
 /// The most matrices: every split and every point index must fit the key's 16 low bits.
 pub const MAX_N: usize = (1 << SPLIT_BITS) - 2;
 
@@ -233,6 +245,7 @@ impl<'g> TiledKernels<'g> {
             TiledKernel::Wavefront,
             TiledKernel::WavefrontLean,
             TiledKernel::WavefrontU32,
+            TiledKernel::WavefrontOrdered,
         ] {
             table.get(sweep).set_attribute(
                 CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

@@ -73,9 +73,12 @@ pub fn count(ptx: &str, sm: &str) -> anyhow::Result<Option<Counts>> {
         minplus.push((k, len as f64 / CANDIDATES_PER_TRIP as f64));
     }
     let mut sweep_step = Vec::new();
-    for k in
-        [TiledKernel::Wavefront, TiledKernel::WavefrontLean, TiledKernel::WavefrontU32]
-    {
+    for k in [
+        TiledKernel::Wavefront,
+        TiledKernel::WavefrontLean,
+        TiledKernel::WavefrontU32,
+        TiledKernel::WavefrontOrdered,
+    ] {
         let len = shortest_loop(function(k)?, 1, |i| i.base() == "BAR")
             .ok_or_else(|| anyhow::anyhow!("no step loop in {}", k.function()))?;
         sweep_step.push((k, len));

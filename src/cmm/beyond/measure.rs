@@ -32,9 +32,12 @@ impl std::fmt::Display for Lengths {
     }
 }
 
-/// Chain lengths n of the DP measurement: powers of two from 128 to 16384.
+/// Chain lengths n of the DP measurement: powers of two from 128 to 16384, and beside the
+/// targets at 1024, 4096 and 16384 lengths that are not: 1021 and 4093 (primes; their
+/// n + 1 points end in a partial tile) and 1023 and 16383 (2^k - 1: n + 1 points fill
+/// whole tiles, where a power of two needs one more tile for its last point).
 pub const MATRICES: FullQuick<Lengths> = FullQuick::new(
-    Lengths(&[128, 256, 512, 1024, 2048, 4096, 8192, 16384]),
+    Lengths(&[128, 256, 512, 1021, 1023, 1024, 2048, 4093, 4096, 8192, 16383, 16384]),
     Lengths(&[100, 257, 700]),
 );
 /// The largest n measured: past it the CPU reference every run is checked against needs
@@ -124,15 +127,19 @@ pub enum Variant {
     TiledU32,
     /// 32-bit costs with DPX in the min-plus kernel and in the sweep: the fastest kernels.
     TiledU32Sweep,
-    /// The fastest kernels, their launches replayed as one CUDA graph.
+    /// The 32-bit kernels, their launches replayed as one CUDA graph.
     TiledU32Graph,
+    /// 32-bit costs with DPX, the sweep whose warps retire as their cells finish.
+    TiledOrdered,
+    /// The same, replayed as one CUDA graph.
+    TiledOrderedGraph,
     CpuOneThread,
     CpuAllThreads,
     CpuBlocked,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 13] = [
+    pub const ALL: [Variant; 15] = [
         Variant::OneBlockRowMajor,
         Variant::OneBlockDiagonal,
         Variant::WarpPerCell,
@@ -143,18 +150,22 @@ impl Variant {
         Variant::TiledU32,
         Variant::TiledU32Sweep,
         Variant::TiledU32Graph,
+        Variant::TiledOrdered,
+        Variant::TiledOrderedGraph,
         Variant::CpuOneThread,
         Variant::CpuAllThreads,
         Variant::CpuBlocked,
     ];
 
     /// The tiled versions, in the order of the versions table.
-    pub const TILED: [Variant; 5] = [
+    pub const TILED: [Variant; 7] = [
         Variant::Tiled,
         Variant::TiledLean,
         Variant::TiledU32,
         Variant::TiledU32Sweep,
         Variant::TiledU32Graph,
+        Variant::TiledOrdered,
+        Variant::TiledOrderedGraph,
     ];
 
     /// The figure's series name; `threads` is the multi-threaded CPU's.
@@ -176,6 +187,12 @@ impl Variant {
             Variant::TiledU32Graph => {
                 "GPU tiled, 32-bit min-plus + 32-bit sweep, CUDA graph".into()
             }
+            Variant::TiledOrdered => {
+                "GPU tiled, 32-bit min-plus + ordered sweep".into()
+            }
+            Variant::TiledOrderedGraph => {
+                "GPU tiled, 32-bit min-plus + ordered sweep, CUDA graph".into()
+            }
             Variant::CpuOneThread => "CPU 1 thread, 32-bit AVX2".into(),
             Variant::CpuAllThreads => {
                 format!("CPU {threads} threads, 32-bit AVX2 (rayon)")
@@ -196,6 +213,9 @@ impl Variant {
             Variant::TiledU32Sweep | Variant::TiledU32Graph => {
                 c(MinPlus::U32, Sweep::U32)
             }
+            Variant::TiledOrdered | Variant::TiledOrderedGraph => {
+                c(MinPlus::U32, Sweep::Ordered)
+            }
             _ => None,
         }
     }
@@ -203,7 +223,9 @@ impl Variant {
     /// How a tiled variant keeps its steps in order.
     pub fn sync(self) -> &'static str {
         match self {
-            Variant::TiledU32Graph | Variant::WarpPerCellGraph => "CUDA graph",
+            Variant::TiledU32Graph
+            | Variant::TiledOrderedGraph
+            | Variant::WarpPerCellGraph => "CUDA graph",
             Variant::WarpPerCellCooperative => "grid barrier",
             _ => "launches",
         }
@@ -441,7 +463,7 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
                         |p, plan| cmm.time(p, plan),
                     )?
                 }
-                Variant::TiledU32Graph => {
+                Variant::TiledU32Graph | Variant::TiledOrderedGraph => {
                     let config = variant.config().expect("a tiled variant");
                     let chains = [dims.clone()];
                     let mut p = tiled_kernels.prepare_batch(&chains, config)?;
@@ -456,7 +478,8 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
                 Variant::Tiled
                 | Variant::TiledLean
                 | Variant::TiledU32
-                | Variant::TiledU32Sweep => {
+                | Variant::TiledU32Sweep
+                | Variant::TiledOrdered => {
                     let config = variant.config().expect("a tiled variant");
                     let chains = [dims.clone()];
                     let mut p = tiled_kernels.prepare_batch(&chains, config)?;
