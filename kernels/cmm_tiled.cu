@@ -654,28 +654,30 @@ struct SweepTilesOrdered {
     unsigned short split[TILE][TILE];  // its splits (point indices, < 2^16)
 };
 
-// The cell numbered k in finishing order (latest first): its row and column.
-__device__ __forceinline__ void ordered_cell(int k, int& r, int& s)
+// The cell numbered k in finishing order (latest first) of a side x side block: its row
+// and column. Cell (r, s) finishes at step f = side - 1 - r + s.
+__device__ __forceinline__ void ordered_cell(int side, int k, int& r, int& s)
 {
-    // Anti-diagonals f = 126 .. 63 hold 1 .. 64 cells (rows 0 .. 126 - f), 2080 in all;
-    // f = 62 .. 0 hold 63 .. 1 cells (rows 63 - f .. 63). q = the triangular root.
-    const int upper = TILE * (TILE + 1) / 2;
+    // Anti-diagonals f = 2 side - 2 .. side - 1 hold 1 .. side cells (rows 0 .. q, where
+    // q = 2 side - 2 - f), side (side + 1) / 2 in all; f = side - 2 .. 0 hold side - 1 .. 1
+    // cells (rows side - 1 - f .. side - 1). q = the triangular root.
+    const int upper = side * (side + 1) / 2;
     int q, rest;
     if (k < upper) {
         q = (int)((sqrtf(8.0f * k + 1.0f) - 1.0f) * 0.5f);
         while ((q + 1) * (q + 2) / 2 <= k) ++q;   // float rounding, either way
         while (q * (q + 1) / 2 > k) --q;
-        rest = k - q * (q + 1) / 2;               // position along f = 126 - q
+        rest = k - q * (q + 1) / 2;               // position along f = 2 side - 2 - q
         r = rest;
-        s = rest + (TILE - 1 - q);                // s - r = f - 63
+        s = rest + (side - 1 - q);                // s - r = f - (side - 1)
     } else {
-        const int back = TILE * TILE - 1 - k;     // counted from the last cell
+        const int back = side * side - 1 - k;     // counted from the last cell
         q = (int)((sqrtf(8.0f * back + 1.0f) - 1.0f) * 0.5f);
         while ((q + 1) * (q + 2) / 2 <= back) ++q;
         while (q * (q + 1) / 2 > back) --q;
         rest = back - q * (q + 1) / 2;            // f = q has q + 1 cells
         s = q - rest;                             // along f by row: s = 0 .. q
-        r = s + (TILE - 1 - q);
+        r = s + (side - 1 - q);
     }
 }
 
@@ -735,7 +737,7 @@ cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_gl
     __syncthreads();  // tiles, dimensions and the single matrix are in place
     #pragma unroll
     for (int m = 0; m < CELLS; ++m) {
-        ordered_cell(warp * 32 * CELLS + lane + 32 * m, row[m], col[m]);
+        ordered_cell(TILE, warp * 32 * CELLS + lane + 32 * m, row[m], col[m]);
         best[m] = tiles.cell[row[m]][col[m]];
         how[m] = 512u + tiles.split[row[m]][col[m]];
         p_a_times_p_b[m] = p_shared[0][row[m]] * p_shared[1][col[m]];
@@ -817,3 +819,204 @@ cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_gl
     }
 }
 // ANCHOR_END: wavefront_ordered
+
+// ANCHOR: wavefront_quadrants
+// The 32-bit sweep cut into quadrants, so that most candidates are taken in bulk and only
+// a short wavefront remains. Cut the block's 64 x 64 cells into four 32 x 32 quadrants:
+// bottom-left BL (rows 32..63, columns 0..31), top-left TL, bottom-right BR, top-right TR.
+// A cell depends on the cells below it and to its left, so BL depends on nothing in the
+// block; TL on BL (through c in rows 32..63) and on itself; BR on BL (through c in
+// columns 0..31) and on itself; TR on BR, TL and itself. Hence six phases, a barrier apart:
+//   sweep BL;  min-plus TL <- BL and BR <- BL;  sweep TL and BR together;
+//   min-plus TR <- BR and TR <- TL;  sweep TR.
+// Each sweep is the push of the sweeps above over 32 x 32 cells (2 x 32 - 1 = 63 steps,
+// one cell per thread and quadrant), and each min-plus phase gives every thread the 32
+// or 64 candidates of its cell through the finished quadrants, with no barrier between.
+// 3 x 63 = 189 dependent steps instead of 127, but a step now holds at most two cells
+// per thread instead of four, and half the candidates (those through the other
+// quadrants) are out of the steps. Within a quadrant the threads own their cells in the
+// order the cells finish, as in cmm_tiled_wavefront_ordered_u32, so warps retire.
+//
+// Ties: a column candidate goes through c in tile I, below every c of the tiles between
+// and of tile J; the column candidates of a cell arrive in decreasing c (the min-plus
+// phases count c down, the sweeps push c = 32 - t + s), so an equal cost takes the new c.
+// Row candidates (c in tile J, above all others) arrive in increasing c, so an equal
+// cost keeps the old split. Rows are padded to 66 costs: a warp's cells lie along an
+// anti-diagonal, so its sweep loads are 67 words apart (32 banks), and its min-plus
+// loads down a column of tile I are 66 apart (2 lanes per bank).
+#define QUAD 32
+#define QUAD_ROW (TILE + 2)
+struct SweepTilesQuadrants {
+    u32 left[TILE][QUAD_ROW];   // cost of block (I, I)
+    u32 right[TILE][QUAD_ROW];  // cost of block (J, J)
+    u32 cell[TILE][QUAD_ROW];   // costs of the block, each written once it is final
+};
+
+// The quadrants, by their first row and column in the block.
+#define QUAD_BL 0
+#define QUAD_TL 1
+#define QUAD_BR 2
+#define QUAD_TR 3
+__device__ __forceinline__ int quad_row0(int q) { return (q == QUAD_BL || q == QUAD_BR) ? QUAD : 0; }
+__device__ __forceinline__ int quad_col0(int q) { return (q == QUAD_BR || q == QUAD_TR) ? QUAD : 0; }
+
+// The state of one thread: its cell (r_local, s_local) in every quadrant.
+struct QuadrantCells {
+    int r_local, s_local, final_step;  // final_step = 31 - r_local + s_local
+    int warp_last_step;                // the latest final step among the warp's cells
+    u32 best[4], split[4], p_a_times_p_b[4];
+};
+
+// Sweeps the quadrants Q_FIRST .. Q_FIRST + COUNT - 1 (BL, TL with BR, TR). Template
+// arguments, so that every index into the thread's arrays is a constant (registers).
+template <int Q_FIRST, int COUNT>
+__device__ __forceinline__ void sweep_quadrants(SweepTilesQuadrants& tiles,
+                                                const u32 (&p_shared)[2][TILE],
+                                                QuadrantCells& me, int a0, int b0)
+{
+    const int rl = me.r_local, sl = me.s_local;
+    // Step 0: local cell (31, 0) of each quadrant takes no candidate inside it.
+    if (rl == QUAD - 1 && sl == 0)
+        #pragma unroll
+        for (int k = 0; k < COUNT; ++k) {
+            const int q = Q_FIRST + k;
+            tiles.cell[quad_row0(q) + rl][quad_col0(q) + sl] = me.best[q];
+        }
+    __syncthreads();
+    for (int t = 1; t < 2 * QUAD - 1; ++t) {
+        if (t <= me.warp_last_step && t <= me.final_step) {
+            #pragma unroll
+            for (int k = 0; k < COUNT; ++k) {
+                const int q = Q_FIRST + k;
+                const int r0 = quad_row0(q), s0 = quad_col0(q);
+                const int r = r0 + rl, s = s0 + sl;
+                bool take, keep;
+                if (t > sl) {  // c = 32 - t + s, below r in the quadrant's rows
+                    const int c = r0 + QUAD - t + sl;
+                    const u32 cost = me.p_a_times_p_b[q] * p_shared[0][c] + tiles.left[r][c]
+                                     + tiles.cell[c][s];
+                    me.best[q] = __vibmin_u32(cost, me.best[q], &take);
+                    me.split[q] = take ? (u32)(a0 + c) : me.split[q];
+                }
+                if (t + rl >= QUAD) {  // c = t - 32 + r, left of s in the quadrant
+                    const int c = s0 + t - QUAD + rl;
+                    const u32 cost = me.p_a_times_p_b[q] * p_shared[1][c] + tiles.cell[r][c]
+                                     + tiles.right[c][s];
+                    me.best[q] = __vibmin_u32(me.best[q], cost, &keep);
+                    me.split[q] = keep ? me.split[q] : (u32)(b0 + c);
+                }
+                if (t == me.final_step) tiles.cell[r][s] = me.best[q];
+            }
+        }
+        __syncthreads();  // local anti-diagonal t is written before step t + 1 reads it
+    }
+}
+
+// Quadrant q's cell takes the column candidates c = 63 down to 32 (tile I, through the
+// finished cells (c, s) of the quadrant below).
+template <int q>
+__device__ __forceinline__ void column_products(SweepTilesQuadrants& tiles,
+                                                const u32 (&p_shared)[2][TILE],
+                                                QuadrantCells& me, int a0)
+{
+    constexpr int c_low = QUAD, c_high = TILE;
+    const int r = quad_row0(q) + me.r_local, s = quad_col0(q) + me.s_local;
+    u32 best = me.best[q], split = me.split[q];
+    #pragma unroll 8
+    for (int c = c_high - 1; c >= c_low; --c) {
+        const u32 cost = me.p_a_times_p_b[q] * p_shared[0][c] + tiles.left[r][c]
+                         + tiles.cell[c][s];
+        bool take;
+        best = __vibmin_u32(cost, best, &take);  // cost <= best: ties take the smaller c
+        split = take ? (u32)(a0 + c) : split;
+    }
+    me.best[q] = best;
+    me.split[q] = split;
+}
+
+// Quadrant q's cell takes the row candidates c = 0 .. 31 (tile J, through the finished
+// cells (r, c) of the quadrant to its left).
+template <int q>
+__device__ __forceinline__ void row_products(SweepTilesQuadrants& tiles,
+                                             const u32 (&p_shared)[2][TILE],
+                                             QuadrantCells& me, int b0)
+{
+    constexpr int c_low = 0, c_high = QUAD;
+    const int r = quad_row0(q) + me.r_local, s = quad_col0(q) + me.s_local;
+    u32 best = me.best[q], split = me.split[q];
+    #pragma unroll 8
+    for (int c = c_low; c < c_high; ++c) {
+        const u32 cost = me.p_a_times_p_b[q] * p_shared[1][c] + tiles.cell[r][c]
+                         + tiles.right[c][s];
+        bool keep;
+        best = __vibmin_u32(best, cost, &keep);  // best <= cost: ties keep the smaller c
+        split = keep ? split : (u32)(b0 + c);
+    }
+    me.best[q] = best;
+    me.split[q] = split;
+}
+
+extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
+cmm_tiled_wavefront_quadrants_u32(const u32* __restrict__ dims_global, u64* key_global,
+                                  int n, int stride, int D)
+{
+    extern __shared__ u64 dynamic_shared[];
+    SweepTilesQuadrants& tiles = *reinterpret_cast<SweepTilesQuadrants*>(dynamic_shared);
+    __shared__ u32 p_shared[2][TILE];
+
+    dims_global += chain_offset_dims(n);
+    key_global += chain_offset_keys(stride);
+    const int I = blockIdx.x, J = I + D;
+    const int a0 = I * TILE, b0 = J * TILE;
+    for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
+        const int r = e / TILE, s = e % TILE;
+        tiles.left[r][s] = (u32)(key_global[(size_t)(a0 + r) * stride + a0 + s] >> SPLIT_BITS);
+        tiles.right[r][s] = (u32)(key_global[(size_t)(b0 + r) * stride + b0 + s] >> SPLIT_BITS);
+    }
+    if (threadIdx.x < 2 * TILE) {
+        const int side = threadIdx.x / TILE, x = (side ? b0 : a0) + threadIdx.x % TILE;
+        p_shared[side][threadIdx.x % TILE] = x <= n ? dims_global[x] : 0;
+    }
+    QuadrantCells me;
+    ordered_cell(QUAD, threadIdx.x, me.r_local, me.s_local);
+    me.final_step = QUAD - 1 - me.r_local + me.s_local;
+    // Lane 0 holds the warp's first cell in finishing order, the last to finish.
+    me.warp_last_step = __shfl_sync(0xffffffffu, me.final_step, 0);
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        // The minimum over the tiles between I and J (NO_KEY when D = 1): whole key.
+        const int r = quad_row0(q) + me.r_local, s = quad_col0(q) + me.s_local;
+        const u64 key = key_global[(size_t)(a0 + r) * stride + b0 + s];
+        me.best[q] = (u32)(key >> SPLIT_BITS);
+        me.split[q] = (u32)(key & 0xffff);
+    }
+    // Cell (63, 0), BL's local (31, 0): when D = 1 a single matrix, costing nothing.
+    if (D == 1 && me.r_local == QUAD - 1 && me.s_local == 0) {
+        me.best[QUAD_BL] = 0;
+        me.split[QUAD_BL] = 0;
+    }
+    __syncthreads();  // tiles and dimensions are staged
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int r = quad_row0(q) + me.r_local, s = quad_col0(q) + me.s_local;
+        me.p_a_times_p_b[q] = p_shared[0][r] * p_shared[1][s];
+    }
+
+    sweep_quadrants<QUAD_BL, 1>(tiles, p_shared, me, a0, b0);
+    // BL is final (the sweep ends with a barrier).
+    column_products<QUAD_TL>(tiles, p_shared, me, a0);  // c in BL's rows
+    row_products<QUAD_BR>(tiles, p_shared, me, b0);     // c in BL's columns
+    sweep_quadrants<QUAD_TL, 2>(tiles, p_shared, me, a0, b0);  // TL and BR together
+    column_products<QUAD_TR>(tiles, p_shared, me, a0);  // c in BR's rows
+    row_products<QUAD_TR>(tiles, p_shared, me, b0);     // c in TL's columns
+    sweep_quadrants<QUAD_TR, 1>(tiles, p_shared, me, a0, b0);
+
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int r = quad_row0(q) + me.r_local, s = quad_col0(q) + me.s_local;
+        if (b0 + s <= n)
+            key_global[(size_t)(a0 + r) * stride + b0 + s] =
+                (u64)me.best[q] << SPLIT_BITS | me.split[q];
+    }
+}
+// ANCHOR_END: wavefront_quadrants

@@ -12,7 +12,7 @@ fn gpu() -> Gpu {
     Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
 }
 
-const CONFIGS: [Config; 8] = [
+const CONFIGS: [Config; 10] = [
     Config { minplus: MinPlus::U64, sweep: Sweep::Pushed },
     Config { minplus: MinPlus::U64, sweep: Sweep::Lean },
     Config { minplus: MinPlus::U32, sweep: Sweep::Pushed },
@@ -21,6 +21,8 @@ const CONFIGS: [Config; 8] = [
     Config { minplus: MinPlus::U64, sweep: Sweep::U32 },
     Config { minplus: MinPlus::U32, sweep: Sweep::Ordered },
     Config { minplus: MinPlus::U64, sweep: Sweep::Ordered },
+    Config { minplus: MinPlus::U32, sweep: Sweep::Quadrants },
+    Config { minplus: MinPlus::U64, sweep: Sweep::Quadrants },
 ];
 
 /// The largest dimension for which the 32-bit bound holds at `n`.

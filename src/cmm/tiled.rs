@@ -32,6 +32,8 @@ crate::kernel_names! {
         WavefrontU32 => "cmm_tiled_wavefront_u32",
         /// The 32-bit sweep with its cells dealt out in the order they finish.
         WavefrontOrdered => "cmm_tiled_wavefront_ordered_u32",
+        /// The 32-bit sweep in quadrants: three short sweeps and min-plus between them.
+        WavefrontQuadrants => "cmm_tiled_wavefront_quadrants_u32",
     }
 }
 
@@ -58,6 +60,9 @@ pub enum Sweep {
     /// `cmm_tiled_wavefront_ordered_u32`: 32-bit costs, each warp's cells finishing
     /// together, so that warps whose cells are final stop issuing (same bound).
     Ordered,
+    /// `cmm_tiled_wavefront_quadrants_u32`: 32-bit costs, the block in four 32 x 32
+    /// quadrants swept in three phases with min-plus products between (same bound).
+    Quadrants,
 }
 
 /// The kernels of one tiled solve.
@@ -93,6 +98,7 @@ impl Config {
             Sweep::Lean => "lean u64 sweep",
             Sweep::U32 => "u32 sweep",
             Sweep::Ordered => "ordered u32 sweep",
+            Sweep::Quadrants => "u32 sweep in quadrants",
         };
         format!("{minplus}, {sweep}")
     }
@@ -100,7 +106,9 @@ impl Config {
     /// Threads per block of the sweep.
     pub fn sweep_threads(self) -> u32 {
         match self.sweep {
-            Sweep::Pushed | Sweep::U32 | Sweep::Ordered => SWEEP_THREADS,
+            Sweep::Pushed | Sweep::U32 | Sweep::Ordered | Sweep::Quadrants => {
+                SWEEP_THREADS
+            }
             Sweep::Lean => LEAN_THREADS,
         }
     }
@@ -111,6 +119,7 @@ impl Config {
             Sweep::Pushed | Sweep::Lean => SWEEP_SHARED_BYTES,
             Sweep::U32 => SWEEP_U32_SHARED_BYTES,
             Sweep::Ordered => SWEEP_ORDERED_SHARED_BYTES,
+            Sweep::Quadrants => SWEEP_QUADRANTS_SHARED_BYTES,
         }
     }
 
@@ -125,6 +134,7 @@ impl Config {
             Sweep::Lean => TiledKernel::WavefrontLean,
             Sweep::U32 => TiledKernel::WavefrontU32,
             Sweep::Ordered => TiledKernel::WavefrontOrdered,
+            Sweep::Quadrants => TiledKernel::WavefrontQuadrants,
         };
         (minplus, sweep)
     }
@@ -132,7 +142,7 @@ impl Config {
     /// Whether this configuration needs the 32-bit bound.
     pub fn needs_u32(self) -> bool {
         self.minplus == MinPlus::U32
-            || matches!(self.sweep, Sweep::U32 | Sweep::Ordered)
+            || matches!(self.sweep, Sweep::U32 | Sweep::Ordered | Sweep::Quadrants)
     }
 }
 
@@ -160,6 +170,8 @@ pub const SWEEP_U32_SHARED_BYTES: u32 = 3 * (TILE * TILE * 4) as u32;
 /// Dynamic shared memory of the ordered sweep: the three cost tiles and 16-bit splits.
 pub const SWEEP_ORDERED_SHARED_BYTES: u32 =
     SWEEP_U32_SHARED_BYTES + (TILE * TILE * 2) as u32;
+/// Dynamic shared memory of the sweep in quadrants: three tiles of costs, rows padded to 66.
+pub const SWEEP_QUADRANTS_SHARED_BYTES: u32 = 3 * (TILE * (TILE + 2) * 4) as u32;
 /// The most matrices: every split and every point index must fit the key's 16 low bits.
 pub const MAX_N: usize = (1 << SPLIT_BITS) - 2;
 
@@ -246,6 +258,7 @@ impl<'g> TiledKernels<'g> {
             TiledKernel::WavefrontLean,
             TiledKernel::WavefrontU32,
             TiledKernel::WavefrontOrdered,
+            TiledKernel::WavefrontQuadrants,
         ] {
             table.get(sweep).set_attribute(
                 CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

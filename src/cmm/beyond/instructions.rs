@@ -78,6 +78,7 @@ pub fn count(ptx: &str, sm: &str) -> anyhow::Result<Option<Counts>> {
         TiledKernel::WavefrontLean,
         TiledKernel::WavefrontU32,
         TiledKernel::WavefrontOrdered,
+        TiledKernel::WavefrontQuadrants,
     ] {
         let len = shortest_loop(function(k)?, 1, |i| i.base() == "BAR")
             .ok_or_else(|| anyhow::anyhow!("no step loop in {}", k.function()))?;

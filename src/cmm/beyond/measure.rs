@@ -133,13 +133,17 @@ pub enum Variant {
     TiledOrdered,
     /// The same, replayed as one CUDA graph.
     TiledOrderedGraph,
+    /// 32-bit costs with DPX, the sweep in quadrants.
+    TiledQuadrants,
+    /// The same, replayed as one CUDA graph.
+    TiledQuadrantsGraph,
     CpuOneThread,
     CpuAllThreads,
     CpuBlocked,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 15] = [
+    pub const ALL: [Variant; 17] = [
         Variant::OneBlockRowMajor,
         Variant::OneBlockDiagonal,
         Variant::WarpPerCell,
@@ -152,13 +156,15 @@ impl Variant {
         Variant::TiledU32Graph,
         Variant::TiledOrdered,
         Variant::TiledOrderedGraph,
+        Variant::TiledQuadrants,
+        Variant::TiledQuadrantsGraph,
         Variant::CpuOneThread,
         Variant::CpuAllThreads,
         Variant::CpuBlocked,
     ];
 
     /// The tiled versions, in the order of the versions table.
-    pub const TILED: [Variant; 7] = [
+    pub const TILED: [Variant; 9] = [
         Variant::Tiled,
         Variant::TiledLean,
         Variant::TiledU32,
@@ -166,6 +172,8 @@ impl Variant {
         Variant::TiledU32Graph,
         Variant::TiledOrdered,
         Variant::TiledOrderedGraph,
+        Variant::TiledQuadrants,
+        Variant::TiledQuadrantsGraph,
     ];
 
     /// The figure's series name; `threads` is the multi-threaded CPU's.
@@ -193,6 +201,12 @@ impl Variant {
             Variant::TiledOrderedGraph => {
                 "GPU tiled, 32-bit min-plus + ordered sweep, CUDA graph".into()
             }
+            Variant::TiledQuadrants => {
+                "GPU tiled, 32-bit min-plus + sweep in quadrants".into()
+            }
+            Variant::TiledQuadrantsGraph => {
+                "GPU tiled, 32-bit min-plus + sweep in quadrants, CUDA graph".into()
+            }
             Variant::CpuOneThread => "CPU 1 thread, 32-bit AVX2".into(),
             Variant::CpuAllThreads => {
                 format!("CPU {threads} threads, 32-bit AVX2 (rayon)")
@@ -216,6 +230,9 @@ impl Variant {
             Variant::TiledOrdered | Variant::TiledOrderedGraph => {
                 c(MinPlus::U32, Sweep::Ordered)
             }
+            Variant::TiledQuadrants | Variant::TiledQuadrantsGraph => {
+                c(MinPlus::U32, Sweep::Quadrants)
+            }
             _ => None,
         }
     }
@@ -225,6 +242,7 @@ impl Variant {
         match self {
             Variant::TiledU32Graph
             | Variant::TiledOrderedGraph
+            | Variant::TiledQuadrantsGraph
             | Variant::WarpPerCellGraph => "CUDA graph",
             Variant::WarpPerCellCooperative => "grid barrier",
             _ => "launches",
@@ -463,7 +481,9 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
                         |p, plan| cmm.time(p, plan),
                     )?
                 }
-                Variant::TiledU32Graph | Variant::TiledOrderedGraph => {
+                Variant::TiledU32Graph
+                | Variant::TiledOrderedGraph
+                | Variant::TiledQuadrantsGraph => {
                     let config = variant.config().expect("a tiled variant");
                     let chains = [dims.clone()];
                     let mut p = tiled_kernels.prepare_batch(&chains, config)?;
@@ -479,7 +499,8 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
                 | Variant::TiledLean
                 | Variant::TiledU32
                 | Variant::TiledU32Sweep
-                | Variant::TiledOrdered => {
+                | Variant::TiledOrdered
+                | Variant::TiledQuadrants => {
                     let config = variant.config().expect("a tiled variant");
                     let chains = [dims.clone()];
                     let mut p = tiled_kernels.prepare_batch(&chains, config)?;
