@@ -15,9 +15,11 @@
 //   cmm_tiled_minplus_u64     the c of the D - 1 tiles between I and J: for each such tile,
 //                             a 64 x 64 x 64 min-plus product of a row strip and a column strip,
 //                             register-tiled like the matrix multiply of the tiling chapter
-//                             (4 x 4 cells per thread). The tiles K of one block are split over
-//                             blockIdx.y so that the last block diagonals, which hold few blocks
-//                             of much work, still fill the GPU; the parts meet in atomicMin.
+//                             (4 x 4 cells per thread). The c of one block, in slices of 32,
+//                             are split over blockIdx.y so that the last block diagonals,
+//                             which hold few blocks of much work, and the small tables, whose
+//                             every step waits on one of these launches, still fill the GPU;
+//                             the parts meet in atomicMin.
 //   cmm_tiled_wavefront_u64   the c inside tiles I and J: cell (r, s) of the block needs the
 //                             cells below it in its column and left of it in its row, so the
 //                             block is swept in 2 TILE - 1 anti-diagonal steps in shared memory,
@@ -41,8 +43,9 @@
 //   cmm_tiled_diagonal_blocks_u64   grid (NT), block (1024), 99 840 bytes dynamic shared;
 //   for D = 1 .. NT - 1:
 //     if D >= 2: cmm_tiled_minplus_u64  grid (NT - D, S), block (256), static shared only,
-//                where S = ceil((D - 1) / chunk) and blockIdx.y takes tiles
-//                I + 1 + chunk * blockIdx.y .. (at most chunk of them, all < J);
+//                where S = ceil(2 (D - 1) / chunk) and blockIdx.y takes the slices of 32
+//                points c from (I + 1) 64 + 32 chunk blockIdx.y on (at most chunk of them,
+//                all below J 64);
 //     cmm_tiled_wavefront_u64           grid (NT - D), block (1024), 99 840 bytes dynamic shared.
 //
 // The other versions take the same arguments and the same grids:
@@ -58,7 +61,7 @@
 //   int n                             matrices, 1 <= n < 2^16 - 1
 //   int stride                        64 NT
 //   int D                             (minplus, wavefront) the block diagonal
-//   int chunk                         (minplus) tiles K per block, >= 1
+//   int chunk                         (minplus) slices of 32 points c per block, >= 1
 // Only the cells 0 <= a < b <= n are written; T[i - 1][j] is M[i][j] as the key above.
 //
 // Preconditions, checked by the host (cmm::gpu): every dimension < 2^16, so p[a] p[c] and
@@ -116,8 +119,8 @@ __device__ __forceinline__ u64 cell_group_min(u64 key)
 }
 
 // ANCHOR: minplus
-// Block (x, y): block (I, J) = (x, x + D) of block diagonal D, its tiles K from
-// I + 1 + chunk * y; thread (row group tr, column group tc) owns the 4 x 4 cells
+// Block (x, y): block (I, J) = (x, x + D) of block diagonal D, its chunk slices of 32
+// points c from (I + 1) 64 + 32 chunk y on; thread (row group tr, column group tc) owns the 4 x 4 cells
 // (tr + 16 m, tc + 16 q). Every c of a tile K lies strictly between every a of tile I
 // and every b of tile J, so all 64 x 64 cells take all 64 candidates, and every operand
 // is a finished cell of a lower block diagonal.
@@ -134,8 +137,9 @@ cmm_tiled_minplus_u64(const u32* __restrict__ dims_global, u64* key_global,
     dims_global += chain_offset_dims(n);
     key_global += chain_offset_keys(stride);
     const int I = blockIdx.x, J = I + D;
-    const int K_first = I + 1 + chunk * blockIdx.y;
-    const int K_end = min(K_first + chunk, J);
+    // Slices of HALF points c from tile I + 1 on: block y takes chunk of them.
+    const int slice_first = chunk * blockIdx.y;
+    const int slice_end = min(slice_first + chunk, (D - 1) * (TILE / HALF));
     const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
     const int a0 = I * TILE, b0 = J * TILE;
 
@@ -149,45 +153,43 @@ cmm_tiled_minplus_u64(const u32* __restrict__ dims_global, u64* key_global,
         for (int q = 0; q < 4; ++q) best[m][q] = NO_KEY;
     }
 
-    for (int K = K_first; K < K_end; ++K) {
-        for (int half = 0; half < TILE / HALF; ++half) {
-            const int c0 = K * TILE + half * HALF;
-            // Stage both strips; consecutive threads read consecutive keys of one row.
-            for (int e = threadIdx.x; e < TILE * HALF; e += THREADS) {
-                const int r = e / HALF, cc = e % HALF;
-                const u64 key_a_c = key_global[(size_t)(a0 + r) * stride + c0 + cc];
-                left_shared[r][cc] = left_key(key_a_c, c0 + cc);
-            }
-            for (int e = threadIdx.x; e < HALF * TILE; e += THREADS) {
-                const int cc = e / TILE, s = e % TILE;
-                right_shared[cc][s] =
-                    right_key(key_global[(size_t)(c0 + cc) * stride + b0 + s]);
-            }
-            if (threadIdx.x < HALF)
-                p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
-            __syncthreads();  // the strips are complete before anyone reads them
-
-            #pragma unroll 4
-            for (int cc = 0; cc < HALF; ++cc) {
-                const u32 p_c = p_c_shared[cc];
-                u64 left[4], right[4];
-                u32 p_a_times_p_c[4];
-                for (int m = 0; m < 4; ++m) {
-                    // 2 rows per warp: broadcast
-                    left[m] = left_shared[tr + 16 * m][cc];
-                    p_a_times_p_c[m] = p_a[m] * p_c;
-                }
-                // 128 B per warp
-                for (int q = 0; q < 4; ++q) right[q] = right_shared[cc][tc + 16 * q];
-                for (int m = 0; m < 4; ++m)
-                    for (int q = 0; q < 4; ++q)
-                        best[m][q] = min_key(best[m][q], candidate(left[m], right[q],
-                                                                   p_a_times_p_c[m],
-                                                                   p_b_shifted[q]));
-            }
-            // everyone is done with the strips before they are overwritten
-            __syncthreads();
+    for (int slice = slice_first; slice < slice_end; ++slice) {
+        const int c0 = (I + 1) * TILE + slice * HALF;
+        // Stage both strips; consecutive threads read consecutive keys of one row.
+        for (int e = threadIdx.x; e < TILE * HALF; e += THREADS) {
+            const int r = e / HALF, cc = e % HALF;
+            const u64 key_a_c = key_global[(size_t)(a0 + r) * stride + c0 + cc];
+            left_shared[r][cc] = left_key(key_a_c, c0 + cc);
         }
+        for (int e = threadIdx.x; e < HALF * TILE; e += THREADS) {
+            const int cc = e / TILE, s = e % TILE;
+            right_shared[cc][s] =
+                right_key(key_global[(size_t)(c0 + cc) * stride + b0 + s]);
+        }
+        if (threadIdx.x < HALF)
+            p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
+        __syncthreads();  // the strips are complete before anyone reads them
+
+        #pragma unroll 4
+        for (int cc = 0; cc < HALF; ++cc) {
+            const u32 p_c = p_c_shared[cc];
+            u64 left[4], right[4];
+            u32 p_a_times_p_c[4];
+            for (int m = 0; m < 4; ++m) {
+                // 2 rows per warp: broadcast
+                left[m] = left_shared[tr + 16 * m][cc];
+                p_a_times_p_c[m] = p_a[m] * p_c;
+            }
+            // 128 B per warp
+            for (int q = 0; q < 4; ++q) right[q] = right_shared[cc][tc + 16 * q];
+            for (int m = 0; m < 4; ++m)
+                for (int q = 0; q < 4; ++q)
+                    best[m][q] = min_key(best[m][q], candidate(left[m], right[q],
+                                                               p_a_times_p_c[m],
+                                                               p_b_shifted[q]));
+        }
+        // everyone is done with the strips before they are overwritten
+        __syncthreads();
     }
 
     for (int m = 0; m < 4; ++m)
@@ -364,8 +366,9 @@ cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
     dims_global += chain_offset_dims(n);
     key_global += chain_offset_keys(stride);
     const int I = blockIdx.x, J = I + D;
-    const int K_first = I + 1 + chunk * blockIdx.y;
-    const int K_end = min(K_first + chunk, J);
+    // Slices of HALF points c from tile I + 1 on: block y takes chunk of them.
+    const int slice_first = chunk * blockIdx.y;
+    const int slice_end = min(slice_first + chunk, (D - 1) * (TILE / HALF));
     const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
     const int a0 = I * TILE, b0 = J * TILE;
 
@@ -377,49 +380,47 @@ cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
         for (int q = 0; q < 4; ++q) {
             // If every candidate costs 2^32 - 1, the first c is the split: start there.
             best[m][q] = 0xffffffffu;
-            split[m][q] = (u32)(K_first * TILE);
+            split[m][q] = (u32)((I + 1) * TILE + slice_first * HALF);
         }
     }
 
-    for (int K = K_first; K < K_end; ++K) {
-        for (int half = 0; half < TILE / HALF; ++half) {
-            const int c0 = K * TILE + half * HALF;
-            // Every operand is a final cell below 2^32 (the host's bound):
-            // its cost is key >> 16.
-            for (int e = threadIdx.x; e < TILE * HALF; e += THREADS) {
-                const int r = e / HALF, cc = e % HALF;
-                const u64 key = key_global[(size_t)(a0 + r) * stride + c0 + cc];
-                left_shared[r][cc] = (u32)(key >> SPLIT_BITS);
-            }
-            for (int e = threadIdx.x; e < HALF * TILE; e += THREADS) {
-                const int cc = e / TILE, s = e % TILE;
-                const u64 key = key_global[(size_t)(c0 + cc) * stride + b0 + s];
-                right_shared[cc][s] = (u32)(key >> SPLIT_BITS);
-            }
-            if (threadIdx.x < HALF)
-                p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
-            __syncthreads();  // the strips are complete before anyone reads them
-
-            #pragma unroll 4
-            for (int cc = 0; cc < HALF; ++cc) {
-                const u32 p_c = p_c_shared[cc], c = (u32)(c0 + cc);
-                u32 left[4], right[4], p_a_times_p_c[4];
-                for (int m = 0; m < 4; ++m) {
-                    left[m] = left_shared[tr + 16 * m][cc];
-                    p_a_times_p_c[m] = p_a[m] * p_c;
-                }
-                for (int q = 0; q < 4; ++q) right[q] = right_shared[cc][tc + 16 * q];
-                for (int m = 0; m < 4; ++m)
-                    for (int q = 0; q < 4; ++q) {
-                        const u32 cost = p_a_times_p_c[m] * p_b[q] + left[m] + right[q];
-                        bool keep;  // best <= cost: equal costs keep the smaller c
-                        best[m][q] = __vibmin_u32(best[m][q], cost, &keep);
-                        split[m][q] = keep ? split[m][q] : c;
-                    }
-            }
-            // everyone is done with the strips before they are overwritten
-            __syncthreads();
+    for (int slice = slice_first; slice < slice_end; ++slice) {
+        const int c0 = (I + 1) * TILE + slice * HALF;
+        // Every operand is a final cell below 2^32 (the host's bound):
+        // its cost is key >> 16.
+        for (int e = threadIdx.x; e < TILE * HALF; e += THREADS) {
+            const int r = e / HALF, cc = e % HALF;
+            const u64 key = key_global[(size_t)(a0 + r) * stride + c0 + cc];
+            left_shared[r][cc] = (u32)(key >> SPLIT_BITS);
         }
+        for (int e = threadIdx.x; e < HALF * TILE; e += THREADS) {
+            const int cc = e / TILE, s = e % TILE;
+            const u64 key = key_global[(size_t)(c0 + cc) * stride + b0 + s];
+            right_shared[cc][s] = (u32)(key >> SPLIT_BITS);
+        }
+        if (threadIdx.x < HALF)
+            p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
+        __syncthreads();  // the strips are complete before anyone reads them
+
+        #pragma unroll 4
+        for (int cc = 0; cc < HALF; ++cc) {
+            const u32 p_c = p_c_shared[cc], c = (u32)(c0 + cc);
+            u32 left[4], right[4], p_a_times_p_c[4];
+            for (int m = 0; m < 4; ++m) {
+                left[m] = left_shared[tr + 16 * m][cc];
+                p_a_times_p_c[m] = p_a[m] * p_c;
+            }
+            for (int q = 0; q < 4; ++q) right[q] = right_shared[cc][tc + 16 * q];
+            for (int m = 0; m < 4; ++m)
+                for (int q = 0; q < 4; ++q) {
+                    const u32 cost = p_a_times_p_c[m] * p_b[q] + left[m] + right[q];
+                    bool keep;  // best <= cost: equal costs keep the smaller c
+                    best[m][q] = __vibmin_u32(best[m][q], cost, &keep);
+                    split[m][q] = keep ? split[m][q] : c;
+                }
+        }
+        // everyone is done with the strips before they are overwritten
+        __syncthreads();
     }
 
     for (int m = 0; m < 4; ++m)

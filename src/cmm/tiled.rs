@@ -237,15 +237,21 @@ pub fn check(dims: &[u32]) -> Result<usize, UsageError> {
     Ok(n)
 }
 
+/// Points c a min-plus block stages at a time (`HALF` in the kernel): its work comes in
+/// slices of this many c.
+pub const MINPLUS_SLICE: usize = 32;
+
 /// How the min-plus launch of block diagonal `d` splits its work: `(chunk, splits)`, the
-/// tiles K per block and the blocks per tile, so that `tiles_on_diagonal * splits` blocks
-/// fill about two waves of the GPU even on the last block diagonals.
+/// slices of [`MINPLUS_SLICE`] points c per block and the blocks per block of the diagonal,
+/// so that `tiles_on_diagonal * splits` blocks fill about two waves of the GPU even on the
+/// last block diagonals (and, at small n, where every launch is on the critical path, the
+/// blocks are short).
 pub fn minplus_split(tiles: usize, d: usize, wave: u32) -> (usize, usize) {
-    let k_tiles = d - 1;
+    let slices = (d - 1) * (TILE / MINPLUS_SLICE);
     let on_diagonal = tiles - d;
-    let wanted_splits = (2 * wave as usize).div_ceil(on_diagonal).clamp(1, k_tiles);
-    let chunk = k_tiles.div_ceil(wanted_splits);
-    (chunk, k_tiles.div_ceil(chunk))
+    let wanted_splits = (2 * wave as usize).div_ceil(on_diagonal).clamp(1, slices);
+    let chunk = slices.div_ceil(wanted_splits);
+    (chunk, slices.div_ceil(chunk))
 }
 
 impl<'g> TiledKernels<'g> {
@@ -666,9 +672,10 @@ mod tests {
             for d in 2..tiles {
                 let (chunk, splits) = minplus_split(tiles, d, 264);
                 assert!(chunk >= 1 && splits >= 1);
-                assert!(chunk * splits >= d - 1, "tiles {tiles} d {d}: all K covered");
+                let slices = (d - 1) * TILE / MINPLUS_SLICE;
+                assert!(chunk * splits >= slices, "tiles {tiles} d {d}: all c covered");
                 assert!(
-                    chunk * (splits - 1) < d - 1,
+                    chunk * (splits - 1) < slices,
                     "tiles {tiles} d {d}: no empty split"
                 );
                 if (tiles - d) * (d - 1) >= 528 {
