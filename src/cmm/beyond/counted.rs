@@ -14,12 +14,14 @@ use super::measure::DP_DIM_MAX;
 /// `(n, block diagonal, kernels, whether the min-plus launch)` of each counted case: the
 /// min-plus kernels where they carry the large sizes, the sweeps where they are the time
 /// (n = 1024).
-pub const CASES: [(usize, usize, Config, bool); 5] = [
+pub const CASES: [(usize, usize, Config, bool); 7] = [
     (4096, 32, Config { minplus: MinPlus::U64, sweep: Sweep::Pushed }, true),
     (4096, 32, Config { minplus: MinPlus::U32, sweep: Sweep::Pushed }, true),
     (1024, 8, Config { minplus: MinPlus::U64, sweep: Sweep::Pushed }, false),
     (1024, 8, Config { minplus: MinPlus::U64, sweep: Sweep::Lean }, false),
     (1024, 8, Config { minplus: MinPlus::U32, sweep: Sweep::U32 }, false),
+    (1024, 8, Config { minplus: MinPlus::U32, sweep: Sweep::Ordered }, false),
+    (1024, 8, Config { minplus: MinPlus::U32, sweep: Sweep::Quadrants }, false),
 ];
 
 /// Candidates the min-plus launch of block diagonal `d` evaluates: every one of its
@@ -31,9 +33,11 @@ pub fn minplus_candidates(tiles: usize, d: usize) -> f64 {
 
 /// The case of one launch, with the warp instructions its SASS predicts: for a min-plus
 /// launch, its candidates times the inner loop's instructions per candidate, over 32 lanes
-/// (staging and the final atomics left out, so this is a floor); for a sweep, every
-/// instruction of the step loop at each of its 126 steps in every warp (branches not taken
-/// included, so this is a ceiling).
+/// (staging and the final atomics left out, so this is a floor); for the sweeps whose
+/// warps all run every step, every instruction of the step loop at each of its 126 steps
+/// in every warp (branches not taken included, so this is a ceiling). The ordered sweep
+/// and the sweep in quadrants, whose warps stop as their cells finish, are counted without
+/// a prediction.
 pub fn case(
     kernels: (TiledKernel, TiledKernel),
     counts: Option<&Counts>,
@@ -49,6 +53,8 @@ pub fn case(
     if minplus {
         let per = c.per_candidate(kernel).unwrap_or(0.0);
         case.predict(Quantity::Instructions, minplus_candidates(tiles, d) * per / 32.0)
+    } else if matches!(config.sweep, Sweep::Ordered | Sweep::Quadrants) {
+        case
     } else {
         let warps = (config.sweep_threads() / 32) as usize;
         let step = c.step(kernel).unwrap_or(0);
