@@ -2,7 +2,7 @@
 //! [`Results`].
 
 use crate::harness::format::sig3;
-use crate::harness::plot::{Point, Spec};
+use crate::harness::plot::{Axis, Point, Spec};
 use crate::harness::{Run, Stats};
 
 use super::measure::Results;
@@ -27,6 +27,17 @@ struct LookupRow {
     min_us: String,
     max_us: String,
     stream_gbps: String,
+    speedup: String,
+}
+
+#[derive(serde::Serialize)]
+struct RereadRow {
+    table_mib: String,
+    window: String,
+    median_us: String,
+    min_us: String,
+    max_us: String,
+    gbps: String,
     speedup: String,
 }
 
@@ -72,6 +83,9 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     }
     if !r.lookups.is_empty() {
         lookups(run, r)?;
+    }
+    if !r.rereads.is_empty() {
+        rereads(run, r)?;
     }
     if !r.exchanges.is_empty() {
         exchanges(run, r)?;
@@ -283,6 +297,95 @@ fn lookups(run: &Run, r: &Results) -> anyhow::Result<()> {
             ),
         ],
         &rows,
+    )
+}
+
+/// `hopper_memory-l2-reuse` (table) and `hopper_memory-l2-sweep` (figure): the table
+/// read, streamed past and read again, without and with windows, at every table size.
+fn rereads(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let limits = r.l2_limits.expect("measured with the rereads");
+    let stream = r.reread_stream_bytes;
+    let mut rows = Vec::new();
+    let mut points = Vec::new();
+    let carve_mib = limits.max_persisting as f64 / MIB as f64;
+    let (share, whole) = ("carve-out's share persisting", "whole table persisting");
+    for g in &r.rereads {
+        let base = r
+            .rereads
+            .iter()
+            .find(|b| b.table_bytes == g.table_bytes && b.window.is_none())
+            .expect("every table size runs without a window first");
+        let b = base.time.median_ms;
+        let mib = g.table_bytes as f64 / MIB as f64;
+        let moved = 2.0 * (g.table_bytes + stream) as f64;
+        rows.push(RereadRow {
+            table_mib: format!("{mib:.0}"),
+            window: match &g.window {
+                None => "none".into(),
+                Some(w) => format!(
+                    "persisting, hit ratio {:.2}, carve-out {} MiB",
+                    w.hit_ratio,
+                    sig3(w.persisting as f64 / MIB as f64)
+                ),
+            },
+            median_us: sig3(g.time.median_ms * 1e3),
+            min_us: sig3(g.time.min_ms * 1e3),
+            max_us: sig3(g.time.max_ms * 1e3),
+            gbps: sig3(g.time.rate(moved / 1e9).median),
+            speedup: format!("{:.2}", b / g.time.median_ms),
+        });
+        if let Some(w) = &g.window {
+            // Beyond the carve-out the two windows differ: the carve-out's share of the
+            // table marked persisting, or all of it.
+            let fits = g.table_bytes <= limits.max_persisting;
+            let series = if fits || w.hit_ratio < 1.0 { share } else { whole };
+            let t = &g.time;
+            let x = format!("{mib:.0}");
+            let (med, lo, hi) = (b / t.median_ms, b / t.max_ms, b / t.min_ms);
+            points.push(Point::new(series, x, med, lo, hi));
+        }
+    }
+    for row in &rows {
+        println!(
+            "reread table {:>4} MiB, window {:<46} {:>9} µs  speedup {}",
+            row.table_mib, row.window, row.median_us, row.speedup
+        );
+    }
+    let stream_note = format!(
+        "{} bytes read and {} written between the table's two passes",
+        stream, stream
+    );
+    let carve = format!("{} MiB", sig3(carve_mib));
+    let l2_state = "warm: repetitions back to back, each finds L2 as the last left it \
+                    (the stream's end and, with a window, the persisting lines)";
+    run.table(
+        "hopper_memory-l2-reuse",
+        "A table summed, a stream copied past it, the table summed again, without and \
+         with a persisting window on the table (median, min and max over repetitions)",
+        &[
+            ("l2", l2_state),
+            ("stream", &stream_note),
+            ("max_persisting", &carve),
+            (
+                "headers",
+                "table_mib = table (MiB) | median_us = median (µs) | min_us = min (µs) | \
+                 max_us = max (µs) | gbps = GB/s (both passes + stream) | speedup = \
+                 speedup over no window",
+            ),
+        ],
+        &rows,
+    )?;
+    run.figure(
+        "hopper_memory-l2-sweep",
+        &[("l2", l2_state), ("stream", &stream_note), ("max_persisting", &carve)],
+        &Spec::line(
+            "A table read again after a stream: the persisting window's speedup",
+            "table (MiB)",
+            "speedup over no window",
+        )
+        .ref_line(Axis::Y, "1", "no window")
+        .ref_line(Axis::X, &format!("{carve_mib:.2}"), "persisting carve-out"),
+        &points,
     )
 }
 
