@@ -7,7 +7,7 @@ use cmbook::harness::launch::{
 };
 use cmbook::harness::{inputs, verify, Gpu};
 use cmbook::hopper::{reference, tma, HopperKernel as K};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::LaunchConfig;
 
 fn gpu() -> Gpu {
     Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
