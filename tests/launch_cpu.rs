@@ -240,12 +240,15 @@ fn reread_reference_sums_both_passes_per_block_after_the_stream() {
     let table: Vec<u32> = (1..=12).collect();
     let quads = [1 + 2 + 3 + 4, 5 + 6 + 7 + 8, 9 + 10 + 11 + 12];
     let stream = vec![7u32, 8, 9, 10];
-    let got = reference::reread(&table, &stream, 2, 1);
+    let got = reference::reread(&table, &stream, (2, 1), true);
     let block0 = quads[0] + quads[2] + 2 * (quads[2] + quads[0]);
     let block1 = quads[1] + 2 * quads[1];
     assert_eq!(got, vec![7, 8, 9, 10, block0, block1]);
     // Wrapping arithmetic, as on the GPU.
     let big = vec![u32::MAX; 4];
-    let wrapped = reference::reread(&big, &[], 1, 1);
+    let wrapped = reference::reread(&big, &[], (1, 1), true);
     assert_eq!(wrapped, vec![u32::MAX.wrapping_mul(12)]);
+    // One pass: the block's sum of the table alone.
+    let once = reference::reread(&table, &[], (2, 1), false);
+    assert_eq!(once, vec![quads[0] + quads[2], quads[1]]);
 }

@@ -74,14 +74,14 @@ pub fn round_up(n: usize, elements: usize) -> usize {
 }
 
 /// What `l2_reread` writes into its one output buffer of words: the stream copied, then
-/// one word per block, the block's sum of the table's first pass plus twice its sum of
-/// the second (backwards) pass, in wrapping 32-bit arithmetic. `table` and `stream` hold
-/// whole uint4s (four words each); the grid is `blocks` blocks of `threads`.
+/// one word per block, the block's sum of the table's first pass plus (if `twice`) twice
+/// its sum of the second (backwards) pass, in wrapping 32-bit arithmetic. `table` and
+/// `stream` hold whole uint4s (four words each); the grid is `blocks` blocks of `threads`.
 pub fn reread(
     table: &[u32],
     stream: &[u32],
-    blocks: usize,
-    threads: usize,
+    (blocks, threads): (usize, usize),
+    twice: bool,
 ) -> Vec<u32> {
     let sum4 = |q: &[u32]| q.iter().fold(0u32, |a, &x| a.wrapping_add(x));
     let quads: Vec<u32> = table.chunks_exact(4).map(sum4).collect();
@@ -90,7 +90,7 @@ pub fn reread(
     let mut partial = vec![0u32; blocks];
     for (i, &q) in quads.iter().enumerate() {
         let block = (i % stride) / threads;
-        let back = quads[n4t - 1 - i];
+        let back = if twice { quads[n4t - 1 - i] } else { 0 };
         partial[block] =
             partial[block].wrapping_add(q).wrapping_add(back.wrapping_mul(2));
     }
