@@ -166,7 +166,6 @@ pub fn measure_transposes(
 }
 // ANCHOR_END: measure_transposes
 
-// ANCHOR: measure_tma
 /// The TMA transpose of [Asynchronous memory on Hopper](crate::hopper) on a random
 /// `rows` × `cols` matrix laid out as `layout`: verified against the CPU (output poisoned
 /// first), then timed when `plan` is given. `Ok(Err(why))` where the TMA cannot address
@@ -209,4 +208,3 @@ pub fn measure_tma_transpose(
         useful_bytes: 2 * (rows * cols * 4) as u64, // each element read, written
     })))
 }
-// ANCHOR_END: measure_tma
