@@ -12,7 +12,7 @@ use cmbook::coalescing::exercises;
 use cmbook::coalescing::measure::Measurement;
 use cmbook::coalescing::measure::{
     fetch_model_fraction, granularity_strides, CoalescingKernel, GranularityRun,
-    GranularitySweep, Layout, Results, SideResult, GRANULARITIES, PITCH_FLOATS,
+    GranularitySweep, Layout, Results, SideResult, TmaRun, GRANULARITIES, PITCH_FLOATS,
     SIDE_KERNELS,
 };
 use cmbook::coalescing::patterns::{
@@ -580,6 +580,23 @@ fn made_up_results() -> Results {
                     .collect(),
             })
             .collect(),
+        tma: vec![
+            TmaRun {
+                side: 8192,
+                layout: Layout::Packed,
+                time: Ok(made_up(0.85, 1 << 29)),
+            },
+            TmaRun {
+                side: 8191,
+                layout: Layout::Packed,
+                time: Err("stride 32764 bytes is not a multiple of 16".to_string()),
+            },
+            TmaRun {
+                side: 8191,
+                layout: Layout::Pitched(PITCH_FLOATS),
+                time: Ok(made_up(0.85, 1 << 29)),
+            },
+        ],
         readonly_n: 1000,
         table_len: 16_384,
         readonly: ReadOnlyKernel::all()
@@ -665,6 +682,20 @@ fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
     assert_eq!(banks.rows.len(), 33);
     assert_eq!(banks.rows[32][2], "32-way");
     assert_eq!(banks.rows[32][4], "1-way");
+    // The Hopper chapter's TMA transpose: a row and a bar at 8192, a row that says why
+    // it did not run with packed rows of 8191 floats, and its pitched run at 8191.
+    let kernels =
+        record::read_csv(&dir.path().join("data/coalescing-transpose-kernels.csv"))
+            .unwrap();
+    let tma = kernels.rows.last().unwrap();
+    assert_eq!((tma[0].as_str(), tma[4].as_str()), ("TMA 32x8", "1-way, 4-way"));
+    let pitch =
+        record::read_csv(&dir.path().join("data/coalescing-transpose-pitch.csv"))
+            .unwrap();
+    let tma_rows: Vec<_> = pitch.rows.iter().filter(|r| r[2] == "TMA 32x8").collect();
+    assert_eq!(tma_rows.len(), 3);
+    assert!(tma_rows[1][4].starts_with("not run: "), "{:?}", tma_rows[1]);
+    assert!(tma_rows[2][6].ends_with('%'), "{:?}", tma_rows[2]);
     // A pattern of the table that was not measured is an error, not a blank cell.
     let mut incomplete = results.clone();
     incomplete.misaligned.clear();
@@ -698,4 +729,15 @@ fn one_table_names_every_kernel_of_the_file_once() {
     names.dedup();
     assert_eq!(names.len(), all.len());
     assert_eq!(source.matches("extern \"C\" __global__").count(), all.len());
+}
+
+#[test]
+fn the_swizzled_tile_reads_a_column_four_ways_and_writes_a_row_without_conflict() {
+    use cmbook::coalescing::transpose::{swizzled_word, tma_conflicts};
+    assert_eq!(tma_conflicts(), (1, 4));
+    // Every word of the tile is used exactly once: the swizzle is a permutation.
+    let mut words: Vec<u64> =
+        (0..32).flat_map(|r| (0..32).map(move |c| swizzled_word(r, c))).collect();
+    words.sort();
+    assert_eq!(words, (0..1024).collect::<Vec<u64>>());
 }

@@ -219,3 +219,49 @@ fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
     }
     assert!(cmbook::harness::plot::audit_figures(dir.path()).unwrap().is_empty());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_tma_transpose_is_exact_where_it_can_map_the_rows_and_refused_elsewhere() {
+    let (gpu, _) = open();
+    let hopper =
+        cmbook::harness::kernels::KernelTable::<cmbook::hopper::HopperKernel>::load(
+            &gpu,
+        )
+        .unwrap();
+    // Packed rows of 36 and 64 floats are multiples of 16 bytes: the TMA maps them.
+    let packed = measure::measure_tma_transpose(
+        &gpu,
+        &hopper,
+        (64, 36),
+        Layout::Packed,
+        None,
+        1,
+    )
+    .unwrap();
+    assert!(matches!(packed, Ok(None)), "{packed:?}");
+    for shape in [(1, 7), (33, 65), (1000, 1003)] {
+        let pitched = Layout::Pitched(PITCH_FLOATS);
+        let timed = measure::measure_tma_transpose(
+            &gpu,
+            &hopper,
+            shape,
+            pitched,
+            Some(QUICK),
+            2,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(timed.unwrap().stats.min_ms > 0.0);
+        let refused = measure::measure_tma_transpose(
+            &gpu,
+            &hopper,
+            shape,
+            Layout::Packed,
+            None,
+            2,
+        )
+        .unwrap();
+        assert!(refused.unwrap_err().contains("multiples of 16 bytes"));
+    }
+}

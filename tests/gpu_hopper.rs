@@ -6,8 +6,8 @@ use cmbook::harness::launch::{
     self, Args, L2Access, L2Limits, L2Window, Swizzle, TensorMap,
 };
 use cmbook::harness::{inputs, verify, Gpu};
-use cmbook::hopper::{reference, HopperKernel as K};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cmbook::hopper::{reference, tma, HopperKernel as K};
+use cudarc::driver::LaunchConfig;
 
 fn gpu() -> Gpu {
     Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
@@ -119,20 +119,10 @@ fn tma_transpose_is_exact_at_odd_sides_and_unaligned_rows_are_refused() {
         let input = gpu.stream.clone_htod(&host).unwrap();
         let mut out = gpu.stream.alloc_zeros::<f32>(side * pitch).unwrap();
         gpu.poison(&mut out).unwrap();
-        let shape = (side, side, pitch);
-        let src =
-            TensorMap::tiled(&gpu, &input, shape, (32, 32), Swizzle::B128).unwrap();
-        let dst = TensorMap::tiled(&gpu, &out, shape, (32, 32), Swizzle::B128).unwrap();
-        let g = side.div_ceil(32) as u32;
-        // SAFETY: tma_transpose(TensorMap in, TensorMap out).
-        unsafe {
-            gpu.stream
-                .launch_builder(table.get(K::TmaTranspose))
-                .arg(src.param())
-                .arg(dst.param())
-                .launch(cfg((g, g, 1), (32, 8, 1)))
-                .unwrap()
-        };
+        let (shape, pitches) = ((side, side), (pitch, pitch));
+        let maps =
+            tma::maps(&gpu, K::TmaTranspose, &input, &out, shape, pitches).unwrap();
+        tma::launch(&gpu.stream, &table, K::TmaTranspose, &maps, shape).unwrap();
         let got = reference::unpitch(
             &gpu.stream.clone_dtoh(&out).unwrap(),
             side,
@@ -195,6 +185,7 @@ fn the_chapter_runs_quick_and_verifies() {
     for stem in [
         "hopper_memory-ladder",
         "hopper_memory-tma",
+        "hopper_memory-l2-reuse",
         "hopper_memory-dsmem",
         "hopper_memory-sgemm",
     ] {

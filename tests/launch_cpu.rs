@@ -232,3 +232,23 @@ fn exercise_solutions() {
     assert_eq!(pitch_for(253, 4, 128), 256);
     assert_eq!(pitch_for(3, 8, 16), 4);
 }
+
+#[test]
+fn reread_reference_sums_both_passes_per_block_after_the_stream() {
+    // 3 uint4s of table over a grid of 2 blocks of 1 thread: block 0 takes quads 0 and
+    // 2, block 1 quad 1; the second pass reads quad 2 - i where the first reads quad i.
+    let table: Vec<u32> = (1..=12).collect();
+    let quads = [1 + 2 + 3 + 4, 5 + 6 + 7 + 8, 9 + 10 + 11 + 12];
+    let stream = vec![7u32, 8, 9, 10];
+    let got = reference::reread(&table, &stream, (2, 1), true);
+    let block0 = quads[0] + quads[2] + 2 * (quads[2] + quads[0]);
+    let block1 = quads[1] + 2 * quads[1];
+    assert_eq!(got, vec![7, 8, 9, 10, block0, block1]);
+    // Wrapping arithmetic, as on the GPU.
+    let big = vec![u32::MAX; 4];
+    let wrapped = reference::reread(&big, &[], (1, 1), true);
+    assert_eq!(wrapped, vec![u32::MAX.wrapping_mul(12)]);
+    // One pass: the block's sum of the table alone.
+    let once = reference::reread(&table, &[], (2, 1), false);
+    assert_eq!(once, vec![quads[0] + quads[2], quads[1]]);
+}

@@ -445,6 +445,8 @@ pub const HOPPER_MEMORY: Chapter = Chapter {
     writes: &[
         "hopper_memory-ladder",
         "hopper_memory-l2",
+        "hopper_memory-l2-reuse",
+        "hopper_memory-l2-sweep",
         "hopper_memory-dsmem",
         "hopper_memory-stages",
         "hopper_memory-tma",

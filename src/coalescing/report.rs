@@ -10,7 +10,7 @@ use super::banks::{column_read_lanes, column_read_words, conflict_degree};
 use super::measure::{fetch_model_fraction, Layout, Measurement, Results};
 use super::patterns::{type_name, Pattern};
 use super::reference::PARTICLE_BYTES;
-use super::transpose::warp_cost;
+use super::transpose::{tma_conflicts, warp_cost, TMA_LABEL};
 
 /// What the L2 held during every timed repetition of this chapter.
 pub const L2_COLD: &str =
@@ -161,10 +161,7 @@ fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
         points.push(Point::new(&series, side, f(g.median), f(g.worst), f(g.best)));
         rows.push(SideRow {
             side,
-            aligned: match layout.pitch(side) % 8 {
-                0 => "all".to_string(),
-                p => format!("1 in {}", 8 / gcd(p, 8)),
-            },
+            aligned: aligned(layout, side),
             kernel: k,
             rows: layout.to_string(),
             gbps: format!("{} ({}-{})", whole(g.median), whole(g.worst), whole(g.best)),
@@ -182,6 +179,37 @@ fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
             add(side.side, k.label(), *layout, m, (&side.copy, side.copy_by));
         }
     }
+    // The TMA transpose against the same copies; a layout it cannot address is a row
+    // of the table that says why, and no bar.
+    let mut refused = Vec::new();
+    for t in &r.tma {
+        let copy = if t.side == n {
+            Some((&r.transpose_copy, r.transpose_copy_by))
+        } else {
+            r.sides.iter().find(|s| s.side == t.side).map(|s| (&s.copy, s.copy_by))
+        };
+        let Some(c) = copy else { continue };
+        match &t.time {
+            Ok(m) => add(t.side, TMA_LABEL, t.layout, m, c),
+            Err(why) => refused.push(SideRow {
+                side: t.side,
+                aligned: aligned(t.layout, t.side),
+                kernel: TMA_LABEL,
+                rows: t.layout.to_string(),
+                gbps: format!("not run: {why}"),
+                copy: format!("{} ({})", whole(c.0.median), c.1),
+                of_copy: "-".to_string(),
+            }),
+        }
+    }
+    rows.extend(refused);
+    // Grouped by side as measured, packed rows before pitched ones (a stable sort).
+    let order =
+        |side: usize| r.sides.iter().position(|s| s.side == side).map(|i| i + 1);
+    let packed = Layout::Packed.to_string();
+    rows.sort_by_key(|row| {
+        (if row.side == n { Some(0) } else { order(row.side) }, row.rows != packed)
+    });
     let pitch = super::measure::PITCH_FLOATS;
     let note = format!(
         "rows packed (a row of n floats starts n floats after the last) or pitched to {pitch} floats ({} bytes); every fraction divides by the best copy of the same n² floats, measured in the same run",
@@ -203,6 +231,14 @@ fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
         &[("l2", L2_COLD), ("layouts", &note)],
         &rows,
     )
+}
+
+/// The share of rows that start on a 32-byte sector: "all" or "1 in k".
+fn aligned(layout: Layout, side: usize) -> String {
+    match layout.pitch(side) % 8 {
+        0 => "all".to_string(),
+        p => format!("1 in {}", 8 / gcd(p, 8)),
+    }
 }
 
 fn gcd(a: usize, b: usize) -> usize {
@@ -397,6 +433,26 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
             of_copy: percent(g.median / copy.median),
         });
     }
+    // The Hopper chapter's TMA transpose on the same matrix, when it ran.
+    let tma_at_n = r
+        .tma
+        .iter()
+        .find(|t| t.side == n && t.layout == Layout::Packed)
+        .and_then(|t| t.time.as_ref().ok());
+    if let Some(m) = tma_at_n {
+        let g = m.gbps();
+        points.push(Point::new(series, TMA_LABEL, g.median, g.worst, g.best));
+        let (store, load) = tma_conflicts();
+        transpose_rows.push(TransposeRow {
+            kernel: TMA_LABEL,
+            threads: "32 x 8".to_string(),
+            per_thread: 4,
+            sectors: "none: the TMA moves the tiles".to_string(),
+            conflicts: format!("{store}-way, {load}-way"),
+            gbps: format!("{} ({}-{})", whole(g.median), whole(g.worst), whole(g.best)),
+            of_copy: percent(g.median / copy.median),
+        });
+    }
     let matrix = format!("{n} x {n} float, {} bytes each way", n * n * 4);
     run.figure(
         "coalescing-transpose",
@@ -539,6 +595,16 @@ pub fn summary(r: &Results) -> anyhow::Result<Vec<String>> {
                 percent(g / side.copy.median)
             ));
         }
+    }
+    for t in &r.tma {
+        let what = match &t.time {
+            Ok(m) => format!("{:>6} GB/s", whole(m.gbps().median)),
+            Err(why) => format!("not run: {why}"),
+        };
+        lines.push(format!(
+            "  tma_transpose at {0} x {0}, {1}: {what}",
+            t.side, t.layout
+        ));
     }
     lines.push("read-only data path:".to_string());
     for (k, m) in &r.readonly {

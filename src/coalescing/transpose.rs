@@ -149,3 +149,22 @@ pub fn warp_cost(kernel: TransposeKernel, rows: u64, cols: u64) -> WarpCost {
         shared_load_conflict,
     }
 }
+
+/// The TMA transpose's label in the figures: it is the Hopper chapter's kernel.
+pub const TMA_LABEL: &str = "TMA 32x8";
+
+/// Word of element (row, col) of the TMA transpose's 32 × 32 tile, which the TMA wrote
+/// with the 128-byte swizzle (`swz` in `kernels/hopper_tma.cu`): the row's eight 16-byte
+/// chunks permuted by XOR with `row % 8`.
+pub fn swizzled_word(row: u64, col: u64) -> u64 {
+    row * 32 + ((((col >> 2) ^ (row & 7)) << 2) | (col & 3))
+}
+
+/// Conflict degrees of the TMA transpose's warp 0 (`threadIdx.y == 0`): its store of a
+/// row of the output tile and its load of a column of the input tile, both swizzled
+/// (`b[swz(k, lane)] = a[swz(lane, k)]` with k = 0).
+pub fn tma_conflicts() -> (u64, u64) {
+    let store: Vec<u64> = (0..WARP_SIZE).map(|lane| swizzled_word(0, lane)).collect();
+    let load: Vec<u64> = (0..WARP_SIZE).map(|lane| swizzled_word(lane, 0)).collect();
+    (conflict_degree(&store), conflict_degree(&load))
+}

@@ -12,9 +12,7 @@ use crate::harness::counters::{Case, Quantity};
 use crate::harness::inputs::random_f32;
 use crate::harness::kernels::KernelName;
 use crate::harness::kernels::KernelTable;
-use crate::harness::launch::{
-    self, Args, L2Access, L2Limits, L2Window, Swizzle, TensorMap,
-};
+use crate::harness::launch::{self, Args, L2Access, L2Limits, L2Window};
 use crate::harness::timing::Plan;
 use crate::harness::verify::check_exact;
 use crate::harness::{FullQuick, Gpu, Run, Stats, L2};
@@ -31,7 +29,8 @@ const MIB: usize = 1 << 20;
 pub enum Section {
     /// Barriers of a block, a cluster and the grid; a kernel boundary; a graph node.
     Ladder,
-    /// The L2 access-policy window on a table looked up while a stream flows past.
+    /// The L2 access-policy window on a table looked up while a stream flows past, and on
+    /// a table read again after a stream.
     L2,
     /// All-reduces in a cluster through distributed shared memory or through L2.
     Dsmem,
@@ -111,6 +110,10 @@ pub struct Results {
     pub ladder: Vec<Rung>,
     pub lookups: Vec<LookupRun>,
     pub l2_limits: Option<L2Limits>,
+    /// The table read, streamed past and read again ([`super::l2`]), and its stream's
+    /// bytes (read once, written once).
+    pub rereads: Vec<super::l2::RereadRun>,
+    pub reread_stream_bytes: usize,
     pub stream_bytes: usize,
     pub exchanges: Vec<Exchange>,
     pub exchange_rounds: u32,
@@ -158,7 +161,10 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     for &section in &settings.sections {
         match section {
             Section::Ladder => ladder(run, &table, &mut r)?,
-            Section::L2 => l2(run, &table, settings, &mut r)?,
+            Section::L2 => {
+                l2(run, &table, settings, &mut r)?;
+                super::l2::reread(run, &table, &mut r)?;
+            }
             Section::Dsmem => dsmem(run, &table, &mut r)?,
             Section::Stages => stages(gpu, &table, settings, reps, run.seed, &mut r)?,
             Section::Tma => tma(gpu, &table, settings, reps, run.seed, &mut r)?,
@@ -603,12 +609,21 @@ fn tma(
                 shared_mem_bytes: 0,
             };
             let (si, pi) = (side as i32, pitch as i32);
+            let k = match kernel {
+                "copy_pitched" => K::CopyPitched,
+                "tma_copy" => K::TmaCopy,
+                "transpose_padded" => K::TransposePadded,
+                _ => K::TmaTranspose,
+            };
             // The maps: a pitch that is not a multiple of 16 bytes is refused here.
-            let swizzle = if transposes { Swizzle::B128 } else { Swizzle::None };
             let maps = if kernel.starts_with("tma") {
-                let shape = (side, side, pitch);
-                match TensorMap::tiled(gpu, &input, shape, (32, 32), swizzle).and_then(
-                    |i| Ok((i, TensorMap::tiled(gpu, &out, shape, (32, 32), swizzle)?)),
+                match super::tma::maps(
+                    gpu,
+                    k,
+                    &input,
+                    &out,
+                    (side, side),
+                    (pitch, pitch),
                 ) {
                     Ok(m) => Some(m),
                     Err(e) => {
@@ -638,28 +653,14 @@ fn tma(
                         .predict(Quantity::BankConflicts, conflicts),
                 );
             }
-            let k = match kernel {
-                "copy_pitched" => K::CopyPitched,
-                "tma_copy" => K::TmaCopy,
-                "transpose_padded" => K::TransposePadded,
-                _ => K::TmaTranspose,
-            };
             let f = table.get(k);
             let v = gpu.verify_then_time_output(
                 &mut out,
                 |s, o| {
                     match (k, &maps) {
-                        (K::TmaCopy | K::TmaTranspose, Some((src, dst))) => {
-                            let block =
-                                if k == K::TmaCopy { (32, 1, 1) } else { (32, 8, 1) };
+                        (K::TmaCopy | K::TmaTranspose, Some(maps)) => {
                             // `o` is written through the map `dst`, encoded over it.
-                            // SAFETY: tma_copy / tma_transpose(TensorMap src, dst).
-                            unsafe {
-                                s.launch_builder(f)
-                                    .arg(src.param())
-                                    .arg(dst.param())
-                                    .launch(c2(block))?
-                            };
+                            super::tma::launch(s, table, k, maps, (side, side))?;
                         }
                         (K::TransposePadded, _) => {
                             // SAFETY: transpose_padded(in, out, rows, cols, in_pitch, out_pitch).

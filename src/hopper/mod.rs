@@ -10,10 +10,12 @@
 //! maps, L2 windows) go through [`crate::harness::launch`].
 
 pub mod exercises;
+pub mod l2;
 pub mod measure;
 pub mod reference;
 pub mod report;
 pub mod sgemm;
+pub mod tma;
 
 pub use measure::{measure, Section, Settings, LOOKUP_MIB, STREAM_MIB};
 pub use report::report;
@@ -41,6 +43,8 @@ crate::kernel_names! {
             Stages4 => "stream_cp_async_4",
             /// A stream scaled by entries of a table looked up by a hash.
             Lookup => "l2_lookup",
+            /// A table summed, a stream copied, the table summed again.
+            Reread => "l2_reread",
         }
         in "hopper_tma.cu" {
             /// A 32 x 32 tile copy by the TMA.

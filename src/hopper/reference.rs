@@ -72,3 +72,29 @@ pub fn transpose<T: Copy + Default>(m: &[T], rows: usize, cols: usize) -> Vec<T>
 pub fn round_up(n: usize, elements: usize) -> usize {
     n.div_ceil(elements) * elements
 }
+
+/// What `l2_reread` writes into its one output buffer of words: the stream copied, then
+/// one word per block, the block's sum of the table's first pass plus (if `twice`) twice
+/// its sum of the second (backwards) pass, in wrapping 32-bit arithmetic. `table` and
+/// `stream` hold whole uint4s (four words each); the grid is `blocks` blocks of `threads`.
+pub fn reread(
+    table: &[u32],
+    stream: &[u32],
+    (blocks, threads): (usize, usize),
+    twice: bool,
+) -> Vec<u32> {
+    let sum4 = |q: &[u32]| q.iter().fold(0u32, |a, &x| a.wrapping_add(x));
+    let quads: Vec<u32> = table.chunks_exact(4).map(sum4).collect();
+    let n4t = quads.len();
+    let stride = blocks * threads;
+    let mut partial = vec![0u32; blocks];
+    for (i, &q) in quads.iter().enumerate() {
+        let block = (i % stride) / threads;
+        let back = if twice { quads[n4t - 1 - i] } else { 0 };
+        partial[block] =
+            partial[block].wrapping_add(q).wrapping_add(back.wrapping_mul(2));
+    }
+    let mut out = stream.to_vec();
+    out.extend(partial);
+    out
+}

@@ -2,9 +2,10 @@
 //! [`Results`].
 
 use crate::harness::format::sig3;
-use crate::harness::plot::{Point, Spec};
+use crate::harness::plot::{Axis, Point, Spec};
 use crate::harness::{Run, Stats};
 
+use super::l2::Reuse;
 use super::measure::Results;
 
 const MIB: usize = 1 << 20;
@@ -27,6 +28,18 @@ struct LookupRow {
     min_us: String,
     max_us: String,
     stream_gbps: String,
+    speedup: String,
+}
+
+#[derive(serde::Serialize)]
+struct RereadRow {
+    reuse: String,
+    table_mib: String,
+    window: String,
+    median_us: String,
+    min_us: String,
+    max_us: String,
+    gbps: String,
     speedup: String,
 }
 
@@ -72,6 +85,9 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     }
     if !r.lookups.is_empty() {
         lookups(run, r)?;
+    }
+    if !r.rereads.is_empty() {
+        rereads(run, r)?;
     }
     if !r.exchanges.is_empty() {
         exchanges(run, r)?;
@@ -283,6 +299,110 @@ fn lookups(run: &Run, r: &Results) -> anyhow::Result<()> {
             ),
         ],
         &rows,
+    )
+}
+
+/// `hopper_memory-l2-reuse` (table) and `hopper_memory-l2-sweep` (figure): the table
+/// read, streamed past and read again, without and with windows, at every table size.
+fn rereads(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let limits = r.l2_limits.expect("measured with the rereads");
+    let stream = r.reread_stream_bytes;
+    let max = limits.max_persisting;
+    let mut rows = Vec::new();
+    let mut points = Vec::new();
+    let carve_mib = max as f64 / MIB as f64;
+    for g in &r.rereads {
+        let base = r
+            .rereads
+            .iter()
+            .find(|b| b.reuse == g.reuse && b.table_bytes == g.table_bytes)
+            .filter(|b| b.window.is_none())
+            .expect("every table size runs without a window first");
+        let b = base.time.median_ms;
+        let mib = g.table_bytes as f64 / MIB as f64;
+        let moved = match g.reuse {
+            Reuse::Fused => 2.0 * (g.table_bytes + stream) as f64,
+            Reuse::AfterFlush => g.table_bytes as f64,
+        };
+        rows.push(RereadRow {
+            reuse: g.reuse.label().into(),
+            table_mib: format!("{mib:.0}"),
+            window: match &g.window {
+                None => "none".into(),
+                Some(w) => format!(
+                    "persisting, hit ratio {:.2}, carve-out {} MiB",
+                    w.hit_ratio,
+                    sig3(w.persisting as f64 / MIB as f64)
+                ),
+            },
+            median_us: sig3(g.time.median_ms * 1e3),
+            min_us: sig3(g.time.min_ms * 1e3),
+            max_us: sig3(g.time.max_ms * 1e3),
+            gbps: sig3(g.time.rate(moved / 1e9).median),
+            speedup: format!("{:.2}", b / g.time.median_ms),
+        });
+        if let Some(w) = &g.window {
+            // Which window: the carve-out at its maximum holding its share of the
+            // table, a carve-out of the table's size, or a table larger than the
+            // carve-out marked persisting whole.
+            let kind = if w.persisting < max {
+                "carve-out = table"
+            } else if w.hit_ratio < 1.0 || g.table_bytes <= max {
+                "largest carve-out"
+            } else {
+                "largest carve-out, all marked"
+            };
+            let series = format!("{}: {kind}", g.reuse.label());
+            let t = &g.time;
+            let x = format!("{mib:.0}");
+            let (med, lo, hi) = (b / t.median_ms, b / t.max_ms, b / t.min_ms);
+            points.push(Point::new(&series, x, med, lo, hi));
+        }
+    }
+    for row in &rows {
+        println!(
+            "{:<24} table {:>4} MiB, window {:<46} {:>9} µs  speedup {}",
+            row.reuse, row.table_mib, row.window, row.median_us, row.speedup
+        );
+    }
+    let stream_note = format!(
+        "read, stream, read again: {stream} bytes read and {stream} written between the \
+         table's two passes; one read after a flush: no stream"
+    );
+    let carve = format!("{} MiB", sig3(carve_mib));
+    let l2_state = "read, stream, read again: warm, repetitions back to back, each finds \
+                    L2 as the last left it (the stream's end and, with a window, the \
+                    persisting lines); one read after a flush: cold, a buffer twice the \
+                    L2 written before every repetition (only persisting lines can stay)";
+    run.table(
+        "hopper_memory-l2-reuse",
+        "A table reused: summed, a stream copied past it, summed again in one kernel; or \
+         summed once after L2 was flushed; without and with a persisting window on the \
+         table (median, min and max over repetitions)",
+        &[
+            ("l2", l2_state),
+            ("stream", &stream_note),
+            ("max_persisting", &carve),
+            (
+                "headers",
+                "reuse = use | table_mib = table (MiB) | median_us = median (µs) | \
+                 min_us = min (µs) | max_us = max (µs) | gbps = GB/s (table passes + \
+                 stream) | speedup = speedup over no window",
+            ),
+        ],
+        &rows,
+    )?;
+    run.figure(
+        "hopper_memory-l2-sweep",
+        &[("l2", l2_state), ("stream", &stream_note), ("max_persisting", &carve)],
+        &Spec::line(
+            "A table reused past a stream or a flush: the persisting window's speedup",
+            "table (MiB)",
+            "speedup over no window",
+        )
+        .ref_line(Axis::Y, "1", "no window")
+        .ref_line(Axis::X, &format!("{carve_mib:.2}"), "persisting carve-out"),
+        &points,
     )
 }
 

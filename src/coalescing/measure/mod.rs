@@ -34,7 +34,8 @@ pub use kernels::{
 };
 pub use readonly::{launch_readonly, measure_readonly};
 pub use transpose::{
-    launch_transpose, measure_transposes, Layout, MAX_TRANSPOSE_SIDE, PITCH_FLOATS,
+    launch_transpose, measure_tma_transpose, measure_transposes, Layout,
+    MAX_TRANSPOSE_SIDE, PITCH_FLOATS,
 };
 
 use indicatif::ProgressBar;
@@ -45,11 +46,12 @@ use super::readonly::ReadOnlyKernel;
 use super::reference;
 use super::transpose::TransposeKernel;
 use crate::harness::ceiling::{self, CopyKernel};
-use crate::harness::kernels::KernelName;
+use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::sass::Tools;
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
 use crate::harness::{FullQuick, Gpu, Run, L2};
+use crate::hopper::HopperKernel;
 
 /// MiB copied by the copy kernel that sets the ceiling.
 pub const CEILING_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
@@ -102,6 +104,15 @@ pub struct SideResult {
     pub runs: Vec<(TransposeKernel, Layout, Measurement)>,
 }
 
+/// The TMA transpose of the Hopper chapter at one side and layout: its measurement, or
+/// why the TMA cannot address the rows.
+#[derive(Debug, Clone)]
+pub struct TmaRun {
+    pub side: usize,
+    pub layout: Layout,
+    pub time: Result<Measurement, String>,
+}
+
 /// Sizes that are not multiples of a tile, on which every transpose is verified (not timed).
 pub const ODD_TRANSPOSE_SIZES: [(usize, usize); 5] =
     [(1, 7), (7, 1), (33, 65), (1000, 1003), (31, 1025)];
@@ -144,6 +155,9 @@ pub struct Results {
     pub transposes: Vec<(TransposeKernel, Measurement)>,
     /// The fastest transposes at sides that are not multiples of 32, packed and pitched.
     pub sides: Vec<SideResult>,
+    /// The TMA transpose at the timed side (packed) and at each side of `sides` (packed
+    /// and pitched), each against the same best copy as the others.
+    pub tma: Vec<TmaRun>,
     pub readonly_n: usize,
     pub table_len: u32,
     pub readonly: Vec<(ReadOnlyKernel, Measurement)>,
@@ -185,6 +199,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
 
     let kernels = Kernels::load(gpu)?;
     let copy = CopyKernel::load(gpu)?;
+    let hopper = KernelTable::<HopperKernel>::load(gpu)?;
 
     let strides = patterns::sweep_strides(quick);
     let offsets = patterns::sweep_offsets(quick);
@@ -256,6 +271,9 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
                 None,
                 seed,
             )?;
+            // The TMA transpose where it can address the rows (pitched, or packed rows
+            // of a multiple of 4 floats); refused without a launch elsewhere.
+            measure_tma_transpose(gpu, &hopper, shape, layout, None, seed)?.ok();
         }
         bar.inc(1);
     }
@@ -274,12 +292,16 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     .into_iter()
     .map(|(k, m)| (k, m.expect("timed: a plan was given")))
     .collect();
+    let mut tma = vec![tma_run(gpu, &hopper, n, Layout::Packed, plan, seed + 6)?];
     bar.inc(1);
     let mut side_results = Vec::new();
     for (i, side) in sides.into_iter().enumerate() {
         bar.set_message(format!("transposes at {side} x {side}, packed and pitched"));
         let seed = seed + 20 + i as u64;
         side_results.push(measure_side(gpu, &kernels, &copy, side, plan, seed)?);
+        for layout in [Layout::Packed, Layout::Pitched(PITCH_FLOATS)] {
+            tma.push(tma_run(gpu, &hopper, side, layout, plan, seed)?);
+        }
         bar.inc(1);
     }
 
@@ -315,6 +337,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         transpose_copy_by,
         transposes,
         sides: side_results,
+        tma,
         readonly_n,
         table_len: s.table_len,
         readonly,
@@ -328,6 +351,21 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         sass,
         granularity,
     })
+}
+
+/// The TMA transpose on a `side` × `side` matrix laid out as `layout`, verified and timed.
+fn tma_run(
+    gpu: &Gpu,
+    hopper: &KernelTable<HopperKernel>,
+    side: usize,
+    layout: Layout,
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<TmaRun> {
+    let time =
+        measure_tma_transpose(gpu, hopper, (side, side), layout, Some(plan), seed)?
+            .map(|m| m.expect("timed: a plan was given"));
+    Ok(TmaRun { side, layout, time })
 }
 
 /// The best copy of `side`² floats, then each kernel of [`SIDE_KERNELS`] verified and timed

@@ -8,9 +8,10 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use crate::coalescing::counted;
 use crate::coalescing::reference;
 use crate::coalescing::transpose::TransposeKernel;
-use crate::harness::kernels::KernelName;
+use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::timing::Plan;
 use crate::harness::{inputs, verify, Gpu, UsageError};
+use crate::hopper::{tma, HopperKernel};
 
 use super::kernels::{Kernels, Measurement};
 
@@ -164,3 +165,46 @@ pub fn measure_transposes(
     Ok(results)
 }
 // ANCHOR_END: measure_transposes
+
+/// The TMA transpose of [Asynchronous memory on Hopper](crate::hopper) on a random
+/// `rows` × `cols` matrix laid out as `layout`: verified against the CPU (output poisoned
+/// first), then timed when `plan` is given. `Ok(Err(why))` where the TMA cannot address
+/// the rows (a pitch that is not a multiple of 16 bytes): nothing is launched then.
+pub fn measure_tma_transpose(
+    gpu: &Gpu,
+    table: &KernelTable<HopperKernel>,
+    (rows, cols): (usize, usize),
+    layout: Layout,
+    plan: Option<Plan>,
+    seed: u64,
+) -> anyhow::Result<Result<Option<Measurement>, String>> {
+    let (in_pitch, out_pitch) = (layout.pitch(cols), layout.pitch(rows));
+    let input_host = inputs::random_f32(rows * in_pitch, seed);
+    let packed: Vec<f32> =
+        input_host.chunks(in_pitch).flat_map(|row| &row[..cols]).copied().collect();
+    let want = reference::transpose(&packed, rows, cols);
+    let input = gpu.stream.clone_htod(&input_host)?;
+    let mut out = gpu.stream.alloc_zeros::<f32>(cols * out_pitch)?;
+    let k = HopperKernel::TmaTranspose;
+    let shape = (rows, cols);
+    let maps = match tma::maps(gpu, k, &input, &out, shape, (in_pitch, out_pitch)) {
+        Ok(maps) => maps,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    let size = format!("{rows} x {cols}, {layout}");
+    let verified = gpu.verify_then_time_output(
+        &mut out,
+        // `out` is written through the map encoded over it.
+        |s, _out| tma::launch(s, table, k, &maps, shape),
+        |got| {
+            let got: Vec<f32> =
+                got.chunks(out_pitch).flat_map(|row| &row[..rows]).copied().collect();
+            verify::check_exact(&k.function(), &size, &got, &want)
+        },
+        plan.as_slice(),
+    )?;
+    Ok(Ok(verified.times.first().map(|stats| Measurement {
+        stats: stats.clone(),
+        useful_bytes: 2 * (rows * cols * 4) as u64, // each element read, written
+    })))
+}
