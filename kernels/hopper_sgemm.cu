@@ -212,3 +212,282 @@ extern "C" __global__ void __launch_bounds__(SG_THREADS, 2)
 sgemm_cp_async_4(const float* a, const float* b, float* c, int M, int N, int K) {
     sgemm_stages<4>(a, b, c, M, N, K);
 }
+
+// ---------------------------------------------------------------------------------
+// Warp-tiled kernels. The block tile is BM = 128 rows x BN (128 or 256) columns of C,
+// 256 threads as 8 warps in a 4 x 2 grid; a warp owns 32 rows x BN/2 columns, and its
+// lane (ty, tx) = (lane / 8, lane % 8) owns rows ty*4.. and 16+ty*4.. of the warp's
+// rows and QN groups of 4 columns, 32 apart, from tx*4. A is stored k-major,
+// (k, row), so that both operands are read as float4: per step of k a warp reads 4
+// consecutive float4 of A (64 bytes) and 8 consecutive float4 of B (128 bytes) per
+// group, each a single shared-memory wavefront. The whole slice is unrolled, and each
+// step's operands are read into a second set of registers while the previous step's
+// multiply-adds run.
+#define WT_BM 128
+#define WT_A_LD (WT_BM + 4)  // k = 0 and k = 4 of one warp's stores fall 16 banks apart
+
+template <int BK, int BN>
+struct WarpTile {
+    static constexpr int QN = BN / 64;                // groups of 4 columns per thread
+    static constexpr int A_FLOATS = BK * WT_A_LD;     // (k, row), row pitch WT_A_LD
+    static constexpr int STAGE = A_FLOATS + BK * BN;  // then B: (k, column)
+    static constexpr int A_LOADS = BK / 8;            // float4 of A per thread
+    static constexpr int B_LOADS = BK * BN / 1024;    // float4 of B per thread
+    static constexpr int B_LANES = BN / 4;            // threads per k row of B
+};
+
+// ANCHOR: warp_load
+// A slice's global elements, into registers (or, with cp.async, straight into a
+// stage). Thread tid takes float4 j of A at row tid/2, k (tid%2)*4 + 8j, and float4 j
+// of B at k tid/(BN/4) + j*1024/BN, column (tid%(BN/4))*4. Outside the matrices: zero.
+template <int BK, int BN>
+__device__ __forceinline__ void wt_load_regs(const float* __restrict__ a,
+                                             const float* __restrict__ b, int M, int N,
+                                             int K, int block_row, int block_col,
+                                             int k0, bool vec_a, bool vec_b,
+                                             float4 (&ra)[WarpTile<BK, BN>::A_LOADS],
+                                             float4 (&rb)[WarpTile<BK, BN>::B_LOADS]) {
+    using T = WarpTile<BK, BN>;
+    const int tid = threadIdx.x;
+    const int row = block_row + tid / 2;
+#pragma unroll
+    for (int j = 0; j < T::A_LOADS; ++j) {
+        const int k = k0 + (tid % 2) * 4 + 8 * j;
+        const float* p = a + (size_t)row * K + k;
+        if (vec_a) {
+            ra[j] = row < M && k < K ? *reinterpret_cast<const float4*>(p)
+                                     : make_float4(0.f, 0.f, 0.f, 0.f);
+        } else {
+            const bool in = row < M;
+            ra[j].x = in && k < K ? p[0] : 0.f;
+            ra[j].y = in && k + 1 < K ? p[1] : 0.f;
+            ra[j].z = in && k + 2 < K ? p[2] : 0.f;
+            ra[j].w = in && k + 3 < K ? p[3] : 0.f;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < T::B_LOADS; ++j) {
+        const int k = k0 + tid / T::B_LANES + (256 / T::B_LANES) * j;
+        const int col = block_col + (tid % T::B_LANES) * 4;
+        const float* p = b + (size_t)k * N + col;
+        if (vec_b) {
+            rb[j] = k < K && col < N ? *reinterpret_cast<const float4*>(p)
+                                     : make_float4(0.f, 0.f, 0.f, 0.f);
+        } else {
+            const bool in = k < K;
+            rb[j].x = in && col < N ? p[0] : 0.f;
+            rb[j].y = in && col + 1 < N ? p[1] : 0.f;
+            rb[j].z = in && col + 2 < N ? p[2] : 0.f;
+            rb[j].w = in && col + 3 < N ? p[3] : 0.f;
+        }
+    }
+}
+
+// The registers into a stage: A transposed (four 4-byte stores, k = 0 and k = 4 of a
+// warp 16 banks apart), B as one 16-byte store.
+template <int BK, int BN>
+__device__ __forceinline__ void wt_store_stage(
+    float* stage, const float4 (&ra)[WarpTile<BK, BN>::A_LOADS],
+    const float4 (&rb)[WarpTile<BK, BN>::B_LOADS]) {
+    using T = WarpTile<BK, BN>;
+    const int tid = threadIdx.x;
+    float* a_t = stage + ((tid % 2) * 4) * WT_A_LD + tid / 2;
+#pragma unroll
+    for (int j = 0; j < T::A_LOADS; ++j) {
+        a_t[(8 * j + 0) * WT_A_LD] = ra[j].x;
+        a_t[(8 * j + 1) * WT_A_LD] = ra[j].y;
+        a_t[(8 * j + 2) * WT_A_LD] = ra[j].z;
+        a_t[(8 * j + 3) * WT_A_LD] = ra[j].w;
+    }
+    float* b_t = stage + T::A_FLOATS + (tid / T::B_LANES) * BN + (tid % T::B_LANES) * 4;
+#pragma unroll
+    for (int j = 0; j < T::B_LOADS; ++j)
+        *reinterpret_cast<float4*>(&b_t[(256 / T::B_LANES) * j * BN]) = rb[j];
+}
+
+// With cp.async: the same elements, A as four 4-byte copies (transposed on the way),
+// B as one 16-byte copy (or four 4-byte ones when N is not a multiple of 4).
+template <int BK, int BN>
+__device__ __forceinline__ void wt_copy_stage(float* stage, const float* __restrict__ a,
+                                              const float* __restrict__ b, int M, int N,
+                                              int K, int block_row, int block_col,
+                                              int k0, bool vec_b) {
+    using T = WarpTile<BK, BN>;
+    const int tid = threadIdx.x;
+    const int row = block_row + tid / 2;
+    float* a_t = stage + ((tid % 2) * 4) * WT_A_LD + tid / 2;
+#pragma unroll
+    for (int j = 0; j < T::A_LOADS; ++j) {
+        const int k = k0 + (tid % 2) * 4 + 8 * j;
+        const float* p = a + (size_t)row * K + k;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const bool ok = row < M && k + q < K;
+            cp_async_4z(&a_t[(8 * j + q) * WT_A_LD], ok ? p + q : a, ok);
+        }
+    }
+    float* b_t = stage + T::A_FLOATS + (tid / T::B_LANES) * BN + (tid % T::B_LANES) * 4;
+#pragma unroll
+    for (int j = 0; j < T::B_LOADS; ++j) {
+        const int k = k0 + tid / T::B_LANES + (256 / T::B_LANES) * j;
+        const int col = block_col + (tid % T::B_LANES) * 4;
+        const float* p = b + (size_t)k * N + col;
+        float* dst = &b_t[(256 / T::B_LANES) * j * BN];
+        if (vec_b) {
+            const bool ok = k < K && col < N;
+            cp_async_16z(dst, ok ? p : b, ok);
+        } else {
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const bool ok = k < K && col + q < N;
+                cp_async_4z(dst + q, ok ? p + q : b, ok);
+            }
+        }
+    }
+}
+// ANCHOR_END: warp_load
+
+// ANCHOR: warp_step
+// One step of k: this thread's 8 values of A and 4*QN of B, each read as float4.
+template <int BK, int BN>
+__device__ __forceinline__ void wt_read_step(const float* stage, int k, int a_off,
+                                             int b_off, float (&fa)[8],
+                                             float (&fb)[4 * (BN / 64)]) {
+    using T = WarpTile<BK, BN>;
+    const float* a_k = stage + k * WT_A_LD + a_off;
+    const float* b_k = stage + T::A_FLOATS + k * BN + b_off;
+    *reinterpret_cast<float4*>(&fa[0]) = *reinterpret_cast<const float4*>(a_k);
+    *reinterpret_cast<float4*>(&fa[4]) = *reinterpret_cast<const float4*>(a_k + 16);
+#pragma unroll
+    for (int q = 0; q < T::QN; ++q)
+        *reinterpret_cast<float4*>(&fb[4 * q]) =
+            *reinterpret_cast<const float4*>(b_k + 32 * q);
+}
+// ANCHOR_END: warp_step
+
+// ANCHOR: warp_main
+// STAGES = 2 without ASYNC: the next slice goes global -> registers during the current
+// slice's multiply-adds and registers -> the other stage at its last step. With ASYNC:
+// cp.async copies STAGES - 1 slices ahead. Either way one barrier per slice, before the
+// first read of the next slice, which also ends every read of the stage the next
+// copies (or stores) overwrite.
+template <int BK, int BN, int STAGES, bool ASYNC>
+__device__ __forceinline__ void sgemm_warp(const float* __restrict__ a,
+                                           const float* __restrict__ b,
+                                           float* __restrict__ c, int M, int N, int K) {
+    using T = WarpTile<BK, BN>;
+    constexpr int QN = T::QN;
+    extern __shared__ __align__(16) float smem[];  // (STAGES, T::STAGE)
+    const int block_row = blockIdx.y * WT_BM, block_col = blockIdx.x * BN;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int a_off = (warp / 2) * 32 + (lane / 8) * 4;  // row in the block tile
+    const int b_off = (warp % 2) * (BN / 2) + (lane % 8) * 4;  // column
+    const bool vec_a = K % 4 == 0, vec_b = N % 4 == 0;
+    const int slices = (K + BK - 1) / BK;
+    float acc[8][4 * QN];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 4 * QN; ++j) acc[i][j] = 0.0f;
+    float fa[2][8], fb[2][4 * QN];
+    float4 ra[T::A_LOADS], rb[T::B_LOADS];
+    if (ASYNC) {
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < slices)
+                wt_copy_stage<BK, BN>(smem + s * T::STAGE, a, b, M, N, K, block_row,
+                                      block_col, s * BK, vec_b);
+            sg_commit();
+        }
+        sg_wait<STAGES - 2>();
+    } else {
+        wt_load_regs<BK, BN>(a, b, M, N, K, block_row, block_col, 0, vec_a, vec_b, ra,
+                             rb);
+        wt_store_stage<BK, BN>(smem, ra, rb);
+    }
+    __syncthreads();
+    wt_read_step<BK, BN>(smem, 0, a_off, b_off, fa[0], fb[0]);
+    for (int s = 0; s < slices; ++s) {
+        const float* cur = smem + (s % STAGES) * T::STAGE;
+        float* next_stage = smem + ((s + 1) % STAGES) * T::STAGE;
+        const bool more = s + 1 < slices;
+        if (ASYNC) {
+            const int ahead = s + STAGES - 1;
+            if (ahead < slices)
+                wt_copy_stage<BK, BN>(smem + (ahead % STAGES) * T::STAGE, a, b, M, N, K,
+                                      block_row, block_col, ahead * BK, vec_b);
+            sg_commit();
+        } else if (more) {
+            wt_load_regs<BK, BN>(a, b, M, N, K, block_row, block_col, (s + 1) * BK,
+                                 vec_a, vec_b, ra, rb);
+        }
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            if (k + 1 < BK) {
+                wt_read_step<BK, BN>(cur, k + 1, a_off, b_off, fa[(k + 1) % 2],
+                                     fb[(k + 1) % 2]);
+            } else if (more) {
+                if (ASYNC) {
+                    sg_wait<STAGES - 2>();
+                } else {
+                    wt_store_stage<BK, BN>(next_stage, ra, rb);
+                }
+                __syncthreads();
+                wt_read_step<BK, BN>(next_stage, 0, a_off, b_off, fa[(k + 1) % 2],
+                                     fb[(k + 1) % 2]);
+            }
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < 4 * QN; ++j)
+                    acc[i][j] = fmaf(fa[k % 2][i], fb[k % 2][j], acc[i][j]);
+        }
+    }
+    if (ASYNC) sg_wait<0>();  // no copy outlives the block
+    const bool vec_c = N % 4 == 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row = block_row + a_off + (i / 4) * 16 + i % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int q = 0; q < QN; ++q) {
+            const int col = block_col + b_off + 32 * q;
+            float* out = c + (size_t)row * N + col;
+            if (vec_c && col + 4 <= N) {
+                *reinterpret_cast<float4*>(out) =
+                    make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2],
+                                acc[i][4 * q + 3]);
+            } else {
+                for (int j = 0; j < 4; ++j)
+                    if (col + j < N) out[j] = acc[i][4 * q + j];
+            }
+        }
+    }
+}
+// ANCHOR_END: warp_main
+
+// Launch: grid (ceil(N / BN), ceil(M / 128)), 256 threads, dynamic shared memory
+// STAGES * WarpTile<BK, BN>::STAGE * 4 bytes; named sgemm_warp_<BN>_k<BK>[_cp<STAGES>].
+extern "C" __global__ void __launch_bounds__(256, 2)
+sgemm_warp_128_k8(const float* a, const float* b, float* c, int M, int N, int K) {
+    sgemm_warp<8, 128, 2, false>(a, b, c, M, N, K);
+}
+extern "C" __global__ void __launch_bounds__(256, 2)
+sgemm_warp_128_k16(const float* a, const float* b, float* c, int M, int N, int K) {
+    sgemm_warp<16, 128, 2, false>(a, b, c, M, N, K);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+sgemm_warp_256_k8(const float* a, const float* b, float* c, int M, int N, int K) {
+    sgemm_warp<8, 256, 2, false>(a, b, c, M, N, K);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+sgemm_warp_256_k16(const float* a, const float* b, float* c, int M, int N, int K) {
+    sgemm_warp<16, 256, 2, false>(a, b, c, M, N, K);
+}
+extern "C" __global__ void __launch_bounds__(256, 2)
+sgemm_warp_128_k8_cp3(const float* a, const float* b, float* c, int M, int N, int K) {
+    sgemm_warp<8, 128, 3, true>(a, b, c, M, N, K);
+}
+extern "C" __global__ void __launch_bounds__(256, 2)
+sgemm_warp_128_k16_cp3(const float* a, const float* b, float* c, int M, int N, int K) {
+    sgemm_warp<16, 128, 3, true>(a, b, c, M, N, K);
+}
