@@ -68,16 +68,18 @@ const fn warp(kernel: K, bn: usize, bk: usize, stages: usize) -> Variant {
 }
 
 /// Every kernel of the section, checked and timed at every size.
-pub const KERNELS: [Variant; 9] = [
+pub const KERNELS: [Variant; 11] = [
     staged(K::Sgemm2, 2),
     staged(K::Sgemm3, 3),
     staged(K::Sgemm4, 4),
     warp(K::Warp128K8, 128, 8, 2),
-    warp(K::Warp128K16, 128, 16, 2),
-    warp(K::Warp256K8, 256, 8, 2),
-    warp(K::Warp256K16, 256, 16, 2),
     warp(K::Warp128K8Cp3, 128, 8, 3),
-    warp(K::Warp128K16Cp3, 128, 16, 3),
+    warp(K::Warp128K8Bcp, 128, 8, 2),
+    warp(K::Warp256K8, 256, 8, 2),
+    warp(K::Warp256K8Bcp, 256, 8, 2),
+    warp(K::Warp256K16, 256, 16, 2),
+    warp(K::Warp256K16Bcp, 256, 16, 2),
+    warp(K::Warp256K16All, 256, 16, 2),
 ];
 
 /// One timed multiply.
@@ -223,16 +225,19 @@ pub fn verify_then_time(
     Ok(v.times)
 }
 
-/// The kernels `--counters` counts (with step 6) at the first power-of-two size and the
-/// first odd one: the three-stage kernel of step 6's layout and the warp-tiled kernels
-/// with slices of 8.
-pub const COUNTED: [K; 3] = [K::Sgemm3, K::Warp128K8, K::Warp256K8];
+/// The kernels `--counters` counts (with cuBLAS and step 6) at the first power-of-two
+/// size and the first odd one: the three-stage kernel of step 6's layout and two
+/// warp-tiled kernels.
+pub const COUNTED: [K; 3] = [K::Sgemm3, K::Warp128K8, K::Warp256K16];
 
-/// `label` on an `m × n × k` multiply: DRAM must at least read A and B and write C once.
+/// `label` on an `m × n × k` multiply: DRAM must at least read A and B and write C once;
+/// the warps must at least issue the `m n k` fused multiply-adds, 32 per instruction (the
+/// counted instructions over this are the instructions issued per useful multiply-add).
 fn case(label: &str, (m, n, k): (usize, usize, usize)) -> Case {
     Case::new(format!("{label} {m}x{n}x{k}"))
         .predict(Quantity::DramBytes, 4.0 * (m * k + k * n + m * n) as f64)
         .predict(Quantity::BankConflicts, 0.0)
+        .predict(Quantity::Instructions, (m * n * k) as f64 / 32.0)
 }
 
 /// Checks every kernel at the odd sizes, then verifies and times all of them, cuBLAS
@@ -261,8 +266,9 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
         // Counted: the first (power-of-two) size and the first odd one.
         let counted = i == 0 || i == 2;
         for step in [Step::Cublas, Step::QuadDoubleBuffer] {
-            if counted && step == Step::QuadDoubleBuffer {
-                gpu.count_next(case("step 6", size));
+            if counted {
+                let label = if step == Step::Cublas { "cuBLAS" } else { "step 6" };
+                gpu.count_next(case(label, size));
             }
             let v = tiling::verify_then_time(
                 gpu,
