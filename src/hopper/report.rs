@@ -191,10 +191,9 @@ fn sgemm(run: &Run, r: &Results) -> anyhow::Result<()> {
             ("sass", "ptxas + nvdisasm, sm_90, of the PTX the run compiled"),
             (
                 "headers",
-                "spill_bytes = spilled bytes | shared_kib = shared memory (KiB) | \
-                 blocks_per_sm = blocks per SM | loop_instructions = loop: instructions \
-                 | loop_ffma = loop: FFMA | loop_lds = loop: LDS | ffma_share = FFMA \
-                 share of the loop",
+                "spill_bytes = spilled bytes | shared_kib = shared (KiB) | \
+                 blocks_per_sm = blocks / SM | loop_instructions = loop | loop_ffma = FFMA \
+                 | loop_lds = LDS | ffma_share = FFMA share",
             ),
         ],
         &code,
