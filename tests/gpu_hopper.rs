@@ -212,6 +212,8 @@ fn sgemm_stages_match_the_cpu_at_odd_sizes() {
         (257, 260, 1),
         (300, 260, 1000),
         (1000, 1003, 517),
+        (131, 259, 23),
+        (250, 516, 40),
     ] {
         let mut ops = Operands::new(&gpu, dims, 11).unwrap();
         let reference = Reference::for_operands(&ops, 1);
@@ -233,16 +235,17 @@ fn an_sgemm_tile_never_written_is_caught() {
     let table = sgemm::prepare(&gpu).unwrap();
     let mut ops = Operands::new(&gpu, (200, 140, 37), 5).unwrap();
     let reference = Reference::for_operands(&ops, 1);
-    // Told M = 128, the kernel writes rows 0..128 only; rows 128.. stay poisoned and
-    // the check must refuse them.
-    gpu.poison(&mut ops.c).unwrap();
-    ops.m = 128;
-    let (stages, k) = sgemm::KERNELS[1];
-    sgemm::launch(table.get(k), stages, &gpu.stream, &mut ops).unwrap();
-    ops.m = 200;
-    let got = gpu.stream.clone_dtoh(&ops.c).unwrap();
-    assert!(got[..128 * 140].iter().all(|x| x.is_finite()));
-    assert!(got[128 * 140..].iter().all(|x| x.is_nan()), "poison is NaN");
-    let err = sgemm::check("sgemm", &ops, &got, &reference).unwrap_err();
-    assert_eq!(err.wrong, 72 * 140, "{err}");
+    // Told M = 128, a kernel writes rows 0..128 only; rows 128.. stay poisoned and the
+    // check must refuse them. A kernel of step 6's layout and a warp-tiled one.
+    for v in [sgemm::KERNELS[1], sgemm::KERNELS[3]] {
+        gpu.poison(&mut ops.c).unwrap();
+        ops.m = 128;
+        sgemm::launch(table.get(v.kernel), v, &gpu.stream, &mut ops).unwrap();
+        ops.m = 200;
+        let got = gpu.stream.clone_dtoh(&ops.c).unwrap();
+        assert!(got[..128 * 140].iter().all(|x| x.is_finite()));
+        assert!(got[128 * 140..].iter().all(|x| x.is_nan()), "poison is NaN");
+        let err = sgemm::check("sgemm", &ops, &got, &reference).unwrap_err();
+        assert_eq!(err.wrong, 72 * 140, "{err}");
+    }
 }

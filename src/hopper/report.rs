@@ -125,6 +125,10 @@ struct SgemmCodeRow {
     spill_bytes: i32,
     shared_kib: String,
     blocks_per_sm: u32,
+    loop_instructions: String,
+    loop_ffma: String,
+    loop_lds: String,
+    ffma_share: String,
 }
 
 fn sgemm(run: &Run, r: &Results) -> anyhow::Result<()> {
@@ -159,8 +163,8 @@ fn sgemm(run: &Run, r: &Results) -> anyhow::Result<()> {
         r.sgemm_checked.iter().map(|(m, n, k)| format!("{m}x{n}x{k}")).collect();
     run.table(
         "hopper_memory-sgemm",
-        "FP32 C = A B (M x N x K): the cp.async kernels beside the tiling chapter's step 6 \
-         and cuBLAS SGEMM on the same operands (median, min and max over repetitions)",
+        "FP32 C = A B (M x N x K): the section's kernels beside the tiling chapter's step \
+         6 and cuBLAS SGEMM on the same operands (median, min and max over repetitions)",
         &[
             ("l2", "cold"),
             ("flops", "2 M N K"),
@@ -183,17 +187,31 @@ fn sgemm(run: &Run, r: &Results) -> anyhow::Result<()> {
             spill_bytes: c.spill_bytes,
             shared_kib: sig3(c.shared_bytes as f64 / 1024.0),
             blocks_per_sm: c.blocks_per_sm,
+            loop_instructions: c
+                .loop_census
+                .map_or("-".into(), |l| l.instructions.to_string()),
+            loop_ffma: c.loop_census.map_or("-".into(), |l| l.ffma.to_string()),
+            loop_lds: c.loop_census.map_or("-".into(), |l| l.shared_loads.to_string()),
+            ffma_share: c.loop_census.map_or("-".into(), |l| {
+                format!("{}%", sig3(100.0 * l.ffma as f64 / l.instructions as f64))
+            }),
         })
         .collect();
     run.table(
         "hopper_memory-sgemm-code",
-        "The cp.async kernels: registers and spills per thread, shared memory per block, \
-         blocks per SM (256 threads each)",
-        &[(
-            "headers",
-            "spill_bytes = spilled bytes | shared_kib = shared memory (KiB) | \
-             blocks_per_sm = blocks per SM",
-        )],
+        "The section's kernels: registers and spills per thread, shared memory per \
+         block, blocks per SM (256 threads each), and the instructions of the main loop's \
+         SASS (the loop with the most FFMA; it holds both the 16-byte and the 4-byte load \
+         paths)",
+        &[
+            ("sass", "ptxas + nvdisasm, sm_90, of the PTX the run compiled"),
+            (
+                "headers",
+                "spill_bytes = spilled bytes | shared_kib = shared (KiB) | \
+                 blocks_per_sm = blocks / SM | loop_instructions = loop | loop_ffma = FFMA \
+                 | loop_lds = LDS | ffma_share = FFMA share",
+            ),
+        ],
         &code,
     )
 }

@@ -1,5 +1,7 @@
-//! The section "The matrix multiply with cp.async stages": the FP32 multiply of
-//! `kernels/hopper_sgemm.cu` with 2, 3 and 4 stages of `cp.async` in flight, beside the
+//! The section "A matrix multiply fed by cp.async": the FP32 multiplies of
+//! `kernels/hopper_sgemm.cu` — step 6's layout with 2, 3 and 4 stages of `cp.async` in
+//! flight, and the warp-tiled kernels (A k-major, the slice unrolled, 128 x 128 or
+//! 128 x 256 tiles, slices of 8 or 16, registers or `cp.async` stages) — beside the
 //! tiling chapter's step 6 and cuBLAS SGEMM, on the same operands in the same run. Every
 //! product is checked against the CPU's double-precision rows before it is timed: all
 //! rows at the small odd sizes, sampled rows at the large ones.
@@ -44,8 +46,41 @@ pub const CHECKED: [(usize, usize, usize); 4] =
 /// The sizes of `--quick` (timed too).
 pub const QUICK_SIZES: [(usize, usize, usize); 2] = [(256, 256, 256), (253, 259, 127)];
 
-/// The cp.async kernels: stages and kernel.
-pub const KERNELS: [(u32, K); 3] = [(2, K::Sgemm2), (3, K::Sgemm3), (4, K::Sgemm4)];
+/// One kernel of the section: its function, the columns of its block tile (its rows
+/// are always 128), its k slice, its stages and the shared memory it asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    pub kernel: K,
+    pub bn: usize,
+    pub bk: usize,
+    pub stages: usize,
+    pub shared_bytes: usize,
+}
+
+/// Step 6's layout with `stages` cp.async stages.
+const fn staged(kernel: K, stages: usize) -> Variant {
+    Variant { kernel, bn: TILE, bk: SLICE, stages, shared_bytes: stages * STAGE_BYTES }
+}
+
+/// A warp-tiled kernel: per stage, A as (k, 128 + 4 padding) and B as (k, `bn`).
+const fn warp(kernel: K, bn: usize, bk: usize, stages: usize) -> Variant {
+    Variant { kernel, bn, bk, stages, shared_bytes: 4 * stages * bk * (TILE + 4 + bn) }
+}
+
+/// Every kernel of the section, checked and timed at every size.
+pub const KERNELS: [Variant; 11] = [
+    staged(K::Sgemm2, 2),
+    staged(K::Sgemm3, 3),
+    staged(K::Sgemm4, 4),
+    warp(K::Warp128K8, 128, 8, 2),
+    warp(K::Warp128K8Cp3, 128, 8, 3),
+    warp(K::Warp128K8Bcp, 128, 8, 2),
+    warp(K::Warp256K8, 256, 8, 2),
+    warp(K::Warp256K8Bcp, 256, 8, 2),
+    warp(K::Warp256K16, 256, 16, 2),
+    warp(K::Warp256K16Bcp, 256, 16, 2),
+    warp(K::Warp256K16All, 256, 16, 2),
+];
 
 /// One timed multiply.
 #[derive(Debug, Clone)]
@@ -55,7 +90,10 @@ pub struct SgemmRun {
     pub time: Stats,
 }
 
-/// What the compiler and the occupancy calculator say about one kernel.
+/// What the compiler, the occupancy calculator and the machine code say about one
+/// kernel. The loop counts are those of the main loop's SASS (the loop with the most
+/// FFMA), `None` without `ptxas`/`nvdisasm`; the loop holds both load paths (16-byte and
+/// 4-byte), of which one runs.
 #[derive(Debug, Clone)]
 pub struct SgemmCode {
     pub kernel: String,
@@ -63,39 +101,58 @@ pub struct SgemmCode {
     pub spill_bytes: i32,
     pub shared_bytes: usize,
     pub blocks_per_sm: u32,
+    pub loop_census: Option<LoopCensus>,
 }
 
-fn cfg((m, n): (usize, usize), stages: u32) -> LaunchConfig {
+/// Instructions of a kernel's main loop: all, the fused multiply-adds, the shared loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopCensus {
+    pub instructions: usize,
+    pub ffma: usize,
+    pub shared_loads: usize,
+}
+
+/// Counts the main loop of `f`: the loop with the most `FFMA`.
+pub fn loop_census(f: &crate::harness::sass::Function) -> Option<LoopCensus> {
+    let body = f.busiest_loop(|i| i.base() == "FFMA")?;
+    Some(LoopCensus {
+        instructions: body.len(),
+        ffma: body.iter().filter(|i| i.base() == "FFMA").count(),
+        shared_loads: body.iter().filter(|i| i.base() == "LDS").count(),
+    })
+}
+
+fn cfg((m, n): (usize, usize), v: Variant) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (n.div_ceil(TILE) as u32, m.div_ceil(TILE) as u32, 1),
+        grid_dim: (n.div_ceil(v.bn) as u32, m.div_ceil(TILE) as u32, 1),
         block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: stages * STAGE_BYTES as u32,
+        shared_mem_bytes: v.shared_bytes as u32,
     }
 }
 
-/// Loads the chapter's kernels and lets each ask for its stages' shared memory (3 and 4
-/// stages need more than the 48 KiB a launch gets without asking).
+/// Loads the chapter's kernels and lets each ask for its stages' shared memory (several
+/// need more than the 48 KiB a launch gets without asking).
 pub fn prepare(gpu: &Gpu) -> anyhow::Result<KernelTable<K>> {
     let table = KernelTable::<K>::load(gpu)?;
-    for (stages, k) in KERNELS {
-        table.get(k).set_attribute(
+    for v in KERNELS {
+        table.get(v.kernel).set_attribute(
             CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            (stages as usize * STAGE_BYTES) as i32,
+            v.shared_bytes as i32,
         )?;
     }
     Ok(table)
 }
 
-/// Enqueues `C = A B` with the `stages`-stage kernel `f`: one block per 128 x 128 tile.
+/// Enqueues `C = A B` with kernel `f` of variant `v`: one block per 128 x `v.bn` tile.
 pub fn launch(
     f: &CudaFunction,
-    stages: u32,
+    v: Variant,
     stream: &Arc<CudaStream>,
     ops: &mut Operands,
 ) -> anyhow::Result<()> {
     let (m, n, k) = (ops.m as i32, ops.n as i32, ops.k as i32);
-    // SAFETY: sgemm_cp_async_S(a, b, c, M, N, K) with the shared memory of S stages; the
-    // kernel bound-checks every index.
+    // SAFETY: every kernel of hopper_sgemm.cu is (a, b, c, M, N, K), launched with the
+    // shared memory of its variant; each bound-checks every index.
     unsafe {
         stream
             .launch_builder(f)
@@ -105,7 +162,7 @@ pub fn launch(
             .arg(&m)
             .arg(&n)
             .arg(&k)
-            .launch(cfg((ops.m, ops.n), stages))?
+            .launch(cfg((ops.m, ops.n), v))?
     };
     Ok(())
 }
@@ -147,18 +204,18 @@ pub fn check(
 /// Poisons C, runs the kernel once, checks it; then times it under each of `plans`.
 pub fn verify_then_time(
     gpu: &Gpu,
-    (stages, k): (u32, K),
+    v: Variant,
     ops: &mut Operands,
     reference: &Reference,
     table: &KernelTable<K>,
     plans: &[Plan],
 ) -> anyhow::Result<Vec<Stats>> {
-    let f = table.get(k);
-    let name = k.function();
+    let f = table.get(v.kernel);
+    let name = v.kernel.function();
     let v = gpu.verify_then_time(
         ops,
         |gpu, ops| gpu.poison(&mut ops.c),
-        |s, ops| launch(f, stages, s, ops),
+        |s, ops| launch(f, v, s, ops),
         |gpu, ops| {
             let got = gpu.stream.clone_dtoh(&ops.c)?;
             Ok(check(&name, ops, &got, reference)?)
@@ -168,11 +225,19 @@ pub fn verify_then_time(
     Ok(v.times)
 }
 
-/// `label` on an `m × n × k` multiply: DRAM must at least read A and B and write C once.
+/// The kernels `--counters` counts (with cuBLAS and step 6) at the first power-of-two
+/// size and the first odd one: the three-stage kernel of step 6's layout and two
+/// warp-tiled kernels.
+pub const COUNTED: [K; 3] = [K::Sgemm3, K::Warp128K8, K::Warp256K16];
+
+/// `label` on an `m × n × k` multiply: DRAM must at least read A and B and write C once;
+/// the warps must at least issue the `m n k` fused multiply-adds, 32 per instruction (the
+/// counted instructions over this are the instructions issued per useful multiply-add).
 fn case(label: &str, (m, n, k): (usize, usize, usize)) -> Case {
     Case::new(format!("{label} {m}x{n}x{k}"))
         .predict(Quantity::DramBytes, 4.0 * (m * k + k * n + m * n) as f64)
         .predict(Quantity::BankConflicts, 0.0)
+        .predict(Quantity::Instructions, (m * n * k) as f64 / 32.0)
 }
 
 /// Checks every kernel at the odd sizes, then verifies and times all of them, cuBLAS
@@ -201,8 +266,9 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
         // Counted: the first (power-of-two) size and the first odd one.
         let counted = i == 0 || i == 2;
         for step in [Step::Cublas, Step::QuadDoubleBuffer] {
-            if counted && step == Step::QuadDoubleBuffer {
-                gpu.count_next(case("step 6", size));
+            if counted {
+                let label = if step == Step::Cublas { "cuBLAS" } else { "step 6" };
+                gpu.count_next(case(label, size));
             }
             let v = tiling::verify_then_time(
                 gpu,
@@ -218,27 +284,37 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
                 time: v.time().clone(),
             });
         }
-        for kernel in KERNELS {
-            let name = kernel.1.function();
-            if counted && kernel.0 == 3 {
+        for v in KERNELS {
+            let name = v.kernel.function();
+            if counted && COUNTED.contains(&v.kernel) {
                 gpu.count_next(case(&name, size));
             }
             let times =
-                verify_then_time(gpu, kernel, &mut ops, &reference, &table, &[plan])?;
+                verify_then_time(gpu, v, &mut ops, &reference, &table, &[plan])?;
             r.sgemm.push(SgemmRun { size, kernel: name, time: times[0].clone() });
         }
     }
-    for (stages, k) in KERNELS {
-        let f = table.get(k);
-        let shared = stages as usize * STAGE_BYTES;
+    let sass = match crate::harness::sass::Tools::find() {
+        Some(t) => Some(t.disassemble(table.ptx("hopper_sgemm.cu"), "sm_90")?),
+        None => None,
+    };
+    for v in KERNELS {
+        let f = table.get(v.kernel);
+        let name = v.kernel.function();
         r.sgemm_code.push(SgemmCode {
-            kernel: k.function(),
+            kernel: name.clone(),
             registers: f.num_regs()?,
             spill_bytes: f.local_size_bytes()?,
-            shared_bytes: shared,
+            shared_bytes: v.shared_bytes,
             blocks_per_sm: f.occupancy_max_active_blocks_per_multiprocessor(
-                THREADS, shared, None,
+                THREADS,
+                v.shared_bytes,
+                None,
             )?,
+            loop_census: sass
+                .as_ref()
+                .and_then(|s| s.function(&name))
+                .and_then(loop_census),
         });
     }
     Ok(())
@@ -326,6 +402,41 @@ pub fn model_product(
     c
 }
 
+/// Where the warp-tiled kernels put things, on the CPU, with the kernel's index
+/// arithmetic: the stage slots thread `tid` stores A's and B's elements to (A as
+/// (k, row) with row pitch 132, then B as (k, column)), and the (row, column) of the
+/// block tile its result (i, j) belongs to.
+pub mod warp_layout {
+    pub const A_LD: usize = super::TILE + 4;
+
+    /// Slots of a stage that thread `tid` writes for a slice of `bk` and tiles of `bn`.
+    pub fn stage_slots(tid: usize, bk: usize, bn: usize) -> Vec<usize> {
+        let mut slots = Vec::new();
+        for j in 0..bk / 8 {
+            for q in 0..4 {
+                let k = (tid % 2) * 4 + 8 * j + q;
+                slots.push(k * A_LD + tid / 2);
+            }
+        }
+        let lanes = bn / 4;
+        for j in 0..bk * bn / 1024 {
+            let k = tid / lanes + (256 / lanes) * j;
+            for q in 0..4 {
+                slots.push(bk * A_LD + k * bn + (tid % lanes) * 4 + q);
+            }
+        }
+        slots
+    }
+
+    /// The element of the block tile that thread `tid`'s result (i, j) is, 8 x `bn`/16.
+    pub fn result(tid: usize, bn: usize, (i, j): (usize, usize)) -> (usize, usize) {
+        let (warp, lane) = (tid / 32, tid % 32);
+        let a_off = (warp / 2) * 32 + (lane / 8) * 4;
+        let b_off = (warp % 2) * (bn / 2) + (lane % 8) * 4;
+        (a_off + (i / 4) * 16 + i % 4, b_off + 32 * (j / 4) + j % 4)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,6 +493,50 @@ mod tests {
                 model::tolerance(k),
             )
             .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    #[test]
+    fn the_warp_tiles_store_every_slot_once_and_own_every_result_once() {
+        use super::warp_layout::{result, stage_slots, A_LD};
+        for (bk, bn) in [(8, 128), (16, 128), (8, 256), (16, 256)] {
+            let mut writes = vec![0u8; bk * (A_LD + bn)];
+            for tid in 0..THREADS as usize {
+                for s in stage_slots(tid, bk, bn) {
+                    writes[s] += 1;
+                }
+            }
+            for (slot, &w) in writes.iter().enumerate() {
+                let padding = slot < bk * A_LD && slot % A_LD >= TILE;
+                assert_eq!(w, u8::from(!padding), "bk {bk} bn {bn} slot {slot}");
+            }
+            let mut owned = vec![0u8; TILE * bn];
+            for tid in 0..THREADS as usize {
+                for i in 0..8 {
+                    for j in 0..bn / 16 {
+                        let (r, c) = result(tid, bn, (i, j));
+                        owned[r * bn + c] += 1;
+                    }
+                }
+            }
+            assert!(owned.iter().all(|&o| o == 1), "bk {bk} bn {bn}");
+        }
+    }
+
+    #[test]
+    fn a_warps_transposed_stores_hit_32_banks() {
+        // One store instruction (fixed j and q) of the 32 lanes of a warp: A's k = 0
+        // and k = 4 rows lie 16 banks apart, so 32 lanes hit 32 distinct banks.
+        use super::warp_layout::stage_slots;
+        for warp in 0..8 {
+            for store in 0..4 {
+                let mut banks: Vec<usize> = (warp * 32..warp * 32 + 32)
+                    .map(|tid| stage_slots(tid, 8, 128)[store] % 32)
+                    .collect();
+                banks.sort_unstable();
+                banks.dedup();
+                assert_eq!(banks.len(), 32, "warp {warp} store {store}");
+            }
         }
     }
 }
