@@ -223,6 +223,18 @@ pub fn dependent_steps(n: usize) -> usize {
     (TILE - 1) + (tile_diagonals(n) - 1) * (2 * TILE - 1)
 }
 
+impl Config {
+    /// [`dependent_steps`] for this configuration's sweep: the sweep in quadrants takes
+    /// three sweeps of 2 x 32 - 1 steps per block diagonal, the others one of 2 x 64 - 1.
+    pub fn dependent_steps(self, n: usize) -> usize {
+        let per_block_diagonal = match self.sweep {
+            Sweep::Quadrants => 3 * (TILE - 1),
+            _ => 2 * TILE - 1,
+        };
+        (TILE - 1) + (tile_diagonals(n) - 1) * per_block_diagonal
+    }
+}
+
 /// Refuses a chain the tiled kernels cannot solve exactly; returns `n`.
 pub fn check(dims: &[u32]) -> Result<usize, UsageError> {
     let n = validate_dims(dims).map_err(|e| UsageError(e.to_string()))?;
