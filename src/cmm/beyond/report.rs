@@ -2,7 +2,6 @@
 //! the console summary.
 
 use crate::cmm::chain;
-use crate::cmm::tiled;
 use crate::harness::format::ms;
 use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
