@@ -120,7 +120,8 @@ __device__ __forceinline__ u64 cell_group_min(u64 key)
 
 // ANCHOR: minplus
 // Block (x, y): block (I, J) = (x, x + D) of block diagonal D, its chunk slices of 32
-// points c from (I + 1) 64 + 32 chunk y on; thread (row group tr, column group tc) owns the 4 x 4 cells
+// points c from (I + 1) 64 + 32 chunk y on; thread (row group tr, column group tc)
+// owns the 4 x 4 cells
 // (tr + 16 m, tc + 16 q). Every c of a tile K lies strictly between every a of tile I
 // and every b of tile J, so all 64 x 64 cells take all 64 candidates, and every operand
 // is a finished cell of a lower block diagonal.
@@ -642,12 +643,12 @@ cmm_tiled_wavefront_u32(const u32* __restrict__ dims_global, u64* key_global,
 // A step moves the operands of a cell's column candidate (c = 64 - t + s) one place
 // along a row and 64 along a column, and those of its row candidate (c = t - 64 + r)
 // the other way, so each operand is a fixed per-cell offset plus 4 t or 256 t bytes;
-// the split a candidate sets is recorded as the step, the same word for every cell,
-// and turned into a point index after the sweep. The tie rule is the 32-bit sweep's: a column candidate
-// (c decreasing, below all seen) takes an equal cost, a row candidate (c increasing,
-// above all seen) does not; Hopper's DPX minimum gives the minimum and the comparison in
-// one instruction. Shared memory: the three cost tiles of the 32-bit sweep and the
-// splits, staged and written back whole rows at a time.
+// the split a candidate sets is recorded as the step, the same word for every cell, and
+// turned into a point index after the sweep. The tie rule is the 32-bit sweep's: a
+// column candidate (c decreasing, below all seen) takes an equal cost, a row candidate
+// (c increasing, above all seen) does not; Hopper's DPX minimum gives the minimum and
+// the comparison in one instruction. Shared memory: the three cost tiles of the 32-bit
+// sweep and the splits, staged and written back whole rows at a time.
 struct SweepTilesOrdered {
     u32 left[TILE][TILE];    // cost of block (I, I)
     u32 right[TILE][TILE];   // cost of block (J, J)
@@ -659,9 +660,9 @@ struct SweepTilesOrdered {
 // and column. Cell (r, s) finishes at step f = side - 1 - r + s.
 __device__ __forceinline__ void ordered_cell(int side, int k, int& r, int& s)
 {
-    // Anti-diagonals f = 2 side - 2 .. side - 1 hold 1 .. side cells (rows 0 .. q, where
-    // q = 2 side - 2 - f), side (side + 1) / 2 in all; f = side - 2 .. 0 hold side - 1 .. 1
-    // cells (rows side - 1 - f .. side - 1). q = the triangular root.
+    // Anti-diagonals f = 2 side - 2 .. side - 1 hold 1 .. side cells (rows 0 .. q,
+    // where q = 2 side - 2 - f), side (side + 1) / 2 in all; f = side - 2 .. 0 hold
+    // side - 1 .. 1 cells (rows side - 1 - f .. side - 1). q = the triangular root.
     const int upper = side * (side + 1) / 2;
     int q, rest;
     if (k < upper) {
@@ -702,8 +703,10 @@ cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_gl
     // between I and J (NO_KEY when D = 1).
     for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
         const int r = e / TILE, s = e % TILE;
-        tiles.left[r][s] = (u32)(key_global[(size_t)(a0 + r) * stride + a0 + s] >> SPLIT_BITS);
-        tiles.right[r][s] = (u32)(key_global[(size_t)(b0 + r) * stride + b0 + s] >> SPLIT_BITS);
+        const u64 key_left = key_global[(size_t)(a0 + r) * stride + a0 + s];
+        const u64 key_right = key_global[(size_t)(b0 + r) * stride + b0 + s];
+        tiles.left[r][s] = (u32)(key_left >> SPLIT_BITS);
+        tiles.right[r][s] = (u32)(key_right >> SPLIT_BITS);
         const u64 key = key_global[(size_t)(a0 + r) * stride + b0 + s];
         tiles.cell[r][s] = (u32)(key >> SPLIT_BITS);
         tiles.split[r][s] = (unsigned short)(key & 0xffff);
@@ -721,8 +724,8 @@ cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_gl
     }
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    // Per cell: its row r and column s, its cost, and `how` it got its split: the step t
-    // of the column candidate that set it, 256 + t for a row candidate, or 512 + the
+    // Per cell: its row r and column s, its cost, and `how` it got its split: the step
+    // t of the column candidate that set it, 256 + t for a row candidate, or 512 + the
     // split staged from the min-plus kernel (t and 256 + t are the same word for every
     // cell of a step; the point index is worked out once, after the sweep). The
     // operands of step t are at byte offsets that move by 4 t or 256 t from five
@@ -822,12 +825,13 @@ cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_gl
 // ANCHOR_END: wavefront_ordered
 
 // ANCHOR: wavefront_quadrants
-// The 32-bit sweep cut into quadrants, so that most candidates are taken in bulk and only
-// a short wavefront remains. Cut the block's 64 x 64 cells into four 32 x 32 quadrants:
-// bottom-left BL (rows 32..63, columns 0..31), top-left TL, bottom-right BR, top-right TR.
-// A cell depends on the cells below it and to its left, so BL depends on nothing in the
-// block; TL on BL (through c in rows 32..63) and on itself; BR on BL (through c in
-// columns 0..31) and on itself; TR on BR, TL and itself. Hence six phases, a barrier apart:
+// The 32-bit sweep cut into quadrants, so that most candidates are taken in bulk and
+// only a short wavefront remains. Cut the block's 64 x 64 cells into four 32 x 32
+// quadrants: bottom-left BL (rows 32..63, columns 0..31), top-left TL, bottom-right BR,
+// top-right TR. A cell depends on the cells below it and to its left, so BL depends on
+// nothing in the block; TL on BL (through c in rows 32..63) and on itself; BR on BL
+// (through c in columns 0..31) and on itself; TR on BR, TL and itself. Hence six
+// phases, a barrier apart:
 //   sweep BL;  min-plus TL <- BL and BR <- BL;  sweep TL and BR together;
 //   min-plus TR <- BR and TR <- TL;  sweep TR.
 // Each sweep is the push of the sweeps above over 32 x 32 cells (2 x 32 - 1 = 63 steps,
@@ -840,8 +844,8 @@ cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_gl
 //
 // Ties: a column candidate goes through c in tile I, below every c of the tiles between
 // and of tile J; the column candidates of a cell arrive in decreasing c (the min-plus
-// phases count c down, the sweeps push c = 32 - t + s), so an equal cost takes the new c.
-// Row candidates (c in tile J, above all others) arrive in increasing c, so an equal
+// phases count c down, the sweeps push c = 32 - t + s), so an equal cost takes the new
+// c. Row candidates (c in tile J, above all others) arrive in increasing c, so an equal
 // cost keeps the old split. Rows are padded to 66 costs: a warp's cells lie along an
 // anti-diagonal, so its sweep loads are 67 words apart (32 banks), and its min-plus
 // loads down a column of tile I are 66 apart (2 lanes per bank).
@@ -858,8 +862,14 @@ struct SweepTilesQuadrants {
 #define QUAD_TL 1
 #define QUAD_BR 2
 #define QUAD_TR 3
-__device__ __forceinline__ int quad_row0(int q) { return (q == QUAD_BL || q == QUAD_BR) ? QUAD : 0; }
-__device__ __forceinline__ int quad_col0(int q) { return (q == QUAD_BR || q == QUAD_TR) ? QUAD : 0; }
+__device__ __forceinline__ int quad_row0(int q)
+{
+    return (q == QUAD_BL || q == QUAD_BR) ? QUAD : 0;
+}
+__device__ __forceinline__ int quad_col0(int q)
+{
+    return (q == QUAD_BR || q == QUAD_TR) ? QUAD : 0;
+}
 
 // The state of one thread: its cell (r_local, s_local) in every quadrant.
 struct QuadrantCells {
@@ -894,15 +904,15 @@ __device__ __forceinline__ void sweep_quadrants(SweepTilesQuadrants& tiles,
                 bool take, keep;
                 if (t > sl) {  // c = 32 - t + s, below r in the quadrant's rows
                     const int c = r0 + QUAD - t + sl;
-                    const u32 cost = me.p_a_times_p_b[q] * p_shared[0][c] + tiles.left[r][c]
-                                     + tiles.cell[c][s];
+                    const u32 cost = me.p_a_times_p_b[q] * p_shared[0][c]
+                                     + tiles.left[r][c] + tiles.cell[c][s];
                     me.best[q] = __vibmin_u32(cost, me.best[q], &take);
                     me.split[q] = take ? (u32)(a0 + c) : me.split[q];
                 }
                 if (t + rl >= QUAD) {  // c = t - 32 + r, left of s in the quadrant
                     const int c = s0 + t - QUAD + rl;
-                    const u32 cost = me.p_a_times_p_b[q] * p_shared[1][c] + tiles.cell[r][c]
-                                     + tiles.right[c][s];
+                    const u32 cost = me.p_a_times_p_b[q] * p_shared[1][c]
+                                     + tiles.cell[r][c] + tiles.right[c][s];
                     me.best[q] = __vibmin_u32(me.best[q], cost, &keep);
                     me.split[q] = keep ? me.split[q] : (u32)(b0 + c);
                 }
@@ -928,7 +938,7 @@ __device__ __forceinline__ void column_products(SweepTilesQuadrants& tiles,
         const u32 cost = me.p_a_times_p_b[q] * p_shared[0][c] + tiles.left[r][c]
                          + tiles.cell[c][s];
         bool take;
-        best = __vibmin_u32(cost, best, &take);  // cost <= best: ties take the smaller c
+        best = __vibmin_u32(cost, best, &take);  // cost <= best: ties take the new c
         split = take ? (u32)(a0 + c) : split;
     }
     me.best[q] = best;
@@ -950,7 +960,7 @@ __device__ __forceinline__ void row_products(SweepTilesQuadrants& tiles,
         const u32 cost = me.p_a_times_p_b[q] * p_shared[1][c] + tiles.cell[r][c]
                          + tiles.right[c][s];
         bool keep;
-        best = __vibmin_u32(best, cost, &keep);  // best <= cost: ties keep the smaller c
+        best = __vibmin_u32(best, cost, &keep);  // best <= cost: ties keep the old c
         split = keep ? split : (u32)(b0 + c);
     }
     me.best[q] = best;
@@ -962,7 +972,8 @@ cmm_tiled_wavefront_quadrants_u32(const u32* __restrict__ dims_global, u64* key_
                                   int n, int stride, int D)
 {
     extern __shared__ u64 dynamic_shared[];
-    SweepTilesQuadrants& tiles = *reinterpret_cast<SweepTilesQuadrants*>(dynamic_shared);
+    SweepTilesQuadrants& tiles =
+        *reinterpret_cast<SweepTilesQuadrants*>(dynamic_shared);
     __shared__ u32 p_shared[2][TILE];
 
     dims_global += chain_offset_dims(n);
@@ -971,8 +982,10 @@ cmm_tiled_wavefront_quadrants_u32(const u32* __restrict__ dims_global, u64* key_
     const int a0 = I * TILE, b0 = J * TILE;
     for (int e = threadIdx.x; e < TILE * TILE; e += SWEEP_THREADS) {
         const int r = e / TILE, s = e % TILE;
-        tiles.left[r][s] = (u32)(key_global[(size_t)(a0 + r) * stride + a0 + s] >> SPLIT_BITS);
-        tiles.right[r][s] = (u32)(key_global[(size_t)(b0 + r) * stride + b0 + s] >> SPLIT_BITS);
+        const u64 key_left = key_global[(size_t)(a0 + r) * stride + a0 + s];
+        const u64 key_right = key_global[(size_t)(b0 + r) * stride + b0 + s];
+        tiles.left[r][s] = (u32)(key_left >> SPLIT_BITS);
+        tiles.right[r][s] = (u32)(key_right >> SPLIT_BITS);
     }
     if (threadIdx.x < 2 * TILE) {
         const int side = threadIdx.x / TILE, x = (side ? b0 : a0) + threadIdx.x % TILE;

@@ -92,7 +92,6 @@ pub fn measure(run: &Run) -> anyhow::Result<BatchResults> {
     let mut rows = Vec::new();
     let mut one_chain = None;
     let mut wide = Vec::new();
-    // ANCHOR: batch
     for dim_max in [DP_DIM_MAX, DIM_MAX] {
         bar.set_message(format!(
             "batch: CPU tables of {chains} chains, p <= {dim_max}"
@@ -144,7 +143,6 @@ pub fn measure(run: &Run) -> anyhow::Result<BatchResults> {
         }
         bar.inc(1);
     }
-    // ANCHOR_END: batch
     // The paper's approach on the chains of its own range of dimensions: one one-block
     // kernel per chain, spread over streams.
     let (dims, cpu) = wide.pop().expect("both ranges measured");
