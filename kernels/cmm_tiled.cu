@@ -52,6 +52,8 @@
 //   cmm_tiled_minplus_u32          for cmm_tiled_minplus_u64, 32-bit costs (bound < 2^32 - 1);
 //   cmm_tiled_wavefront_u32        for cmm_tiled_wavefront_u64, 32-bit costs, 49 152 bytes;
 //   cmm_tiled_wavefront_lean_u64   for cmm_tiled_wavefront_u64, block (512).
+//   cmm_tiled_wavefront_ordered_u32     for cmm_tiled_wavefront_u64, 32-bit costs, 57 344 bytes;
+//   cmm_tiled_wavefront_quadrants_u32   for cmm_tiled_wavefront_u64, 32-bit costs, 50 688 bytes.
 // Every launch may take a batch of chains of one length: gridDim.z = chains, chain z's
 // dimensions at dims_global + z (n + 1) and its keys at key_global + z stride^2.
 //
@@ -638,7 +640,7 @@ cmm_tiled_wavefront_u32(const u32* __restrict__ dims_global, u64* key_global,
 // within a few steps of each other, and a warp whose cells are all final skips the rest
 // of the sweep but for its barrier: the instructions issued per step follow the cells
 // still open (about half of them on average) instead of all 4096. One warp's loads go
-// along an anti-diagonal, 65 words apart: 32 different banks.
+// along an anti-diagonal, 65 words apart: 32 banks (where its cells lie on one).
 //
 // A step moves the operands of a cell's column candidate (c = 64 - t + s) one place
 // along a row and 64 along a column, and those of its row candidate (c = t - 64 + r)
@@ -847,8 +849,8 @@ cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_gl
 // phases count c down, the sweeps push c = 32 - t + s), so an equal cost takes the new
 // c. Row candidates (c in tile J, above all others) arrive in increasing c, so an equal
 // cost keeps the old split. Rows are padded to 66 costs: a warp's cells lie along an
-// anti-diagonal, so its sweep loads are 67 words apart (32 banks), and its min-plus
-// loads down a column of tile I are 66 apart (2 lanes per bank).
+// anti-diagonal, so its sweep loads are 67 words apart (32 banks, where they lie on
+// one), and its min-plus loads down a column of tile I are 66 apart (2 lanes per bank).
 #define QUAD 32
 #define QUAD_ROW (TILE + 2)
 struct SweepTilesQuadrants {
