@@ -381,6 +381,15 @@ __device__ __forceinline__ void wt_read_step(const float* stage, int k, int a_of
         *reinterpret_cast<float4*>(&fb[4 * q]) =
             *reinterpret_cast<const float4*>(b_k + 32 * q);
 }
+// One k step of the warp tile: 8 x 4 QN FMAs from the registers of that step.
+template <int NB>
+__device__ __forceinline__ void wt_fma_step(const float (&fa)[8], const float (&fb)[NB],
+                                            float (&acc)[8][NB]) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < NB; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
+}
 // ANCHOR_END: warp_step
 
 // ANCHOR: warp_main
@@ -434,46 +443,36 @@ __device__ __forceinline__ void sgemm_warp(const float* __restrict__ a,
     }
     land(0);
     __syncthreads();
-    if (!active) {
-        for (int s = 0; s + 1 < slices; ++s) {
-            if (s + STAGES - 1 < slices) fetch(s + STAGES - 1);
-            else if constexpr (MODE != WT_REGS) sg_commit();
-            land(s + 1);
-            __syncthreads();
-        }
-        if constexpr (MODE != WT_REGS) sg_wait<0>();
-        return;
-    }
+    // Every warp runs the same loop and meets the same barriers; an idle warp (SKIP)
+    // only skips the shared-memory reads and the FMAs (active is the same for a warp).
     float acc[8][4 * QN];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
 #pragma unroll
         for (int j = 0; j < 4 * QN; ++j) acc[i][j] = 0.0f;
     float fa[2][8], fb[2][4 * QN];
-    wt_read_step<BK, BN>(smem, 0, a_off, b_off, fa[0], fb[0]);
+    if (active) wt_read_step<BK, BN>(smem, 0, a_off, b_off, fa[0], fb[0]);
+    constexpr int LAST = (BK - 1) % 2;  // the registers that hold step BK - 1
     for (int s = 0; s < slices; ++s) {
         const float* cur = smem + (s % STAGES) * T::STAGE;
         const float* next = smem + ((s + 1) % STAGES) * T::STAGE;
-        const bool more = s + 1 < slices;
         if (s + STAGES - 1 < slices) fetch(s + STAGES - 1);
         else if constexpr (MODE != WT_REGS) sg_commit();
+        if (active) {
 #pragma unroll
-        for (int k = 0; k < BK; ++k) {
-            if (k + 1 < BK) {
+            for (int k = 0; k + 1 < BK; ++k) {
                 wt_read_step<BK, BN>(cur, k + 1, a_off, b_off, fa[(k + 1) % 2],
                                      fb[(k + 1) % 2]);
-            } else if (more) {
-                land(s + 1);
-                __syncthreads();
-                wt_read_step<BK, BN>(next, 0, a_off, b_off, fa[(k + 1) % 2],
-                                     fb[(k + 1) % 2]);
+                wt_fma_step(fa[k % 2], fb[k % 2], acc);
             }
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-#pragma unroll
-                for (int j = 0; j < 4 * QN; ++j)
-                    acc[i][j] = fmaf(fa[k % 2][i], fb[k % 2][j], acc[i][j]);
         }
+        if (s + 1 < slices) {
+            land(s + 1);
+            __syncthreads();
+            if (active)
+                wt_read_step<BK, BN>(next, 0, a_off, b_off, fa[1 - LAST], fb[1 - LAST]);
+        }
+        if (active) wt_fma_step(fa[LAST], fb[LAST], acc);
     }
     if constexpr (MODE != WT_REGS) sg_wait<0>();  // no copy outlives the block
     const bool vec_c = N % 4 == 0;
