@@ -49,11 +49,12 @@
 //     cmm_tiled_wavefront_u64           grid (NT - D), block (1024), 99 840 bytes dynamic shared.
 //
 // The other versions take the same arguments and the same grids:
-//   cmm_tiled_minplus_u32          for cmm_tiled_minplus_u64, 32-bit costs (bound < 2^32 - 1);
+//   cmm_tiled_minplus_u32          for cmm_tiled_minplus_u64, 32-bit costs (bound < 2^32 - 1),
+//                                  49 280 bytes dynamic shared;
 //   cmm_tiled_wavefront_u32        for cmm_tiled_wavefront_u64, 32-bit costs, 49 152 bytes;
 //   cmm_tiled_wavefront_lean_u64   for cmm_tiled_wavefront_u64, block (512).
 //   cmm_tiled_wavefront_ordered_u32     for cmm_tiled_wavefront_u64, 32-bit costs, 57 344 bytes;
-//   cmm_tiled_wavefront_quadrants_u32   for cmm_tiled_wavefront_u64, 32-bit costs, 50 688 bytes.
+//   cmm_tiled_wavefront_quadrants_u32   for cmm_tiled_wavefront_u64, 32-bit costs, 60 288 bytes.
 // Every launch may take a batch of chains of one length: gridDim.z = chains, chain z's
 // dimensions at dims_global + z (n + 1) and its keys at key_global + z stride^2.
 //
@@ -353,18 +354,76 @@ cmm_tiled_diagonal_blocks_u64(const u32* __restrict__ dims_global, u64* key_glob
 // parenthesisation of a sub-chain, so no 32-bit sum wraps. Same grid, tiles and
 // register tiling as cmm_tiled_minplus_u64; a cell keeps its best cost and its split
 // in two registers instead of one 64-bit key, and a candidate costs a multiply-add,
-// an add, and Hopper's DPX minimum (__vibmin_u32: the minimum and which operand it
-// was) with a select. The c are taken in increasing order and the split moves only
-// on a strictly smaller cost, so among equal costs the smallest split stays: the
-// serial program's tie rule. The blocks meet in the same 64-bit atomicMin on
-// cost << 16 | split.
+// Hopper's DPX add-and-minimum (__viaddmin_u32: the add of the last term and the
+// minimum in one instruction), and a compare and a select for the split. The c are
+// taken in increasing order and the split moves only on a strictly smaller cost, so
+// among equal costs the smallest split stays: the serial program's tie rule. The
+// blocks meet in the same 64-bit atomicMin on cost << 16 | split.
+//
+// The strips of the next slice are on their way (cp.async, 16 bytes per copy, into a
+// buffer of raw keys) while the block takes the candidates of this one, so the wait
+// for L2 is off the block's path. Each thread turns the keys it copied itself into
+// costs, so only its own copies need to have landed (cp.async.wait_all).
+struct MinPlusTilesU32 {
+    u64 raw[TILE * HALF + HALF * TILE];   // keys of the next slice: left strip, right
+    u32 cost[TILE * HALF + HALF * TILE];  // their costs: left_shared, then right_shared
+    u32 p_c[HALF];
+};
+#define MINPLUS_COPIES ((TILE * HALF + HALF * TILE) / 2 / THREADS)  // 16 B each: 8
+
+__device__ __forceinline__ void copy_async_16(void* shared, const void* global)
+{
+    const u32 to = (u32)__cvta_generic_to_shared(shared);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global)
+                 : "memory");
+}
+
+// Starts the copies of the strips of the slice from point c0 on: copy i of thread x
+// takes keys 2 j and 2 j + 1 of the buffer, j = x + THREADS i.
+__device__ __forceinline__ void minplus_fetch(MinPlusTilesU32& tiles,
+                                              const u64* key_global, int stride,
+                                              int a0, int b0, int c0)
+{
+    #pragma unroll
+    for (int i = 0; i < MINPLUS_COPIES; ++i) {
+        const int e = 2 * (threadIdx.x + THREADS * i);
+        const u64* from;
+        if (e < TILE * HALF) {  // left strip: row r, points c0 + cc
+            const int r = e / HALF, cc = e % HALF;
+            from = key_global + (size_t)(a0 + r) * stride + c0 + cc;
+        } else {                // right strip: point c0 + cc, column s
+            const int cc = (e - TILE * HALF) / TILE, s = (e - TILE * HALF) % TILE;
+            from = key_global + (size_t)(c0 + cc) * stride + b0 + s;
+        }
+        copy_async_16(&tiles.raw[e], from);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// Waits for this thread's copies and turns its keys into costs (key >> 16: every
+// operand is a final cell below 2^32, the host's bound).
+__device__ __forceinline__ void minplus_land(MinPlusTilesU32& tiles)
+{
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    #pragma unroll
+    for (int i = 0; i < MINPLUS_COPIES; ++i) {
+        const int e = 2 * (threadIdx.x + THREADS * i);
+        tiles.cost[e] = (u32)(tiles.raw[e] >> SPLIT_BITS);
+        tiles.cost[e + 1] = (u32)(tiles.raw[e + 1] >> SPLIT_BITS);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
 cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
                       int n, int stride, int D, int chunk)
 {
-    __shared__ u32 left_shared[TILE][HALF];   // cost(a, c): 64 rows a, 32 columns c
-    __shared__ u32 right_shared[HALF][TILE];  // cost(c, b): 32 rows c, 64 columns b
-    __shared__ u32 p_c_shared[HALF];
+    extern __shared__ u64 dynamic_shared[];
+    MinPlusTilesU32& tiles = *reinterpret_cast<MinPlusTilesU32*>(dynamic_shared);
+    // cost(a, c): 64 rows a, 32 columns c; cost(c, b): 32 rows c, 64 columns b
+    const u32 (&left_shared)[TILE][HALF] =
+        *reinterpret_cast<const u32(*)[TILE][HALF]>(&tiles.cost[0]);
+    const u32 (&right_shared)[HALF][TILE] =
+        *reinterpret_cast<const u32(*)[HALF][TILE]>(&tiles.cost[TILE * HALF]);
 
     dims_global += chain_offset_dims(n);
     key_global += chain_offset_keys(stride);
@@ -387,27 +446,30 @@ cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
         }
     }
 
-    for (int slice = slice_first; slice < slice_end; ++slice) {
-        const int c0 = (I + 1) * TILE + slice * HALF;
-        // Every operand is a final cell below 2^32 (the host's bound):
-        // its cost is key >> 16.
-        for (int e = threadIdx.x; e < TILE * HALF; e += THREADS) {
-            const int r = e / HALF, cc = e % HALF;
-            const u64 key = key_global[(size_t)(a0 + r) * stride + c0 + cc];
-            left_shared[r][cc] = (u32)(key >> SPLIT_BITS);
-        }
-        for (int e = threadIdx.x; e < HALF * TILE; e += THREADS) {
-            const int cc = e / TILE, s = e % TILE;
-            const u64 key = key_global[(size_t)(c0 + cc) * stride + b0 + s];
-            right_shared[cc][s] = (u32)(key >> SPLIT_BITS);
-        }
+    // The slice's first point c; p[c0 + x] rides in a register of thread x < 32.
+    auto slice_c0 = [&](int slice) { return (I + 1) * TILE + slice * HALF; };
+    u32 p_c_next = 0;
+    if (slice_first < slice_end) {
+        minplus_fetch(tiles, key_global, stride, a0, b0, slice_c0(slice_first));
         if (threadIdx.x < HALF)
-            p_c_shared[threadIdx.x] = dims_global[c0 + threadIdx.x];
-        __syncthreads();  // the strips are complete before anyone reads them
+            p_c_next = dims_global[slice_c0(slice_first) + threadIdx.x];
+    }
+    for (int slice = slice_first; slice < slice_end; ++slice) {
+        const int c0 = slice_c0(slice);
+        minplus_land(tiles);
+        if (threadIdx.x < HALF) tiles.p_c[threadIdx.x] = p_c_next;
+        // The costs are complete before anyone reads them, and every raw key has been
+        // read before the next copies overwrite it.
+        __syncthreads();
+        if (slice + 1 < slice_end) {
+            minplus_fetch(tiles, key_global, stride, a0, b0, slice_c0(slice + 1));
+            if (threadIdx.x < HALF)
+                p_c_next = dims_global[slice_c0(slice + 1) + threadIdx.x];
+        }
 
         #pragma unroll 4
         for (int cc = 0; cc < HALF; ++cc) {
-            const u32 p_c = p_c_shared[cc], c = (u32)(c0 + cc);
+            const u32 p_c = tiles.p_c[cc], c = (u32)(c0 + cc);
             u32 left[4], right[4], p_a_times_p_c[4];
             for (int m = 0; m < 4; ++m) {
                 left[m] = left_shared[tr + 16 * m][cc];
@@ -416,13 +478,16 @@ cmm_tiled_minplus_u32(const u32* __restrict__ dims_global, u64* key_global,
             for (int q = 0; q < 4; ++q) right[q] = right_shared[cc][tc + 16 * q];
             for (int m = 0; m < 4; ++m)
                 for (int q = 0; q < 4; ++q) {
-                    const u32 cost = p_a_times_p_c[m] * p_b[q] + left[m] + right[q];
-                    bool keep;  // best <= cost: equal costs keep the smaller c
-                    best[m][q] = __vibmin_u32(best[m][q], cost, &keep);
-                    split[m][q] = keep ? split[m][q] : c;
+                    // DPX: min(product + left + right, best) in one instruction; the
+                    // split moves only if that lowered the best, so equal costs keep
+                    // the smaller c
+                    const u32 product_left = p_a_times_p_c[m] * p_b[q] + left[m];
+                    const u32 next = __viaddmin_u32(product_left, right[q], best[m][q]);
+                    split[m][q] = next != best[m][q] ? c : split[m][q];
+                    best[m][q] = next;
                 }
         }
-        // everyone is done with the strips before they are overwritten
+        // everyone is done with the costs before the next slice's overwrite them
         __syncthreads();
     }
 
@@ -853,10 +918,18 @@ cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_gl
 // one), and its min-plus loads down a column of tile I are 66 apart (2 lanes per bank).
 #define QUAD 32
 #define QUAD_ROW (TILE + 2)
+// A step loads both candidates of every cell of an open warp at once, whether they
+// exist at that step or not (one that does not is then discarded): its operands lie up
+// to 31 places outside the quadrant, so the arrays have that much slack around them,
+// zeroed, inside the block's shared memory.
+#define QUAD_SLACK 32
 struct SweepTilesQuadrants {
+    u32 p[2][QUAD_SLACK + TILE + QUAD_SLACK];  // p of tile I and of tile J, with slack
+    u32 slack_low[QUAD_SLACK];
     u32 left[TILE][QUAD_ROW];   // cost of block (I, I)
     u32 right[TILE][QUAD_ROW];  // cost of block (J, J)
     u32 cell[TILE][QUAD_ROW];   // costs of the block, each written once it is final
+    u32 slack_high[QUAD_SLACK][QUAD_ROW];
 };
 
 // The quadrants, by their first row and column in the block.
@@ -880,11 +953,21 @@ struct QuadrantCells {
     u32 best[4], split[4], p_a_times_p_b[4];
 };
 
+// A 32-bit load from a shared-memory address (the address as a 32-bit register).
+__device__ __forceinline__ u32 load_shared(u32 address)
+{
+    u32 value;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(value) : "r"(address) : "memory");
+    return value;
+}
+
 // Sweeps the quadrants Q_FIRST .. Q_FIRST + COUNT - 1 (BL, TL with BR, TR). Template
 // arguments, so that every index into the thread's arrays is a constant (registers).
+// At step t a cell's column candidate is c = 32 - t + s below it in the quadrant's rows,
+// its row candidate c = t - 32 + r left of it: each operand is at a fixed place of the
+// thread's, moved by t or by 66 t words, the same move for every thread.
 template <int Q_FIRST, int COUNT>
 __device__ __forceinline__ void sweep_quadrants(SweepTilesQuadrants& tiles,
-                                                const u32 (&p_shared)[2][TILE],
                                                 QuadrantCells& me, int a0, int b0)
 {
     const int rl = me.r_local, sl = me.s_local;
@@ -896,29 +979,54 @@ __device__ __forceinline__ void sweep_quadrants(SweepTilesQuadrants& tiles,
             tiles.cell[quad_row0(q) + rl][quad_col0(q) + sl] = me.best[q];
         }
     __syncthreads();
+    // The operands of each candidate at step 0, moved by 4 t or 264 t bytes at step t:
+    // shared-memory addresses kept in registers, so that a load costs one add.
+    const u32 base = (u32)__cvta_generic_to_shared(&tiles);
+    u32 col_p[COUNT], col_left[COUNT], col_cell[COUNT];
+    u32 row_p[COUNT], row_cell[COUNT], row_right[COUNT];
+    u32* mine[COUNT];
+    #pragma unroll
+    for (int k = 0; k < COUNT; ++k) {
+        const int q = Q_FIRST + k;
+        const int r0 = quad_row0(q), s0 = quad_col0(q);
+        const int r = r0 + rl, s = s0 + sl, c_col = r0 + QUAD + sl, c_row = s0 - QUAD + rl;
+        const u32* at = reinterpret_cast<const u32*>(&tiles);
+        col_p[k] = base + 4 * (u32)(&tiles.p[0][QUAD_SLACK + c_col] - at);
+        col_left[k] = base + 4 * (u32)(&tiles.left[r][0] + c_col - at);
+        col_cell[k] = base + 4 * (u32)(&tiles.cell[0][0] + c_col * QUAD_ROW + s - at);
+        row_p[k] = base + 4 * (u32)(&tiles.p[1][QUAD_SLACK + c_row] - at);
+        row_cell[k] = base + 4 * (u32)(&tiles.cell[r][0] + c_row - at);
+        row_right[k] = base + 4 * (u32)(&tiles.right[0][0] + c_row * QUAD_ROW + s - at);
+        mine[k] = &tiles.cell[r][s];
+        // Opaque to the compiler, which would otherwise work them out again every step.
+        asm volatile("" : "+r"(col_p[k]), "+r"(col_left[k]), "+r"(col_cell[k]),
+                     "+r"(row_p[k]), "+r"(row_cell[k]), "+r"(row_right[k]));
+    }
     for (int t = 1; t < 2 * QUAD - 1; ++t) {
-        if (t <= me.warp_last_step && t <= me.final_step) {
+        if (t <= me.warp_last_step) {  // the same for the whole warp
+            // A candidate that does not exist at this step costs 2^32 - 1, above every
+            // real cost (the host's bound), so it never wins.
+            const bool open = t <= me.final_step;
+            const bool col_ok = open && t > sl, row_ok = open && t + rl >= QUAD;
+            const u32 word_t = 4 * t, row_t = 4 * QUAD_ROW * t;
             #pragma unroll
             for (int k = 0; k < COUNT; ++k) {
                 const int q = Q_FIRST + k;
                 const int r0 = quad_row0(q), s0 = quad_col0(q);
-                const int r = r0 + rl, s = s0 + sl;
+                u32 cost_col = me.p_a_times_p_b[q] * load_shared(col_p[k] - word_t)
+                               + load_shared(col_left[k] - word_t)
+                               + load_shared(col_cell[k] - row_t);
+                u32 cost_row = me.p_a_times_p_b[q] * load_shared(row_p[k] + word_t)
+                               + load_shared(row_cell[k] + word_t)
+                               + load_shared(row_right[k] + row_t);
+                cost_col = col_ok ? cost_col : 0xffffffffu;
+                cost_row = row_ok ? cost_row : 0xffffffffu;
                 bool take, keep;
-                if (t > sl) {  // c = 32 - t + s, below r in the quadrant's rows
-                    const int c = r0 + QUAD - t + sl;
-                    const u32 cost = me.p_a_times_p_b[q] * p_shared[0][c]
-                                     + tiles.left[r][c] + tiles.cell[c][s];
-                    me.best[q] = __vibmin_u32(cost, me.best[q], &take);
-                    me.split[q] = take ? (u32)(a0 + c) : me.split[q];
-                }
-                if (t + rl >= QUAD) {  // c = t - 32 + r, left of s in the quadrant
-                    const int c = s0 + t - QUAD + rl;
-                    const u32 cost = me.p_a_times_p_b[q] * p_shared[1][c]
-                                     + tiles.cell[r][c] + tiles.right[c][s];
-                    me.best[q] = __vibmin_u32(me.best[q], cost, &keep);
-                    me.split[q] = keep ? me.split[q] : (u32)(b0 + c);
-                }
-                if (t == me.final_step) tiles.cell[r][s] = me.best[q];
+                me.best[q] = __vibmin_u32(cost_col, me.best[q], &take);
+                me.split[q] = take ? (u32)(a0 + r0 + QUAD + sl - t) : me.split[q];
+                me.best[q] = __vibmin_u32(me.best[q], cost_row, &keep);
+                me.split[q] = keep ? me.split[q] : (u32)(b0 + s0 - QUAD + rl + t);
+                if (t == me.final_step) *mine[k] = me.best[q];
             }
         }
         __syncthreads();  // local anti-diagonal t is written before step t + 1 reads it
@@ -929,7 +1037,6 @@ __device__ __forceinline__ void sweep_quadrants(SweepTilesQuadrants& tiles,
 // finished cells (c, s) of the quadrant below).
 template <int q>
 __device__ __forceinline__ void column_products(SweepTilesQuadrants& tiles,
-                                                const u32 (&p_shared)[2][TILE],
                                                 QuadrantCells& me, int a0)
 {
     constexpr int c_low = QUAD, c_high = TILE;
@@ -937,7 +1044,7 @@ __device__ __forceinline__ void column_products(SweepTilesQuadrants& tiles,
     u32 best = me.best[q], split = me.split[q];
     #pragma unroll 8
     for (int c = c_high - 1; c >= c_low; --c) {
-        const u32 cost = me.p_a_times_p_b[q] * p_shared[0][c] + tiles.left[r][c]
+        const u32 cost = me.p_a_times_p_b[q] * tiles.p[0][QUAD_SLACK + c] + tiles.left[r][c]
                          + tiles.cell[c][s];
         bool take;
         best = __vibmin_u32(cost, best, &take);  // cost <= best: ties take the new c
@@ -951,7 +1058,6 @@ __device__ __forceinline__ void column_products(SweepTilesQuadrants& tiles,
 // cells (r, c) of the quadrant to its left).
 template <int q>
 __device__ __forceinline__ void row_products(SweepTilesQuadrants& tiles,
-                                             const u32 (&p_shared)[2][TILE],
                                              QuadrantCells& me, int b0)
 {
     constexpr int c_low = 0, c_high = QUAD;
@@ -959,7 +1065,7 @@ __device__ __forceinline__ void row_products(SweepTilesQuadrants& tiles,
     u32 best = me.best[q], split = me.split[q];
     #pragma unroll 8
     for (int c = c_low; c < c_high; ++c) {
-        const u32 cost = me.p_a_times_p_b[q] * p_shared[1][c] + tiles.cell[r][c]
+        const u32 cost = me.p_a_times_p_b[q] * tiles.p[1][QUAD_SLACK + c] + tiles.cell[r][c]
                          + tiles.right[c][s];
         bool keep;
         best = __vibmin_u32(best, cost, &keep);  // best <= cost: ties keep the old c
@@ -976,7 +1082,6 @@ cmm_tiled_wavefront_quadrants_u32(const u32* __restrict__ dims_global, u64* key_
     extern __shared__ u64 dynamic_shared[];
     SweepTilesQuadrants& tiles =
         *reinterpret_cast<SweepTilesQuadrants*>(dynamic_shared);
-    __shared__ u32 p_shared[2][TILE];
 
     dims_global += chain_offset_dims(n);
     key_global += chain_offset_keys(stride);
@@ -989,10 +1094,15 @@ cmm_tiled_wavefront_quadrants_u32(const u32* __restrict__ dims_global, u64* key_
         tiles.left[r][s] = (u32)(key_left >> SPLIT_BITS);
         tiles.right[r][s] = (u32)(key_right >> SPLIT_BITS);
     }
-    if (threadIdx.x < 2 * TILE) {
-        const int side = threadIdx.x / TILE, x = (side ? b0 : a0) + threadIdx.x % TILE;
-        p_shared[side][threadIdx.x % TILE] = x <= n ? dims_global[x] : 0;
+    for (int e = threadIdx.x; e < 2 * (QUAD_SLACK + TILE + QUAD_SLACK); e += SWEEP_THREADS) {
+        const int side = e / (QUAD_SLACK + TILE + QUAD_SLACK);
+        const int i = e % (QUAD_SLACK + TILE + QUAD_SLACK) - QUAD_SLACK;
+        const int x = (side ? b0 : a0) + i;
+        tiles.p[side][i + QUAD_SLACK] = i >= 0 && i < TILE && x <= n ? dims_global[x] : 0;
     }
+    for (int e = threadIdx.x; e < QUAD_SLACK * QUAD_ROW; e += SWEEP_THREADS)
+        tiles.slack_high[e / QUAD_ROW][e % QUAD_ROW] = 0;
+    if (threadIdx.x < QUAD_SLACK) tiles.slack_low[threadIdx.x] = 0;
     QuadrantCells me;
     ordered_cell(QUAD, threadIdx.x, me.r_local, me.s_local);
     me.final_step = QUAD - 1 - me.r_local + me.s_local;
@@ -1015,17 +1125,17 @@ cmm_tiled_wavefront_quadrants_u32(const u32* __restrict__ dims_global, u64* key_
     #pragma unroll
     for (int q = 0; q < 4; ++q) {
         const int r = quad_row0(q) + me.r_local, s = quad_col0(q) + me.s_local;
-        me.p_a_times_p_b[q] = p_shared[0][r] * p_shared[1][s];
+        me.p_a_times_p_b[q] = tiles.p[0][QUAD_SLACK + r] * tiles.p[1][QUAD_SLACK + s];
     }
 
-    sweep_quadrants<QUAD_BL, 1>(tiles, p_shared, me, a0, b0);
+    sweep_quadrants<QUAD_BL, 1>(tiles, me, a0, b0);
     // BL is final (the sweep ends with a barrier).
-    column_products<QUAD_TL>(tiles, p_shared, me, a0);  // c in BL's rows
-    row_products<QUAD_BR>(tiles, p_shared, me, b0);     // c in BL's columns
-    sweep_quadrants<QUAD_TL, 2>(tiles, p_shared, me, a0, b0);  // TL and BR together
-    column_products<QUAD_TR>(tiles, p_shared, me, a0);  // c in BR's rows
-    row_products<QUAD_TR>(tiles, p_shared, me, b0);     // c in TL's columns
-    sweep_quadrants<QUAD_TR, 1>(tiles, p_shared, me, a0, b0);
+    column_products<QUAD_TL>(tiles, me, a0);  // c in BL's rows
+    row_products<QUAD_BR>(tiles, me, b0);     // c in BL's columns
+    sweep_quadrants<QUAD_TL, 2>(tiles, me, a0, b0);  // TL and BR together
+    column_products<QUAD_TR>(tiles, me, a0);  // c in BR's rows
+    row_products<QUAD_TR>(tiles, me, b0);     // c in TL's columns
+    sweep_quadrants<QUAD_TR, 1>(tiles, me, a0, b0);
 
     #pragma unroll
     for (int q = 0; q < 4; ++q) {

@@ -104,6 +104,14 @@ impl Config {
         format!("{minplus}, {sweep}")
     }
 
+    /// Dynamic shared memory of the min-plus kernel.
+    pub fn minplus_shared_bytes(self) -> u32 {
+        match self.minplus {
+            MinPlus::U64 => 0,
+            MinPlus::U32 => MINPLUS_U32_SHARED_BYTES,
+        }
+    }
+
     /// Threads per block of the sweep.
     pub fn sweep_threads(self) -> u32 {
         match self.sweep {
@@ -171,8 +179,20 @@ pub const SWEEP_U32_SHARED_BYTES: u32 = 3 * (TILE * TILE * 4) as u32;
 /// Dynamic shared memory of the ordered sweep: the three cost tiles and 16-bit splits.
 pub const SWEEP_ORDERED_SHARED_BYTES: u32 =
     SWEEP_U32_SHARED_BYTES + (TILE * TILE * 2) as u32;
-/// Dynamic shared memory of the sweep in quadrants: three tiles of costs, rows padded to 66.
-pub const SWEEP_QUADRANTS_SHARED_BYTES: u32 = 3 * (TILE * (TILE + 2) * 4) as u32;
+/// Dynamic shared memory of the sweep in quadrants: the dimensions of both tiles and three
+/// tiles of costs (rows padded to 66), with 32 words or rows of slack around them
+/// (`QUAD_SLACK`) for the operands of candidates loaded and then discarded.
+pub const SWEEP_QUADRANTS_SHARED_BYTES: u32 = {
+    const SLACK: usize = 32;
+    const ROW: usize = TILE + 2;
+    (2 * (SLACK + TILE + SLACK) * 4 + SLACK * 4 + 3 * TILE * ROW * 4 + SLACK * ROW * 4)
+        as u32
+};
+/// Dynamic shared memory of the 32-bit min-plus kernel: the raw keys of the next slice's
+/// two strips (64 x 32 and 32 x 64), their costs, and 32 dimensions.
+pub const MINPLUS_U32_SHARED_BYTES: u32 = (2 * TILE * MINPLUS_SLICE * 8
+    + 2 * TILE * MINPLUS_SLICE * 4
+    + MINPLUS_SLICE * 4) as u32;
 /// The most matrices: every split and every point index must fit the key's 16 low bits.
 pub const MAX_N: usize = (1 << SPLIT_BITS) - 2;
 
@@ -284,6 +304,10 @@ impl<'g> TiledKernels<'g> {
                 SWEEP_SHARED_BYTES as i32,
             )?;
         }
+        table.get(TiledKernel::MinPlusU32).set_attribute(
+            CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            MINPLUS_U32_SHARED_BYTES as i32,
+        )?;
         let per_sm = table
             .get(TiledKernel::MinPlus)
             .occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?
@@ -401,7 +425,7 @@ impl<'g> TiledKernels<'g> {
                 let cfg = LaunchConfig {
                     grid_dim: (on_diagonal as u32, splits as u32, z),
                     block_dim: (THREADS, 1, 1),
-                    shared_mem_bytes: 0,
+                    shared_mem_bytes: p.config.minplus_shared_bytes(),
                 };
                 let mut b = stream.launch_builder(self.table.get(minplus));
                 b.arg(&p.dims)
@@ -453,7 +477,7 @@ impl<'g> TiledKernels<'g> {
             let cfg = LaunchConfig {
                 grid_dim: (on_diagonal, splits as u32, p.chains as u32),
                 block_dim: (THREADS, 1, 1),
-                shared_mem_bytes: 0,
+                shared_mem_bytes: p.config.minplus_shared_bytes(),
             };
             let mut b = stream.launch_builder(self.table.get(minplus_kernel));
             b.arg(&p.dims)

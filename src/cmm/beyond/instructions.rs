@@ -32,10 +32,10 @@ impl Counts {
 }
 
 /// The instruction that ends a candidate in each min-plus kernel: the 64-bit compare's
-/// upper half, or the 32-bit DPX minimum.
+/// upper half, or the 32-bit DPX add-and-minimum.
 fn ends_candidate(k: TiledKernel) -> fn(&Instr) -> bool {
     match k {
-        TiledKernel::MinPlusU32 => |i| i.opcode.starts_with("VIMNMX.U32"),
+        TiledKernel::MinPlusU32 => |i| i.opcode.starts_with("VIADDMNMX.U32"),
         _ => |i| i.opcode.starts_with("ISETP.LT.U32.AND.EX"),
     }
 }
