@@ -54,7 +54,7 @@
 //   cmm_tiled_wavefront_u32        for cmm_tiled_wavefront_u64, 32-bit costs, 49 152 bytes;
 //   cmm_tiled_wavefront_lean_u64   for cmm_tiled_wavefront_u64, block (512).
 //   cmm_tiled_wavefront_ordered_u32     for cmm_tiled_wavefront_u64, 32-bit costs, 57 344 bytes;
-//   cmm_tiled_wavefront_quadrants_u32   for cmm_tiled_wavefront_u64, 32-bit costs, 60 288 bytes.
+//   cmm_tiled_wavefront_quadrants_u32   for cmm_tiled_wavefront_u64, 32-bit costs, 68 736 bytes.
 // Every launch may take a batch of chains of one length: gridDim.z = chains, chain z's
 // dimensions at dims_global + z (n + 1) and its keys at key_global + z stride^2.
 //
@@ -928,6 +928,9 @@ struct SweepTilesQuadrants {
     u32 slack_low[QUAD_SLACK];
     u32 left[TILE][QUAD_ROW];   // cost of block (I, I)
     u32 right[TILE][QUAD_ROW];  // cost of block (J, J)
+    // between right and cell, so that no discarded load of either reaches a cell of
+    // the other that may be written in the same step
+    u32 slack_mid[QUAD_SLACK][QUAD_ROW];
     u32 cell[TILE][QUAD_ROW];   // costs of the block, each written once it is final
     u32 slack_high[QUAD_SLACK][QUAD_ROW];
 };
@@ -1100,8 +1103,10 @@ cmm_tiled_wavefront_quadrants_u32(const u32* __restrict__ dims_global, u64* key_
         const int x = (side ? b0 : a0) + i;
         tiles.p[side][i + QUAD_SLACK] = i >= 0 && i < TILE && x <= n ? dims_global[x] : 0;
     }
-    for (int e = threadIdx.x; e < QUAD_SLACK * QUAD_ROW; e += SWEEP_THREADS)
+    for (int e = threadIdx.x; e < QUAD_SLACK * QUAD_ROW; e += SWEEP_THREADS) {
+        tiles.slack_mid[e / QUAD_ROW][e % QUAD_ROW] = 0;
         tiles.slack_high[e / QUAD_ROW][e % QUAD_ROW] = 0;
+    }
     if (threadIdx.x < QUAD_SLACK) tiles.slack_low[threadIdx.x] = 0;
     QuadrantCells me;
     ordered_cell(QUAD, threadIdx.x, me.r_local, me.s_local);

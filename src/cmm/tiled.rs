@@ -180,13 +180,15 @@ pub const SWEEP_U32_SHARED_BYTES: u32 = 3 * (TILE * TILE * 4) as u32;
 pub const SWEEP_ORDERED_SHARED_BYTES: u32 =
     SWEEP_U32_SHARED_BYTES + (TILE * TILE * 2) as u32;
 /// Dynamic shared memory of the sweep in quadrants: the dimensions of both tiles and three
-/// tiles of costs (rows padded to 66), with 32 words or rows of slack around them
-/// (`QUAD_SLACK`) for the operands of candidates loaded and then discarded.
+/// tiles of costs (rows padded to 66), with 32 words or rows of slack around and between
+/// them (`QUAD_SLACK`) for the operands of candidates loaded and then discarded.
 pub const SWEEP_QUADRANTS_SHARED_BYTES: u32 = {
     const SLACK: usize = 32;
     const ROW: usize = TILE + 2;
-    (2 * (SLACK + TILE + SLACK) * 4 + SLACK * 4 + 3 * TILE * ROW * 4 + SLACK * ROW * 4)
-        as u32
+    (2 * (SLACK + TILE + SLACK) * 4
+        + SLACK * 4
+        + 3 * TILE * ROW * 4
+        + 2 * SLACK * ROW * 4) as u32
 };
 /// Dynamic shared memory of the 32-bit min-plus kernel: the raw keys of the next slice's
 /// two strips (64 x 32 and 32 x 64), their costs, and 32 dimensions.
