@@ -966,9 +966,9 @@ __device__ __forceinline__ u32 load_shared(u32 address)
 
 // Sweeps the quadrants Q_FIRST .. Q_FIRST + COUNT - 1 (BL, TL with BR, TR). Template
 // arguments, so that every index into the thread's arrays is a constant (registers).
-// At step t a cell's column candidate is c = 32 - t + s below it in the quadrant's rows,
-// its row candidate c = t - 32 + r left of it: each operand is at a fixed place of the
-// thread's, moved by t or by 66 t words, the same move for every thread.
+// At step t a cell's column candidate is c = 32 - t + s below it in the quadrant's
+// rows, its row candidate c = t - 32 + r left of it: each operand is at a fixed place
+// of the thread's, moved by t or by 66 t words, the same move for every thread.
 template <int Q_FIRST, int COUNT>
 __device__ __forceinline__ void sweep_quadrants(SweepTilesQuadrants& tiles,
                                                 QuadrantCells& me, int a0, int b0)
@@ -992,7 +992,8 @@ __device__ __forceinline__ void sweep_quadrants(SweepTilesQuadrants& tiles,
     for (int k = 0; k < COUNT; ++k) {
         const int q = Q_FIRST + k;
         const int r0 = quad_row0(q), s0 = quad_col0(q);
-        const int r = r0 + rl, s = s0 + sl, c_col = r0 + QUAD + sl, c_row = s0 - QUAD + rl;
+        const int r = r0 + rl, s = s0 + sl;
+        const int c_col = r0 + QUAD + sl, c_row = s0 - QUAD + rl;
         const u32* at = reinterpret_cast<const u32*>(&tiles);
         col_p[k] = base + 4 * (u32)(&tiles.p[0][QUAD_SLACK + c_col] - at);
         col_left[k] = base + 4 * (u32)(&tiles.left[r][0] + c_col - at);
@@ -1047,7 +1048,8 @@ __device__ __forceinline__ void column_products(SweepTilesQuadrants& tiles,
     u32 best = me.best[q], split = me.split[q];
     #pragma unroll 8
     for (int c = c_high - 1; c >= c_low; --c) {
-        const u32 cost = me.p_a_times_p_b[q] * tiles.p[0][QUAD_SLACK + c] + tiles.left[r][c]
+        const u32 cost = me.p_a_times_p_b[q] * tiles.p[0][QUAD_SLACK + c]
+                         + tiles.left[r][c]
                          + tiles.cell[c][s];
         bool take;
         best = __vibmin_u32(cost, best, &take);  // cost <= best: ties take the new c
@@ -1068,7 +1070,8 @@ __device__ __forceinline__ void row_products(SweepTilesQuadrants& tiles,
     u32 best = me.best[q], split = me.split[q];
     #pragma unroll 8
     for (int c = c_low; c < c_high; ++c) {
-        const u32 cost = me.p_a_times_p_b[q] * tiles.p[1][QUAD_SLACK + c] + tiles.cell[r][c]
+        const u32 cost = me.p_a_times_p_b[q] * tiles.p[1][QUAD_SLACK + c]
+                         + tiles.cell[r][c]
                          + tiles.right[c][s];
         bool keep;
         best = __vibmin_u32(best, cost, &keep);  // best <= cost: ties keep the old c
@@ -1097,11 +1100,12 @@ cmm_tiled_wavefront_quadrants_u32(const u32* __restrict__ dims_global, u64* key_
         tiles.left[r][s] = (u32)(key_left >> SPLIT_BITS);
         tiles.right[r][s] = (u32)(key_right >> SPLIT_BITS);
     }
-    for (int e = threadIdx.x; e < 2 * (QUAD_SLACK + TILE + QUAD_SLACK); e += SWEEP_THREADS) {
-        const int side = e / (QUAD_SLACK + TILE + QUAD_SLACK);
-        const int i = e % (QUAD_SLACK + TILE + QUAD_SLACK) - QUAD_SLACK;
+    constexpr int P_ROW = QUAD_SLACK + TILE + QUAD_SLACK;
+    for (int e = threadIdx.x; e < 2 * P_ROW; e += SWEEP_THREADS) {
+        const int side = e / P_ROW, i = e % P_ROW - QUAD_SLACK;
         const int x = (side ? b0 : a0) + i;
-        tiles.p[side][i + QUAD_SLACK] = i >= 0 && i < TILE && x <= n ? dims_global[x] : 0;
+        const bool real = i >= 0 && i < TILE && x <= n;
+        tiles.p[side][i + QUAD_SLACK] = real ? dims_global[x] : 0;
     }
     for (int e = threadIdx.x; e < QUAD_SLACK * QUAD_ROW; e += SWEEP_THREADS) {
         tiles.slack_mid[e / QUAD_ROW][e % QUAD_ROW] = 0;
