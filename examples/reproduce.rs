@@ -67,6 +67,9 @@ struct Args {
     /// The compute-sanitizer executable.
     #[arg(long, default_value = "compute-sanitizer")]
     sanitizer: PathBuf,
+    /// With --sanitize: how many sanitizer runs go at once on the one GPU.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64), requires = "sanitize")]
+    jobs: u16,
 }
 
 fn main() -> ExitCode {
@@ -83,5 +86,6 @@ fn main() -> ExitCode {
         sanitize: a.sanitize,
         counters: a.counters,
         sanitizer: a.sanitizer,
+        jobs: a.jobs.into(),
     }))
 }

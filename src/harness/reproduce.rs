@@ -30,6 +30,9 @@ pub struct Options {
     pub sanitize: bool,
     pub counters: bool,
     pub sanitizer: PathBuf,
+    /// How many sanitizer runs go at once (each is one process on the same GPU; the tools
+    /// spend most of their time on the CPU).
+    pub jobs: usize,
 }
 
 /// Runs what `args` asks for.
@@ -256,58 +259,75 @@ fn sanitize(
     println!("{}", gpu.info.line());
     let checked: Vec<_> =
         binaries.iter().filter(|(c, _)| c.needs != Needs::Cpu).collect();
-    let bar = progress(checked.len() * SANITIZER_TOOLS.len());
+    let runs: Vec<(&'static Chapter, &PathBuf, &'static str)> = checked
+        .iter()
+        .flat_map(|(c, path)| SANITIZER_TOOLS.iter().map(move |&tool| (*c, path, tool)))
+        .collect();
+    let bar = progress(runs.len());
     let scratch = std::env::temp_dir().join("cmbook-sanitizer");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.jobs.max(1)).build()?;
+    // Each run is its own process; the pool only decides how many overlap. Rows keep the
+    // registry's order whatever order the runs finish in.
+    let results: Vec<anyhow::Result<(SanitizerRow, Option<String>)>> =
+        pool.install(|| {
+            use rayon::prelude::*;
+            runs.par_iter()
+                .map(|&(c, path, tool)| {
+                    let name = c.example;
+                    let mut cmd = Command::new(&args.sanitizer);
+                    cmd.arg("--tool").arg(tool);
+                    if tool == "memcheck" {
+                        cmd.args(["--leak-check", "full"]);
+                    }
+                    cmd.args(["--error-exitcode", "9"])
+                        .arg(path)
+                        .args(c.sanitizer_args)
+                        .arg("--out")
+                        .arg(scratch.join(format!("{name}-{tool}")));
+                    let output = cmd.output().map_err(|e| {
+                        UsageError(format!(
+                            "cannot run {}: {e}",
+                            args.sanitizer.display()
+                        ))
+                    })?;
+                    let text = format!(
+                        "{}{}",
+                        String::from_utf8_lossy(&output.stdout),
+                        String::from_utf8_lossy(&output.stderr)
+                    );
+                    let (errors, kernels) =
+                        crate::harness::sanitizer::parse_output(tool, &text);
+                    let code = output.status.code().unwrap_or(-1);
+                    let failure = (errors != Some(0) || code != 0).then(|| {
+                        let tail: Vec<&str> = text.lines().rev().take(15).collect();
+                        format!(
+                        "{name} under {tool}: exit code {code}, errors {errors:?}\n{}",
+                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    )
+                    });
+                    bar.println(format!("{name} under {tool}: exit code {code}"));
+                    bar.inc(1);
+                    Ok((
+                        SanitizerRow {
+                            example: name.to_string(),
+                            tool,
+                            arguments: c.sanitizer_args.join(" "),
+                            kernels_used: kernels.map_or("?".into(), |k| k.to_string()),
+                            errors: errors
+                                .map_or("no summary".into(), |e| e.to_string()),
+                            exit_code: code,
+                        },
+                        failure,
+                    ))
+                })
+                .collect()
+        });
     let mut rows = Vec::new();
     let mut failed = Vec::new();
-    for (c, path) in checked {
-        let name = c.example;
-        for &tool in SANITIZER_TOOLS {
-            bar.set_message(format!("{name} under {tool}"));
-            let mut cmd = Command::new(&args.sanitizer);
-            cmd.arg("--tool").arg(tool);
-            if tool == "memcheck" {
-                cmd.args(["--leak-check", "full"]);
-            }
-            cmd.args(["--error-exitcode", "9"])
-                .arg(path)
-                .args(c.sanitizer_args)
-                .arg("--out")
-                .arg(scratch.join(format!("{name}-{tool}")));
-            let output = cmd.output().map_err(|e| {
-                UsageError(format!("cannot run {}: {e}", args.sanitizer.display()))
-            })?;
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
-            let (errors, kernels) =
-                crate::harness::sanitizer::parse_output(tool, &text);
-            let code = output.status.code().unwrap_or(-1);
-            if errors != Some(0) || code != 0 {
-                failed.push(format!(
-                    "{name} under {tool}: exit code {code}, errors {errors:?}\n{}",
-                    text.lines()
-                        .rev()
-                        .take(15)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                ));
-            }
-            rows.push(SanitizerRow {
-                example: name.to_string(),
-                tool,
-                arguments: c.sanitizer_args.join(" "),
-                kernels_used: kernels.map_or("?".into(), |k| k.to_string()),
-                errors: errors.map_or("no summary".into(), |e| e.to_string()),
-                exit_code: code,
-            });
-            bar.inc(1);
-        }
+    for r in results {
+        let (row, failure) = r?;
+        rows.push(row);
+        failed.extend(failure);
     }
     bar.finish_and_clear();
     let title =
