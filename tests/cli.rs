@@ -97,6 +97,17 @@ fn numeric_flags_refuse_zero_negative_text_and_overflow() {
         &["no_such_chapter"],
     );
     assert_refused("reproduce", &["--only", "ceilings"], &["--out"]);
+    assert_refused(
+        "reproduce",
+        &["--out", "x", "--sanitize", "--jobs", "0"],
+        &["--jobs"],
+    );
+    assert_refused(
+        "reproduce",
+        &["--out", "x", "--sanitize", "--jobs", "65"],
+        &["--jobs"],
+    );
+    assert_refused("reproduce", &["--out", "x", "--jobs", "4"], &["--sanitize"]);
 }
 
 #[test]
