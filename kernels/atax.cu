@@ -196,14 +196,17 @@ __device__ void y_tile_shared(const T* a, const T* tmp, T* y, unsigned m, unsign
 // rows fit in registers. Each row of A is read from device memory once. At the end each
 // block writes its partial y (one row of `partials`); reduce_partials adds those rows
 // in a fixed order, so the result does not depend on timing. With ADD, each block adds
-// its y into an accumulator with atomics instead (see fused_atomic).
-template <typename T, int E, bool ADD = false>
-__device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x,
-                           T* partials, unsigned m, unsigned n) {
+// its y into an accumulator with atomics instead (see fused_atomic). The pass itself,
+// up to the block's y in registers, is fused_rows_to_registers: the cluster kernel
+// reuses it and combines the y of its blocks another way.
+template <typename T, int E>
+__device__ __forceinline__ void fused_rows_to_registers(const T* __restrict__ a,
+                                                        const T* __restrict__ x,
+                                                        T (&y_reg)[E], unsigned m,
+                                                        unsigned n) {
     __shared__ T warp_sums_shared[2][32];
     __shared__ T row_sums_shared[2];
     unsigned t = threadIdx.x, lane = t % 32, warp = t / 32, warps = blockDim.x / 32;
-    T y_reg[E];
 #pragma unroll
     for (int k = 0; k < E; ++k) y_reg[k] = 0;
     for (unsigned row = 2 * blockIdx.x; row < m; row += 2 * gridDim.x) {
@@ -251,6 +254,14 @@ __device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x,
 #pragma unroll
         for (int k = 0; k < E; ++k) y_reg[k] += a0_reg[k] * tmp0 + a1_reg[k] * tmp1;
     }
+}
+
+template <typename T, int E, bool ADD = false>
+__device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x,
+                           T* partials, unsigned m, unsigned n) {
+    unsigned t = threadIdx.x;
+    T y_reg[E];  // element k: column t + k * blockDim.x
+    fused_rows_to_registers<T, E>(a, x, y_reg, m, n);
     // ADD (the one-launch kernel with atomics): partials is y's accumulator, n long.
 #pragma unroll
     for (int k = 0; k < E; ++k) {
