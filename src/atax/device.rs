@@ -736,6 +736,11 @@ impl<T: Element> Kernels<T> {
         l: &FusedClusterLaunch,
     ) -> anyhow::Result<()> {
         let (m32, n32) = dims(m, n)?;
+        // A plan for a shorter row would give each block too little shared memory.
+        anyhow::ensure!(
+            l.plan.cfg().shared_mem_bytes == cluster_shared_bytes::<T>(n)?,
+            "a cluster launch planned for another n than {n}"
+        );
         let f = self.function(AtaxFunction::FusedCluster(l.shape.columns_per_thread));
         let args = Args::new()
             .value(a)
