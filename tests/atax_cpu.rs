@@ -5,7 +5,8 @@ use cmbook::atax::datasets::{
     bytes_moved, floor_ms, Dataset, LARGE_SQUARE, ODD_SIZES, POLYBENCH,
 };
 use cmbook::atax::device::{
-    fused_form, fused_shape, AtaxFunction, AtaxKernel, FusedForm,
+    cluster_grid, cluster_shared_bytes, fused_form, fused_shape, one_launch_blocks,
+    AtaxFunction, AtaxKernel, ClusterGrid, FusedForm, CLUSTER_SIZES,
 };
 use cmbook::atax::element::Element;
 use cmbook::atax::exercises;
@@ -129,6 +130,11 @@ fn fused_shapes_cover_n_with_whole_warps() {
     assert!(KernelVariant::FusedOnce.unsupported::<f32>(32769).is_some());
     assert!(KernelVariant::FusedAtomic.unsupported::<f64>(16385).is_some());
     assert!(KernelVariant::Fused.unsupported::<f32>(16385).is_some());
+    // The cluster pass has the register form only: no wide form beyond it.
+    assert!(KernelVariant::FusedCluster.unsupported::<f32>(16384).is_none());
+    assert!(KernelVariant::FusedCluster.unsupported::<f32>(16385).is_some());
+    assert!(KernelVariant::FusedCluster.unsupported::<f64>(8192).is_none());
+    assert!(KernelVariant::FusedCluster.unsupported::<f64>(8193).is_some());
     assert!(KernelVariant::XConst.unsupported::<f32>(16384).is_none());
     assert!(KernelVariant::XConst.unsupported::<f32>(16385).is_some());
     assert!(KernelVariant::XConst.unsupported::<f64>(8193).is_some());
@@ -186,7 +192,9 @@ fn kernel_names_match_the_file<T: Element>() {
                 );
                 assert!(source.contains(&fused), "{fused}");
             }
-            AtaxFunction::FusedOnce(e) | AtaxFunction::FusedAtomic(e) => {
+            AtaxFunction::FusedOnce(e)
+            | AtaxFunction::FusedAtomic(e)
+            | AtaxFunction::FusedCluster(e) => {
                 let (c, s) = (T::C_NAME, T::SUFFIX);
                 let once = format!("ATAX_FUSED_ONCE_ENTRY_POINTS({c}, {s}, {e})");
                 assert!(source.contains(&once), "{once}");
@@ -215,7 +223,7 @@ fn kernel_names_match_the_file<T: Element>() {
     assert_eq!(wide_in_file, T::WIDE_COLUMNS_PER_THREAD.len());
     assert_eq!(
         names.len(),
-        10 + 3 * T::FUSED_COLUMNS_PER_THREAD.len()
+        10 + 4 * T::FUSED_COLUMNS_PER_THREAD.len()
             + 2 * T::WIDE_COLUMNS_PER_THREAD.len()
     );
 }
@@ -256,4 +264,102 @@ fn split_slices_cover_every_row_and_fill_the_gpu() {
     let xl = split_shape(1800, 2200, 132).unwrap();
     assert_eq!((xl.column_blocks, xl.slices), (69, 16));
     assert_eq!(partial_bytes(3, 10, 4), 2 * 3 * 10 * 4);
+}
+
+/// The one-launch grid: no more blocks than fit at once, than row steps, or (beyond one
+/// block per SM) than one per 8 rows; never none.
+#[test]
+fn one_launch_blocks_follow_their_three_caps() {
+    // EXTRALARGE double, two 576-thread blocks per SM on 132 SMs: 1800 / 8 rows.
+    assert_eq!(one_launch_blocks(264, 1800, 2, 132), 225);
+    // 16384² float, one 1024-thread block per SM: every SM once.
+    assert_eq!(one_launch_blocks(132, 16384, 2, 132), 132);
+    // Few rows: one block per row pair, at least one block.
+    assert_eq!(one_launch_blocks(264, 37, 2, 132), 19);
+    assert_eq!(one_launch_blocks(264, 1, 2, 132), 1);
+    assert_eq!(one_launch_blocks(264, 0, 2, 132), 1);
+    assert_eq!(one_launch_blocks(264, 37, 1, 132), 37);
+}
+
+/// A device that holds `fit(size)` clusters of each size at once (`None`: refused with an
+/// error).
+fn device(fit: impl Fn(u32) -> Option<u32>) -> impl FnMut(u32) -> anyhow::Result<u32> {
+    move |c| fit(c).ok_or_else(|| anyhow::anyhow!("refused {c}"))
+}
+
+#[test]
+fn the_cluster_grid_is_whole_clusters_of_the_largest_accepted_size() {
+    assert_eq!(CLUSTER_SIZES, [8, 4, 2, 1]);
+    // An H100-like device: 16 clusters of 8 at once.
+    let h100 = |c: u32| Some(128 / c);
+    let g = cluster_grid(225, device(h100)).unwrap();
+    assert_eq!(g, ClusterGrid { cluster: 8, clusters: 16 });
+    assert_eq!(g.blocks(), 128);
+    // Fewer blocks wanted than fit: whole clusters, rounded down, at least one.
+    assert_eq!(
+        cluster_grid(100, device(h100)).unwrap(),
+        ClusterGrid { cluster: 8, clusters: 12 }
+    );
+    assert_eq!(cluster_grid(19, device(h100)).unwrap().blocks(), 16);
+    // Fewer blocks wanted than 8: the largest size that does not exceed them.
+    assert_eq!(
+        cluster_grid(5, device(h100)).unwrap(),
+        ClusterGrid { cluster: 4, clusters: 1 }
+    );
+    assert_eq!(
+        cluster_grid(1, device(h100)).unwrap(),
+        ClusterGrid { cluster: 1, clusters: 1 }
+    );
+    assert_eq!(
+        cluster_grid(0, device(h100)).unwrap(),
+        ClusterGrid { cluster: 1, clusters: 1 }
+    );
+    // 8 refused (an error or no cluster at once): 4 is tried next, then 2.
+    let no_eight = |c: u32| (c < 8).then_some(64 / c);
+    assert_eq!(
+        cluster_grid(225, device(no_eight)).unwrap(),
+        ClusterGrid { cluster: 4, clusters: 16 }
+    );
+    let none_of_eight_or_four = |c: u32| Some(if c >= 4 { 0 } else { 40 });
+    assert_eq!(
+        cluster_grid(225, device(none_of_eight_or_four)).unwrap(),
+        ClusterGrid { cluster: 2, clusters: 40 }
+    );
+    // Every grid is a whole number of clusters of a size the device accepted.
+    for wanted in 0..300 {
+        let g = cluster_grid(wanted, device(h100)).unwrap();
+        assert!(
+            g.cluster <= wanted.max(1)
+                && g.clusters >= 1
+                && g.clusters <= 128 / g.cluster
+        );
+        assert!(g.blocks() <= wanted.max(1), "{wanted}: {g:?}");
+    }
+}
+
+#[test]
+fn a_device_that_refuses_every_cluster_size_is_an_error_naming_each() {
+    let mut asked = Vec::new();
+    let err = cluster_grid(225, |c| {
+        asked.push(c);
+        if c == 2 {
+            Ok(0)
+        } else {
+            Err(anyhow::anyhow!("no clusters here"))
+        }
+    })
+    .unwrap_err()
+    .to_string();
+    assert_eq!(asked, [8, 4, 2, 1]);
+    assert!(err.contains("8 blocks: no clusters here"), "{err}");
+    assert!(err.contains("2 blocks: none fits at once"), "{err}");
+}
+
+#[test]
+fn the_cluster_pass_shares_one_partial_y_per_block() {
+    // EXTRALARGE double: 2200 doubles, 17.6 kB; the largest instances 64 KiB, the
+    // 48 KiB beyond which a kernel must opt in.
+    assert_eq!(cluster_shared_bytes::<f64>(2200).unwrap(), 17_600);
+    assert_eq!(cluster_shared_bytes::<f32>(16384).unwrap(), 64 << 10);
+    assert_eq!(cluster_shared_bytes::<f64>(8192).unwrap(), 64 << 10);
 }

@@ -3,7 +3,7 @@
 //! `cargo test --release --test gpu_atax -- --ignored --test-threads=1`.
 
 use cmbook::atax::datasets::{Dataset, ODD_SIZES};
-use cmbook::atax::device::{Kernels, TmpKernel};
+use cmbook::atax::device::{AtaxFunction, Kernels, TmpKernel, CLUSTER_SIZES};
 use cmbook::atax::element::{address, Element};
 use cmbook::atax::measure::kernels::DeviceProblem;
 use cmbook::atax::measure::{self, HostProblem, KernelVariant, Plans, Strategy};
@@ -76,8 +76,8 @@ fn beyond_constant_memory_the_variant_is_skipped_not_failed() {
     let p = HostProblem::<f64>::new(Dataset::new("3×9000", 3, 9000), 5);
     let (results, skipped) = measure::measure_kernels(&gpu, &k, &p, None).unwrap();
     let names: Vec<_> = skipped.iter().map(|s| s.what).collect();
-    assert_eq!(names, ["x in constant", "fused"]);
-    assert_eq!(results.len(), KernelVariant::ALL.len() - 2);
+    assert_eq!(names, ["x in constant", "fused", "fused, cluster + atomics"]);
+    assert_eq!(results.len(), KernelVariant::ALL.len() - 3);
 }
 
 #[test]
@@ -141,4 +141,73 @@ fn the_one_launch_pass_matches_the_cpu_in_both_forms() {
     // 16411 floats and 8203 doubles need the wide form; 4097 the registers.
     one_launch_pass::<f32>(&[(37, 16411), (3, 32768), (129, 4097), (1, 1)]);
     one_launch_pass::<f64>(&[(37, 8203), (2, 16384), (1003, 1)]);
+}
+
+/// The cluster pass at odd sizes, launched again and again on the same accumulator: each
+/// launch right, the accumulator and the count back at zero after each. The sizes reach
+/// a cluster of one block (one row), a grid smaller than 8 blocks (9 rows: 5 row pairs,
+/// clusters of 4), the largest instances (64 KiB of shared memory a block, beyond the
+/// 48 KiB default) and EXTRALARGE, where an H100 must take clusters of 8.
+fn cluster_pass<T: Element>(sizes: &[(usize, usize)]) {
+    let gpu = open();
+    let k = Kernels::<T>::load(&gpu).unwrap();
+    for (i, &(m, n)) in sizes.iter().enumerate() {
+        let d = Dataset::new("odd", m, n);
+        let p = HostProblem::<T>::new(d, 70 + i as u64);
+        let mut dev = DeviceProblem::upload(&gpu, &k, &p).unwrap();
+        let l =
+            dev.cluster.unwrap_or_else(|| panic!("{}: no cluster launch", d.label()));
+        let (cluster, blocks) = (l.grid.cluster, l.grid.blocks());
+        assert!(CLUSTER_SIZES.contains(&cluster), "{}: {l:?}", d.label());
+        assert_eq!(l.plan.cfg().grid_dim, (blocks, 1, 1), "{}", d.label());
+        assert_eq!(l.plan.cluster(), (cluster, 1, 1), "{}", d.label());
+        assert!(l.grid.clusters <= l.plan.active_clusters(), "{}: {l:?}", d.label());
+        assert!(blocks as usize <= m.div_ceil(2).max(1), "{}: {l:?}", d.label());
+        if m == 1800 && n == 2200 {
+            assert_eq!(cluster, 8, "EXTRALARGE: {l:?}");
+        }
+        for launch in 0..4 {
+            gpu.poison(&mut dev.y).unwrap();
+            let v = KernelVariant::FusedCluster;
+            measure::kernels::enqueue_variant(&k, &gpu.stream, v, &dev, (m, n))
+                .unwrap_or_else(|e| panic!("{e:#}"));
+            let y = gpu.stream.clone_dtoh(&dev.y).unwrap();
+            p.check(v.name(), &y)
+                .unwrap_or_else(|e| panic!("launch {launch}, {l:?}: {e:#}"));
+            assert_eq!(gpu.stream.clone_dtoh(&dev.count).unwrap(), [0, 0]);
+            let acc = gpu.stream.clone_dtoh(&dev.acc).unwrap();
+            assert!(acc.iter().all(|v| Into::<f64>::into(*v) == 0.0), "{}", d.label());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_cluster_pass_matches_the_cpu_launch_after_launch() {
+    cluster_pass::<f32>(&[(1, 1), (9, 1003), (37, 16384), (1000, 4097), (2049, 31)]);
+    cluster_pass::<f64>(&[(1003, 1), (17, 8192), (1800, 2200), (33, 65), (2, 8191)]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_cluster_plan_launches_only_the_kernel_it_was_checked_for() {
+    let gpu = open();
+    let k = Kernels::<f32>::load(&gpu).unwrap();
+    let p = HostProblem::<f32>::new(Dataset::new("33×65", 33, 65), 8);
+    let dev = DeviceProblem::upload(&gpu, &k, &p).unwrap();
+    let l = dev.cluster.unwrap();
+    assert_eq!(l.shape.columns_per_thread, 1);
+    let other = k.function(AtaxFunction::FusedCluster(2));
+    let args = cmbook::harness::launch::Args::new();
+    // SAFETY: refused before the driver is called.
+    let err = unsafe {
+        cmbook::harness::launch::launch_planned_cluster(
+            &gpu.stream,
+            other,
+            &l.plan,
+            args,
+        )
+    }
+    .unwrap_err();
+    assert!(err.to_string().contains("another kernel"), "{err}");
 }

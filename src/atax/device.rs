@@ -8,13 +8,14 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, GemvConfig};
-use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::sys::{CUdeviceptr, CUfunction_attribute_enum};
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::element::{Element, RawView};
 use super::KERNEL_FILE;
 use crate::harness::blas::open_blas;
 use crate::harness::kernels::{KernelName, KernelTable};
+use crate::harness::launch::{self, Args, ClusterPlan};
 use crate::harness::Gpu;
 
 /// The functions of `kernels/atax.cu`, each defined once per element type as
@@ -54,6 +55,10 @@ pub enum AtaxFunction {
     FusedAtomic(u32),
     /// The wide pass, its y added with atomics (`fused_atomic_wide_e<E>`).
     FusedAtomicWide(u32),
+    /// The fused pass in thread-block clusters: the blocks of a cluster add their y
+    /// through distributed shared memory, then one atomic per column and cluster
+    /// (`fused_cluster_e<E>`).
+    FusedCluster(u32),
 }
 
 impl AtaxFunction {
@@ -78,6 +83,7 @@ impl AtaxFunction {
         all.extend(
             T::WIDE_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedAtomicWide(e)),
         );
+        all.extend(T::FUSED_COLUMNS_PER_THREAD.iter().map(|&e| Self::FusedCluster(e)));
         all
     }
 
@@ -99,6 +105,7 @@ impl AtaxFunction {
             Self::FusedOnceWide(e) => format!("fused_once_wide_e{e}"),
             Self::FusedAtomic(e) => format!("fused_atomic_e{e}"),
             Self::FusedAtomicWide(e) => format!("fused_atomic_wide_e{e}"),
+            Self::FusedCluster(e) => format!("fused_cluster_e{e}"),
         }
     }
 }
@@ -203,6 +210,80 @@ pub struct FusedLaunch {
     pub shape: FusedShape,
     /// Blocks (and, with a grid barrier, rows of `partials`).
     pub blocks: u32,
+}
+
+/// Blocks of a one-launch fused kernel for an `m`-row matrix when `resident` blocks fit
+/// on the GPU at once: no more than that, no more than the steps of `rows_per_step`
+/// rows, and beyond one block per SM (of `sms`) no more than one per 8 rows (every
+/// block writes a row of partials or adds a row of atomics); at least one.
+pub fn one_launch_blocks(
+    resident: u32,
+    m: usize,
+    rows_per_step: usize,
+    sms: u32,
+) -> u32 {
+    let steps = m.max(1).div_ceil(rows_per_step) as u32;
+    let partials_cap = sms.max((m / 8) as u32);
+    resident.min(steps).min(partials_cap).max(1)
+}
+
+/// Cluster sizes the cluster pass tries, largest first: 8 is the most a cluster may
+/// have without the non-portable opt-in, and the most `fused_cluster` adds up
+/// (`MAX_CLUSTER_BLOCKS` in `kernels/atax.cu`).
+pub const CLUSTER_SIZES: [u32; 4] = [8, 4, 2, 1];
+
+/// The cluster pass's grid: `clusters` clusters of `cluster` blocks each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClusterGrid {
+    pub cluster: u32,
+    pub clusters: u32,
+}
+
+impl ClusterGrid {
+    pub fn blocks(self) -> u32 {
+        self.cluster * self.clusters
+    }
+}
+
+/// The cluster pass's grid for `wanted` blocks: the largest of [`CLUSTER_SIZES`] no
+/// larger than `wanted` that the device accepts (`active(size)`, the clusters of that
+/// size it holds at once, answers more than 0; an error is a refusal too), and as many
+/// whole clusters as `wanted` blocks hold and the GPU holds at once, at least one.
+/// Every size refused is an error that gives each refusal.
+pub fn cluster_grid(
+    wanted: u32,
+    mut active: impl FnMut(u32) -> anyhow::Result<u32>,
+) -> anyhow::Result<ClusterGrid> {
+    let mut refusals = Vec::new();
+    for cluster in CLUSTER_SIZES.into_iter().filter(|&c| c <= wanted.max(1)) {
+        match active(cluster) {
+            Ok(0) => refusals.push(format!("{cluster} blocks: none fits at once")),
+            Ok(fit) => {
+                let clusters = (wanted / cluster).min(fit).max(1);
+                return Ok(ClusterGrid { cluster, clusters });
+            }
+            Err(e) => refusals.push(format!("{cluster} blocks: {e:#}")),
+        }
+    }
+    anyhow::bail!(
+        "the device refuses every cluster size for the cluster pass ({})",
+        refusals.join("; ")
+    )
+}
+
+/// Dynamic shared memory of one block of the cluster pass for `n` columns of `T`: the
+/// block's partial y, which its peers read.
+pub fn cluster_shared_bytes<T: Element>(n: usize) -> anyhow::Result<u32> {
+    Ok(u32::try_from(n * T::BYTES)?)
+}
+
+/// How the cluster pass is launched: its block, its grid, and the launch the device
+/// accepted (checked once, when this is made).
+#[derive(Debug, Clone, Copy)]
+pub struct FusedClusterLaunch {
+    pub shape: FusedShape,
+    pub grid: ClusterGrid,
+    pub plan: ClusterPlan,
 }
 
 /// The fused pass's form and shape for `n` columns of `T`: registers when an instance
@@ -330,8 +411,6 @@ impl<T: Element> Kernels<T> {
         );
         let resident = self.sms * per_sm;
         let rows_per_step = if form == FusedForm::Registers { 2 } else { 1 };
-        let steps = m.max(1).div_ceil(rows_per_step) as u32;
-        let partials_cap = self.sms.max((m / 8) as u32);
         let blocks = match blocks {
             Some(b) => {
                 anyhow::ensure!(
@@ -340,9 +419,55 @@ impl<T: Element> Kernels<T> {
                 );
                 b
             }
-            None => resident.min(steps).min(partials_cap).max(1),
+            None => one_launch_blocks(resident, m, rows_per_step, self.sms),
         };
         Ok(FusedLaunch { how, form, shape, blocks })
+    }
+
+    /// The cluster pass for an `m` × `n` matrix (register form only): the blocks of
+    /// [`one_launch_blocks`] in whole clusters of [`cluster_grid`], checked with the
+    /// device's cluster occupancy query here, once, so that a launch asks nothing.
+    pub fn fused_cluster_launch(
+        &self,
+        gpu: &Gpu,
+        m: usize,
+        n: usize,
+    ) -> anyhow::Result<FusedClusterLaunch> {
+        let shape = self
+            .fused_shape(n)
+            .ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
+        let e = shape.columns_per_thread;
+        let f = self.function(AtaxFunction::FusedCluster(e));
+        // Beyond 48 KiB of dynamic shared memory a kernel must opt in. The opt-in is
+        // the instance's most (1024 e columns), so that no plan lowers another's.
+        let most = cluster_shared_bytes::<T>(1024 * e as usize)?;
+        f.set_attribute(
+            CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            i32::try_from(most)?,
+        )?;
+        let shared = cluster_shared_bytes::<T>(n)?;
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(
+            shape.threads,
+            shared as usize,
+            None,
+        )?;
+        anyhow::ensure!(
+            per_sm > 0,
+            "a block of {} threads and {shared} bytes of shared memory does not fit an SM",
+            shape.threads
+        );
+        let wanted = one_launch_blocks(self.sms * per_sm, m, 2, self.sms);
+        let cfg = |blocks| LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (shape.threads, 1, 1),
+            shared_mem_bytes: shared,
+        };
+        let grid = cluster_grid(wanted, |c| {
+            launch::max_active_clusters(gpu, f, cfg(c), (c, 1, 1))
+        })?;
+        let plan =
+            launch::plan_cluster(gpu, f, cfg(grid.blocks()), (grid.cluster, 1, 1))?;
+        Ok(FusedClusterLaunch { shape, grid, plan })
     }
 
     fn once_function(&self, how: OneLaunch, form: FusedForm, e: u32) -> &CudaFunction {
@@ -589,6 +714,43 @@ impl<T: Element> Kernels<T> {
             OneLaunch::Atomics => b.launch(cfg)?,
         };
         Ok(())
+    }
+
+    /// Enqueues the cluster pass: y = Aᵀ(A·x) through the accumulator `acc` (n, zero
+    /// between launches) and the count of finished clusters `count` (zero between
+    /// launches), both left at zero. Launched as `l`'s plan says, with no query.
+    ///
+    /// # Safety
+    /// `a` must hold m·n elements, `x`, `acc` and `y` n, `count` one `u32`; `l` must come
+    /// from [`Kernels::fused_cluster_launch`] for this `m` and `n`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch_fused_cluster(
+        &self,
+        s: &Arc<CudaStream>,
+        a: CUdeviceptr,
+        x: CUdeviceptr,
+        acc: CUdeviceptr,
+        y: CUdeviceptr,
+        count: CUdeviceptr,
+        (m, n): (usize, usize),
+        l: &FusedClusterLaunch,
+    ) -> anyhow::Result<()> {
+        let (m32, n32) = dims(m, n)?;
+        // A plan for a shorter row would give each block too little shared memory.
+        anyhow::ensure!(
+            l.plan.cfg().shared_mem_bytes == cluster_shared_bytes::<T>(n)?,
+            "a cluster launch planned for another n than {n}"
+        );
+        let f = self.function(AtaxFunction::FusedCluster(l.shape.columns_per_thread));
+        let args = Args::new()
+            .value(a)
+            .value(x)
+            .value(acc)
+            .value(y)
+            .value(count)
+            .value(m32)
+            .value(n32);
+        launch::launch_planned_cluster(s, f, &l.plan, args)
     }
 
     /// Enqueues y[j] = Σ_b partials[b][j] over `blocks` rows, in b order.

@@ -4,6 +4,7 @@
 //! |---------|-------------|------------------------------------------------|
 //! | [`launch_cooperative`] | `cuLaunchCooperativeKernel` | the grid fits on the GPU at once |
 //! | [`launch_cluster`] | `cuLaunchKernelEx` + cluster dimension | cluster shape, grid divisible by it, then `cuOccupancyMaxActiveClusters` > 0 |
+//! | [`plan_cluster`] + [`launch_planned_cluster`] | the same, on any stream | the checks of [`launch_cluster`], once, when the plan is made; each launch only that the plan is this kernel's |
 //! | [`TensorMap::tiled`] | `cuTensorMapEncodeTiled` | rank, sizes, 16-byte strides and base, box ≤ 256, buffer length |
 //! | [`Gpu::l2_window`] | `cuStreamSetAttribute` + `cuCtxSetLimit` | window ≤ the device's maximum, hit ratio in \[0, 1\], carve-out ≤ the persisting-L2 maximum |
 //!
@@ -21,7 +22,9 @@ use cudarc::driver::sys::{
     CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave,
     CUtensorMapL2promotion, CUtensorMapSwizzle,
 };
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
+};
 
 use super::gpu::Gpu;
 
@@ -246,7 +249,7 @@ fn cluster_attribute(cluster: (u32, u32, u32)) -> CUlaunchAttribute {
 }
 
 fn launch_config(
-    gpu: &Gpu,
+    stream: sys::CUstream,
     cfg: LaunchConfig,
     attrs: &mut [CUlaunchAttribute],
 ) -> CUlaunchConfig {
@@ -258,7 +261,7 @@ fn launch_config(
         blockDimY: cfg.block_dim.1,
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
-        hStream: gpu.stream.cu_stream(),
+        hStream: stream,
         attrs: attrs.as_mut_ptr(),
         numAttrs: attrs.len() as u32,
     }
@@ -283,7 +286,7 @@ pub fn max_active_clusters(
         )?;
     }
     let mut attrs = [cluster_attribute(cluster)];
-    let config = launch_config(gpu, cfg, &mut attrs);
+    let config = launch_config(gpu.stream.cu_stream(), cfg, &mut attrs);
     let mut n = 0i32;
     gpu.ctx.bind_to_thread()?;
     // SAFETY: config and its one attribute live for the call; n receives one int.
@@ -300,6 +303,89 @@ pub fn max_active_clusters(
     }
 }
 
+/// A cluster launch of one kernel that the device accepted: made by [`plan_cluster`],
+/// which asks the driver, and launched any number of times by
+/// [`launch_planned_cluster`], which does not. A timed launch then carries no
+/// occupancy query between its timing events.
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterPlan {
+    /// The kernel the plan was checked for (its `CUfunction`, as an address).
+    function: usize,
+    cfg: LaunchConfig,
+    cluster: (u32, u32, u32),
+    active_clusters: u32,
+}
+
+impl ClusterPlan {
+    pub fn cfg(&self) -> LaunchConfig {
+        self.cfg
+    }
+    pub fn cluster(&self) -> (u32, u32, u32) {
+        self.cluster
+    }
+    /// Clusters of this shape the GPU holds at once (at least 1).
+    pub fn active_clusters(&self) -> u32 {
+        self.active_clusters
+    }
+}
+
+/// Checks a cluster launch of `f` as [`launch_cluster`] does ([`check_cluster`], then
+/// [`max_active_clusters`] > 0) and returns it as a plan to launch later.
+pub fn plan_cluster(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    cfg: LaunchConfig,
+    cluster: (u32, u32, u32),
+) -> anyhow::Result<ClusterPlan> {
+    let active_clusters = max_active_clusters(gpu, f, cfg, cluster)?;
+    if active_clusters == 0 {
+        return Err(LaunchError::ClusterRefused {
+            cluster,
+            why:
+                "not one such cluster fits on a GPC (cuOccupancyMaxActiveClusters = 0)"
+                    .into(),
+        }
+        .into());
+    }
+    Ok(ClusterPlan {
+        function: f.cu_function() as usize,
+        cfg,
+        cluster,
+        active_clusters,
+    })
+}
+
+/// Launches `f` on `stream` as `plan` says, with no query: the checks were made when the
+/// plan was. A plan made for another kernel is refused.
+///
+/// # Safety
+/// `args` must match the kernel's parameters in number, order and type.
+pub unsafe fn launch_planned_cluster(
+    stream: &CudaStream,
+    f: &CudaFunction,
+    plan: &ClusterPlan,
+    mut args: Args<'_>,
+) -> anyhow::Result<()> {
+    if plan.function != f.cu_function() as usize {
+        return Err(LaunchError::BadCluster(
+            "this cluster plan was checked for another kernel".into(),
+        )
+        .into());
+    }
+    stream.context().bind_to_thread()?;
+    let mut attrs = [cluster_attribute(plan.cluster)];
+    let config = launch_config(stream.cu_stream(), plan.cfg, &mut attrs);
+    let mut params = args.pointers();
+    sys::cuLaunchKernelEx(
+        &config,
+        f.cu_function(),
+        params.as_mut_ptr(),
+        std::ptr::null_mut(),
+    )
+    .result()?;
+    Ok(())
+}
+
 /// Launches `f` with thread-block clusters of shape `cluster`, after the checks of
 /// [`check_cluster`] and [`max_active_clusters`]: a shape the device refuses for this
 /// kernel (too much shared memory per cluster, too many blocks) is an error here.
@@ -311,28 +397,10 @@ pub unsafe fn launch_cluster(
     f: &CudaFunction,
     cfg: LaunchConfig,
     cluster: (u32, u32, u32),
-    mut args: Args<'_>,
+    args: Args<'_>,
 ) -> anyhow::Result<()> {
-    if max_active_clusters(gpu, f, cfg, cluster)? == 0 {
-        return Err(LaunchError::ClusterRefused {
-            cluster,
-            why:
-                "not one such cluster fits on a GPC (cuOccupancyMaxActiveClusters = 0)"
-                    .into(),
-        }
-        .into());
-    }
-    let mut attrs = [cluster_attribute(cluster)];
-    let config = launch_config(gpu, cfg, &mut attrs);
-    let mut params = args.pointers();
-    sys::cuLaunchKernelEx(
-        &config,
-        f.cu_function(),
-        params.as_mut_ptr(),
-        std::ptr::null_mut(),
-    )
-    .result()?;
-    Ok(())
+    let plan = plan_cluster(gpu, f, cfg, cluster)?;
+    launch_planned_cluster(&gpu.stream, f, &plan, args)
 }
 
 // ---------------------------------------------------------------- tensor maps

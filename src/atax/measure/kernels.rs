@@ -8,7 +8,8 @@ use cudarc::driver::{CudaSlice, CudaStream};
 use super::{Plans, Skipped, STREAMS};
 use crate::atax::datasets::{bytes_moved, partial_bytes, Dataset};
 use crate::atax::device::{
-    fused_form, fused_shape, FusedLaunch, Kernels, OneLaunch, TmpKernel, YKernel,
+    fused_form, fused_shape, FusedClusterLaunch, FusedLaunch, Kernels, OneLaunch,
+    TmpKernel, YKernel,
 };
 use crate::atax::element::{address, Element};
 use crate::atax::reference::{self, Reference};
@@ -41,12 +42,15 @@ pub enum KernelVariant {
     FusedOnce,
     /// The same pass, its y added with atomics, in one ordinary launch.
     FusedAtomic,
+    /// The same pass in thread-block clusters: the blocks of a cluster add their y
+    /// through distributed shared memory, then one atomic per column and cluster.
+    FusedCluster,
     /// cuBLAS, two gemv calls.
     Cublas,
 }
 
 impl KernelVariant {
-    pub const ALL: [KernelVariant; 12] = [
+    pub const ALL: [KernelVariant; 13] = [
         Self::Baseline,
         Self::XConst,
         Self::TransposeThenTwoKernels,
@@ -58,6 +62,7 @@ impl KernelVariant {
         Self::Fused,
         Self::FusedOnce,
         Self::FusedAtomic,
+        Self::FusedCluster,
         Self::Cublas,
     ];
 
@@ -74,6 +79,7 @@ impl KernelVariant {
             Self::Fused => "fused",
             Self::FusedOnce => "fused, grid barrier",
             Self::FusedAtomic => "fused, atomics",
+            Self::FusedCluster => "fused, cluster + atomics",
             Self::Cublas => "cuBLAS gemv ×2",
         }
     }
@@ -82,7 +88,7 @@ impl KernelVariant {
     /// and writes it once more.
     pub fn passes_over_a(self) -> u64 {
         match self {
-            Self::Fused | Self::FusedOnce | Self::FusedAtomic => 1,
+            Self::Fused | Self::FusedOnce | Self::FusedAtomic | Self::FusedCluster => 1,
             Self::TransposeThenTwoKernels => 4,
             _ => 2,
         }
@@ -112,6 +118,12 @@ impl KernelVariant {
                 let blocks = dev.atomic.map_or(0, |l| l.blocks) as u64;
                 partial_bytes(blocks, n, e) / 2 + 2 * (n * e) as u64
             }
+            // The same with one row of atomics per cluster: the blocks of a cluster add
+            // their rows in shared memory, which device memory never sees.
+            Self::FusedCluster => {
+                let clusters = dev.cluster.map_or(0, |l| l.grid.clusters) as u64;
+                partial_bytes(clusters, n, e) / 2 + 2 * (n * e) as u64
+            }
             Self::WarpPerRowSplitY => split(m, n)?,
             Self::PreTransposedSplit => split(m, n)? + split(n, m)?,
             _ => 0,
@@ -128,7 +140,9 @@ impl KernelVariant {
                 T::X_CONST_CAPACITY,
                 T::C_NAME
             )),
-            Self::Fused if fused_shape(n, T::FUSED_COLUMNS_PER_THREAD).is_none() => {
+            Self::Fused | Self::FusedCluster
+                if fused_shape(n, T::FUSED_COLUMNS_PER_THREAD).is_none() =>
+            {
                 let most = 1024
                     * T::FUSED_COLUMNS_PER_THREAD.last().copied().unwrap_or(1) as usize;
                 Some(format!(
@@ -188,10 +202,13 @@ pub struct DeviceProblem<T: Element> {
     /// The one-launch fused kernels' launches; `None` when no instance covers n.
     pub once: Option<FusedLaunch>,
     pub atomic: Option<FusedLaunch>,
+    /// The cluster pass's launch, checked once here; `None` when no register instance
+    /// covers n.
+    pub cluster: Option<FusedClusterLaunch>,
     /// The grid barrier's two words, zero between launches.
     pub barrier: CudaSlice<u32>,
-    /// The atomic kernel's accumulator (n, zero between launches) and its count of
-    /// finished blocks (zero between launches).
+    /// The atomic kernels' accumulator (n, zero between launches) and their count of
+    /// finished blocks or clusters (zero between launches).
     pub acc: CudaSlice<T>,
     pub count: CudaSlice<u32>,
 }
@@ -212,6 +229,10 @@ impl<T: Element> DeviceProblem<T> {
             ),
             None => (None, None),
         };
+        let cluster = match k.fused_shape(n) {
+            Some(_) => Some(k.fused_cluster_launch(gpu, m, n)?),
+            None => None,
+        };
         // The streamed fused pipeline gives each of its STREAMS chunks at least one row;
         // the split kernels need one row per slice, of n (y) or of m (tmp from Aᵀ).
         let once_blocks = once.map_or(0, |l| l.blocks as usize);
@@ -231,6 +252,7 @@ impl<T: Element> DeviceProblem<T> {
             fused_blocks,
             once,
             atomic,
+            cluster,
             barrier: gpu.stream.alloc_zeros(2)?,
             acc: gpu.stream.alloc_zeros(n.max(1))?,
             count: gpu.stream.alloc_zeros(2)?,
@@ -286,6 +308,13 @@ pub fn enqueue_variant<T: Element>(
                     .as_ref()
                     .ok_or_else(|| anyhow::anyhow!("no fused form"))?;
                 return k.launch_fused_once(s, a, x, acc, y, count, (m, n), l);
+            }
+            KernelVariant::FusedCluster => {
+                let l = dev
+                    .cluster
+                    .as_ref()
+                    .ok_or_else(|| anyhow::anyhow!("no register instance covers n"))?;
+                return k.launch_fused_cluster(s, a, x, acc, y, count, (m, n), l);
             }
             KernelVariant::Cublas => return k.launch_cublas(s, a, x, tmp, y, (m, n)),
             KernelVariant::WarpPerRowSplitY => {

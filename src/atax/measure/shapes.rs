@@ -25,10 +25,11 @@ pub const QUICK_SHAPES: [Dataset; 4] = [
 ];
 
 /// What is timed at each shape: the fused passes and cuBLAS.
-pub const SHAPE_VARIANTS: [KernelVariant; 4] = [
+pub const SHAPE_VARIANTS: [KernelVariant; 5] = [
     KernelVariant::Fused,
     KernelVariant::FusedOnce,
     KernelVariant::FusedAtomic,
+    KernelVariant::FusedCluster,
     KernelVariant::Cublas,
 ];
 

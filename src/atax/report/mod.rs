@@ -221,6 +221,7 @@ struct ShapeRow {
     fused_us: String,
     grid_barrier_us: String,
     atomics_us: String,
+    cluster_us: String,
     cublas_us: String,
     best_fused: &'static str,
     speedup: String,
@@ -456,8 +457,12 @@ fn slides_table(run: &Run, r: &Results) -> anyhow::Result<()> {
 }
 
 /// The fused variants, in the order the chapter introduces them.
-const FUSED_VARIANTS: [KernelVariant; 3] =
-    [KernelVariant::Fused, KernelVariant::FusedOnce, KernelVariant::FusedAtomic];
+const FUSED_VARIANTS: [KernelVariant; 4] = [
+    KernelVariant::Fused,
+    KernelVariant::FusedOnce,
+    KernelVariant::FusedAtomic,
+    KernelVariant::FusedCluster,
+];
 
 /// One large float shape: the fastest fused variant (cold median) and cuBLAS, if both ran.
 struct ShapeTimes<'r> {
@@ -519,6 +524,7 @@ fn shapes_table(run: &Run, r: &Results) -> anyhow::Result<()> {
                 fused_us: t(KernelVariant::Fused),
                 grid_barrier_us: t(KernelVariant::FusedOnce),
                 atomics_us: t(KernelVariant::FusedAtomic),
+                cluster_us: t(KernelVariant::FusedCluster),
                 cublas_us: t(KernelVariant::Cublas),
                 best_fused: best.map_or("—", |k| k.variant.name()),
                 speedup: s.speedup().map_or_else(dash, |x| format!("{x:.2}×")),
@@ -533,7 +539,8 @@ fn shapes_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         (
             "headers",
             "fused_us = fused, two launches (µs) | grid_barrier_us = fused, grid barrier (µs) \
-             | atomics_us = fused, atomics (µs) | cublas_us = cuBLAS gemv ×2 (µs) | \
+             | atomics_us = fused, atomics (µs) | cluster_us = fused, cluster + atomics (µs) \
+             | cublas_us = cuBLAS gemv ×2 (µs) | \
              best_fused = fastest fused | speedup = cuBLAS ÷ fastest fused | \
              best_of_copy = fastest fused, of copy",
         ),
@@ -583,6 +590,7 @@ fn targets_table(run: &Run, r: &Results) -> anyhow::Result<Vec<TargetRow>> {
         KernelVariant::Fused,
         KernelVariant::FusedOnce,
         KernelVariant::FusedAtomic,
+        KernelVariant::FusedCluster,
         KernelVariant::WarpPerRow,
         KernelVariant::Cublas,
         KernelVariant::Tiled,
