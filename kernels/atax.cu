@@ -511,6 +511,7 @@ __device__ __forceinline__ T* y_shared_of_block() {
 // host never exceeds (it tries 8, then 4, 2, 1).
 constexpr unsigned MAX_CLUSTER_BLOCKS = 8;
 
+// ANCHOR: fused_cluster
 // Counts this cluster done; true in the block that counted the last of the `clusters`.
 // Called by block 0 of the cluster right after a cluster barrier. Only thread 0
 // fences: a fence is cumulative, it orders before the count every write thread 0 has
@@ -570,6 +571,7 @@ __device__ void fused_cluster(const T* a, const T* x, T* acc, T* y, unsigned* co
     if (rank == 0 && last_cluster_done(count, gridDim.x / blocks))
         copy_and_clear(acc, y, count, n);
 }
+// ANCHOR_END: fused_cluster
 
 // ANCHOR: split_rows
 // y = A^T v with more warps per column: the slides' kernel 2 reads the same 32
