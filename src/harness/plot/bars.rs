@@ -58,7 +58,7 @@ pub(super) fn draw_bars(
                 None => cat.clone(),
             };
             sc.ops.push(Op::Open(fig.hover(si, original.trim(), p)));
-            sc.rect(b, Some(st.color), None);
+            sc.bar(b, st.color, st.outlined);
             let cap = (bar_w * 0.3).clamp(1.5, 6.0);
             error_bar_v(sc, cx, ya.px(p.y_min), ya.px(p.y_max), cap, INK);
             sc.ops.push(Op::Close);
@@ -86,5 +86,38 @@ pub(super) fn draw_bars(
             }
         }
         sc.text(t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::harness::plot::testing::{clean, draw};
+    use crate::harness::plot::Point;
+    use crate::harness::plot::Spec;
+
+    /// Past the palette's eight colours a bar series keeps its colour as an outline around a
+    /// pale fill, in the plot and in the legend, so no two series look the same.
+    #[test]
+    fn series_past_the_palette_are_outlined() {
+        let spec = Spec::bar("Ten variants", "dataset", "fraction");
+        let pts: Vec<Point> = (0..10)
+            .map(|i| {
+                Point::new(
+                    &format!("variant {i}"),
+                    "LARGE",
+                    0.1 * f64::from(i + 1),
+                    0.0,
+                    1.1,
+                )
+            })
+            .collect();
+        let svg = draw(&spec, &pts);
+        // The first series' blue (0, 114, 178) fills two rectangles (bar and swatch); the
+        // ninth series' outline has the same colour, and its fill is the pale tint.
+        let blue_fills = svg.matches(r##"fill="#0072B2""##).count();
+        let blue_outlines = svg.matches(r##"stroke="#0072B2""##).count();
+        assert_eq!((blue_fills, blue_outlines), (2, 2), "{svg}");
+        assert_eq!(svg.matches(r##"fill="#B3D5E8""##).count(), 2, "{svg}");
+        clean(&svg);
     }
 }

@@ -39,7 +39,7 @@ impl Panel {
 pub(super) enum Swatch {
     Line { color: RGBColor, marker: Marker, dashed: bool },
     Markers { color: RGBColor, marker: Marker, hollow: bool },
-    Bar(RGBColor),
+    Bar { color: RGBColor, outlined: bool },
     Guide,
 }
 
@@ -48,6 +48,9 @@ pub(super) struct Style {
     pub(super) marker: Marker,
     pub(super) dashed: bool,
     pub(super) markers_only: bool,
+    /// The palette's second round: a bar of this series is drawn pale with an outline in its
+    /// colour, so that it is not mistaken for the series eight places before it.
+    pub(super) outlined: bool,
 }
 
 pub(super) struct Figure<'a> {
@@ -115,6 +118,7 @@ impl<'a> Figure<'a> {
                     marker: MARKERS[i % MARKERS.len()],
                     dashed: listed(&spec.dashed),
                     markers_only: listed(&spec.markers_only),
+                    outlined: (ci / PALETTE.len()) % 2 == 1,
                 }
             })
             .collect();
@@ -143,7 +147,7 @@ impl<'a> Figure<'a> {
                         marker: st.marker,
                         dashed: st.dashed,
                     },
-                    Kind::Bar => Swatch::Bar(st.color),
+                    Kind::Bar => Swatch::Bar { color: st.color, outlined: st.outlined },
                     Kind::Dot => Swatch::Markers {
                         color: st.color,
                         marker: st.marker,

@@ -157,7 +157,7 @@ pub(super) fn legend_rows(
 fn swatch_width(sw: &Swatch) -> f64 {
     match sw {
         Swatch::Line { .. } | Swatch::Guide => 28.0,
-        Swatch::Markers { .. } | Swatch::Bar(_) => 14.0,
+        Swatch::Markers { .. } | Swatch::Bar { .. } => 14.0,
     }
 }
 
@@ -170,8 +170,8 @@ fn swatch(sc: &mut Scene, sw: &Swatch, x: f64, y: f64) {
         Swatch::Markers { color, marker, hollow } => {
             sc.marker((x + 7.0, y), 5.0, *marker, *color, *hollow);
         }
-        Swatch::Bar(color) => {
-            sc.rect(Bx::new(x, y - 7.0, x + 14.0, y + 7.0), Some(*color), None);
+        Swatch::Bar { color, outlined } => {
+            sc.bar(Bx::new(x, y - 7.0, x + 14.0, y + 7.0), *color, *outlined);
         }
         Swatch::Guide => {
             sc.path(vec![(x, y), (x + 28.0, y)], GUIDE, 1, true);

@@ -226,6 +226,17 @@ impl Scene {
     ) {
         self.ops.push(Op::Rect { b, fill, stroke });
     }
+    /// A bar (or its legend swatch): filled with `color`, or, `outlined`, filled with a pale
+    /// tint of it inside a 2-pixel outline of it.
+    pub(super) fn bar(&mut self, b: Bx, color: RGBColor, outlined: bool) {
+        if outlined {
+            let pale = |c: u8| (f64::from(c) * 0.3 + 255.0 * 0.7).round() as u8;
+            let tint = RGBColor(pale(color.0), pale(color.1), pale(color.2));
+            self.rect(b, Some(tint), Some((color, 2)));
+        } else {
+            self.rect(b, Some(color), None);
+        }
+    }
     pub(super) fn path(
         &mut self,
         pts: Vec<(f64, f64)>,
