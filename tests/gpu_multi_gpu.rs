@@ -1,7 +1,8 @@
 //! GPU checks of the chapter "Memory across GPUs" against the CPU, at sizes that are multiples of
-//! nothing. The single-GPU checks run on any GPU; the others need two and say so when there is
-//! only one. Run on a GPU machine with NCCL:
-//! `cargo test --release --test gpu_multi_gpu -- --ignored --test-threads=1`.
+//! nothing. The single-GPU checks run on any GPU; those named `two_gpus_*` need two GPUs with
+//! peer access and fail, saying so, on a machine with one. Run on a GPU machine with NCCL:
+//! `cargo test --release --test gpu_multi_gpu -- --ignored --test-threads=1`, adding
+//! `--skip two_gpus` where there is one GPU.
 
 use std::sync::Once;
 
@@ -24,18 +25,19 @@ fn open(ordinal: usize) -> Gpu {
     Gpu::open_ordinal(ordinal, false).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// GPUs 0 and 1 with peer access both ways, or `None` (and a message) on a one-GPU machine.
-fn two() -> Option<(Gpu, Gpu)> {
+/// GPUs 0 and 1 with peer access both ways. A one-GPU machine fails the check with that
+/// reason rather than passing it unchecked (`--skip two_gpus` leaves these checks out there).
+fn two() -> (Gpu, Gpu) {
     setup();
     let count = devices::device_count().unwrap_or_else(|e| panic!("{e:#}"));
-    if count < 2 {
-        eprintln!("skipped: this check needs two GPUs and this machine has {count}");
-        return None;
-    }
+    assert!(
+        count >= 2,
+        "this check needs two GPUs and this machine has {count} (run with --skip two_gpus)"
+    );
     let (a, b) = (open(0), open(1));
     assert!(devices::enable_peer_access(&a, &b).unwrap(), "no peer access 0 -> 1");
     assert!(devices::enable_peer_access(&b, &a).unwrap(), "no peer access 1 -> 0");
-    Some((a, b))
+    (a, b)
 }
 
 #[test]
@@ -84,9 +86,9 @@ fn atax_on_one_gpu_matches_the_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_path_between_two_gpus_delivers_every_byte() {
-    let Some((a, b)) = two() else { return };
+#[ignore = "needs a CUDA GPU, and a second one with peer access"]
+fn two_gpus_every_path_delivers_every_byte() {
+    let (a, b) = two();
     let (ka, kb) = (PeerKernels::load(&a).unwrap(), PeerKernels::load(&b).unwrap());
     let pair = Pair { a: &a, b: &b, kernels_a: &ka, kernels_b: &kb, peer_access: true };
     let sizes = [4096 + 3, (1 << 20) + 100, 3 << 20];
@@ -100,9 +102,9 @@ fn every_path_between_two_gpus_delivers_every_byte() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
-fn the_peer_chase_and_the_time_across_gpus() {
-    let Some((a, b)) = two() else { return };
+#[ignore = "needs a CUDA GPU, and a second one with peer access"]
+fn two_gpus_the_peer_chase_and_the_time() {
+    let (a, b) = two();
     let kb = PeerKernels::load(&b).unwrap();
     let lat = peer::measure_latency(&b, &kb, Some(&a), 8 << 20, 1000, 2, 3)
         .unwrap_or_else(|e| panic!("{e:#}"));
@@ -115,9 +117,9 @@ fn the_peer_chase_and_the_time_across_gpus() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_collective_matches_the_cpu_at_odd_sizes() {
-    let Some((a, b)) = two() else { return };
+#[ignore = "needs a CUDA GPU, and a second one with peer access"]
+fn two_gpus_every_collective_matches_the_cpu_at_odd_sizes() {
+    let (a, b) = two();
     let gpus = [&a, &b];
     let comms = Comms::new(&gpus).unwrap_or_else(|e| panic!("{e:#}"));
     for c in Collective::ALL {
@@ -138,9 +140,9 @@ fn every_collective_matches_the_cpu_at_odd_sizes() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
-fn atax_split_over_two_gpus_matches_the_cpu_on_every_gpu() {
-    let Some((a, b)) = two() else { return };
+#[ignore = "needs a CUDA GPU, and a second one with peer access"]
+fn two_gpus_atax_split_matches_the_cpu_on_every_gpu() {
+    let (a, b) = two();
     let gpus = [&a, &b];
     let k = [AtaxGpu::load(&a).unwrap(), AtaxGpu::load(&b).unwrap()];
     let comms = Comms::new(&gpus).unwrap();
