@@ -4,12 +4,14 @@
 //! sizes, then at the PolyBench 4.2 datasets (double and float) and at a 16384² float matrix
 //! verifies and times: kernels alone (L2 warm and cold, next to the copy bandwidth measured in
 //! the same run), and end to end with the transfers (next to the pinned host-to-device copy of
-//! A). It writes the `atax-*` figures and tables and their CSVs.
+//! A). It writes the `atax-*` figures and tables and their CSVs. `--part pitched` measures
+//! only the odd square shapes as allocated and with rows pitched to whole cache lines
+//! (`atax-pitched`).
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::atax::{self, Settings, CEILING_MIB, SIDE};
+use cmbook::atax::{self, Part, Settings, CEILING_MIB, SIDE};
 use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
 
@@ -26,6 +28,10 @@ struct Args {
           help = CEILING_MIB.help("MiB copied by the copy kernel that sets the device ceiling"),
           value_parser = clap::value_parser!(u64).range(1..=65_536))]
     ceiling_mib: Option<u64>,
+    #[arg(long, value_enum, default_value_t = Part::All,
+          help = "What to measure: everything, or only the odd square shapes as allocated and \
+                  pitched (with the copy ceiling they are compared with)")]
+    part: Part,
 }
 
 impl Example for Args {
@@ -39,6 +45,7 @@ fn main() -> ExitCode {
         let settings = Settings {
             side: run.pick(args.side, SIDE) as usize,
             ceiling_mib: run.pick(args.ceiling_mib, CEILING_MIB),
+            part: args.part,
         };
         let results = atax::measure(run, &settings)?;
         atax::report(run, &results)

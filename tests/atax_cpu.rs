@@ -10,7 +10,10 @@ use cmbook::atax::device::{
 };
 use cmbook::atax::element::Element;
 use cmbook::atax::exercises;
-use cmbook::atax::measure::KernelVariant;
+use cmbook::atax::measure::{
+    HostProblem, KernelVariant, PITCHED_SHAPES, QUICK_PITCHED_SHAPES,
+    ROW_ALIGN_ELEMENTS,
+};
 use cmbook::atax::reference::{self, SLIDES_CLAIMS};
 use cmbook::atax::report::SLIDES_TO_OURS;
 use cmbook::harness::inputs;
@@ -82,6 +85,54 @@ fn a_float_result_in_another_order_passes_and_a_wrong_one_fails() {
         .index,
         17
     );
+}
+
+/// A pitched problem holds the plain problem's numbers row by row with zero padding, keeps
+/// its reference, accepts y with an exactly zero padding and refuses any other.
+#[test]
+fn a_pitched_problem_is_the_same_problem_with_zero_padding() {
+    let d = Dataset::new("37×45", 37, 45);
+    let plain = HostProblem::<f32>::new(d, 11);
+    let p = HostProblem::<f32>::pitched("37×45 pitched", d, 64, 11);
+    assert_eq!((p.d.m, p.d.n, p.cols, p.a.len(), p.x.len()), (37, 64, 45, 37 * 64, 64));
+    for (i, row) in p.a.chunks_exact(64).enumerate() {
+        assert_eq!(&row[..45], &plain.a[i * 45..(i + 1) * 45]);
+        assert!(row[45..].iter().all(|&v| v == 0.0));
+    }
+    assert_eq!(&p.x[..45], &plain.x[..]);
+    assert!(p.x[45..].iter().all(|&v| v == 0.0));
+    assert_eq!(p.reference.y, plain.reference.y);
+    // The kernels' y on the padded matrix: the reference, then zeros.
+    let y_of = |pad: f32| {
+        let mut y: Vec<f32> = plain.reference.y.iter().map(|&v| v as f32).collect();
+        y.resize(64, pad);
+        y
+    };
+    p.check("pitched", &y_of(0.0)).unwrap();
+    p.check("pitched", &y_of(-0.0)).unwrap();
+    assert!(p.check("pitched", &y_of(1e-30)).is_err(), "padding must be exactly zero");
+    assert!(p.check("pitched", &y_of(f32::NAN)).is_err(), "NaN never passes");
+    assert!(p.check("pitched", &y_of(0.0)[..45]).is_err(), "y without its padding");
+    let mut wrong = y_of(0.0);
+    wrong[44] += 1.0;
+    assert!(p.check("pitched", &wrong).is_err());
+}
+
+/// The shapes measured pitched are odd, so their pitch adds padding and starts every row on
+/// a 128-byte line (in float).
+#[test]
+fn the_pitched_shapes_are_odd_and_their_pitch_is_whole_lines() {
+    for (d, name) in PITCHED_SHAPES.iter().chain(&QUICK_PITCHED_SHAPES) {
+        let pitch = d.n.next_multiple_of(ROW_ALIGN_ELEMENTS);
+        assert!(d.n % 2 == 1 && pitch > d.n && (pitch * 4) % 128 == 0, "{}", d.label());
+        assert!(name.starts_with(d.name) && name.ends_with("pitched"), "{name}");
+    }
+}
+
+#[test]
+#[should_panic(expected = "cannot hold rows")]
+fn a_pitch_shorter_than_a_row_is_refused() {
+    HostProblem::<f32>::pitched("short", Dataset::new("3×40", 3, 40), 32, 1);
 }
 
 #[test]

@@ -49,6 +49,42 @@ fn every_double_kernel_matches_the_cpu() {
     every_kernel_at_odd_sizes::<f64>();
 }
 
+/// The fused passes and cuBLAS on pitched rows (zero padding in A, x and y) at odd sides,
+/// square, tall and wide: y matches the CPU and its padding is exactly zero.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_fused_passes_and_cublas_match_the_cpu_on_pitched_rows() {
+    let gpu = open();
+    let k = Kernels::<f32>::load(&gpu).unwrap();
+    for (i, d) in [
+        Dataset::new("333×517", 333, 517),
+        Dataset::new("1537²", 1537, 1537),
+        Dataset::new("2049×31", 2049, 31),
+        Dataset::new("67×16411", 67, 16411),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let pitch = d.n.next_multiple_of(measure::ROW_ALIGN_ELEMENTS);
+        let p = HostProblem::<f32>::pitched("pitched", d, pitch, 20 + i as u64);
+        let (results, skipped) = measure::kernels::measure_variants(
+            &gpu,
+            &k,
+            &p,
+            None,
+            &measure::SHAPE_VARIANTS,
+        )
+        .unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(results.len() + skipped.len(), measure::SHAPE_VARIANTS.len());
+        assert!(
+            results.len() >= 3,
+            "{}: only {} ran: {skipped:?}",
+            d.label(),
+            results.len()
+        );
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_host_strategy_matches_the_cpu_and_times() {

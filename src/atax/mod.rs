@@ -20,7 +20,7 @@ pub mod measure;
 pub mod reference;
 pub mod report;
 
-pub use measure::{measure, Settings, CEILING_MIB, SIDE};
+pub use measure::{measure, Part, Settings, CEILING_MIB, SIDE};
 pub use report::report;
 
 /// The kernel file of this chapter.

@@ -386,6 +386,7 @@ pub const ATAX: Chapter = Chapter {
         "atax-slides",
         "atax-targets",
         "atax-shapes",
+        "atax-pitched",
         "atax-playbook",
         "atax-skipped",
         "atax-speedup",

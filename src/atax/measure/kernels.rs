@@ -167,9 +167,13 @@ impl KernelVariant {
 
 /// A problem on the host: inputs and the reference result.
 pub struct HostProblem<T: Element> {
+    /// The matrix as stored: `d.n` is the row pitch, which [`HostProblem::pitched`] makes
+    /// larger than the problem's columns.
     pub d: Dataset,
     pub a: Vec<T>,
     pub x: Vec<T>,
+    /// Columns of the problem (the reference's length); `d.n` minus the padding.
+    pub cols: usize,
     pub reference: Reference,
 }
 
@@ -178,13 +182,46 @@ impl<T: Element> HostProblem<T> {
         let a = T::random(d.m * d.n, seed);
         let x = T::random(d.n, seed ^ 0x5EED);
         let reference = reference::atax(&a, &x, d.m, d.n);
-        Self { d, a, x, reference }
+        Self { d, a, x, cols: d.n, reference }
     }
 
-    /// Compares a downloaded y with the reference.
+    // ANCHOR: pitched
+    /// The problem of [`HostProblem::new`]`(d, seed)`, the same numbers, with every row of A
+    /// stored in `pitch` elements: the padding of A and of x is zero, so every kernel runs
+    /// unchanged on an m × pitch matrix, tmp = A·x is the same, and y gets `pitch − n`
+    /// trailing entries that are exactly zero. Stored as the dataset `name`.
+    pub fn pitched(name: &'static str, d: Dataset, pitch: usize, seed: u64) -> Self {
+        assert!(
+            pitch >= d.n,
+            "a pitch of {pitch} elements cannot hold rows of {}",
+            d.n
+        );
+        let plain = Self::new(d, seed);
+        let mut a = vec![T::default(); d.m * pitch];
+        for (padded, row) in a.chunks_exact_mut(pitch).zip(plain.a.chunks_exact(d.n)) {
+            padded[..d.n].copy_from_slice(row);
+        }
+        let mut x = plain.x;
+        x.resize(pitch, T::default());
+        let d = Dataset::new(name, d.m, pitch);
+        Self { d, a, x, cols: plain.cols, reference: plain.reference }
+    }
+    // ANCHOR_END: pitched
+
+    /// Compares a downloaded y with the reference (and a pitched problem's padding of y with
+    /// zero, exactly).
     pub fn check(&self, what: &str, y: &[T]) -> anyhow::Result<Report> {
-        let tol = self.reference.tolerance(T::EPS, self.d.m, self.d.n);
+        let tol = self.reference.tolerance(T::EPS, self.d.m, self.cols);
         let name = format!("{what} ({})", T::C_NAME);
+        let (y, padding) = y.split_at(self.cols.min(y.len()));
+        let padding: Vec<f64> = padding.iter().map(|&v| v.into()).collect();
+        let zeros = vec![0.0; self.d.n - self.cols];
+        verify::check_exact(
+            &format!("{name}, padding"),
+            &self.d.label(),
+            &padding,
+            &zeros,
+        )?;
         Ok(verify::check_close(&name, &self.d.label(), y, &self.reference.y, tol)?)
     }
 }

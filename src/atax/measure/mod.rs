@@ -7,7 +7,8 @@
 //! * [`end_to_end`]: the host strategies, with the transfers;
 //! * [`occupancy`]: kernel 2 alone, with few and with many warps per column;
 //! * [`host_costs`]: the host buffer of A (pageable, pinned, registered) and a context;
-//! * [`shapes`]: the fused pass against cuBLAS at large tall, wide and odd float shapes.
+//! * [`shapes`]: the fused pass against cuBLAS at large tall, wide and odd float shapes, and
+//!   at the odd ones with pitched rows.
 
 pub mod end_to_end;
 pub mod host_costs;
@@ -28,7 +29,10 @@ pub use host_costs::{
 };
 pub use kernels::{measure_kernels, HostProblem, KernelResult, KernelVariant};
 pub use occupancy::{measure_y_alone, Launch, YAloneKernel, YAloneResult};
-pub use shapes::{measure_shapes, LARGE_SHAPES, QUICK_SHAPES, SHAPE_VARIANTS};
+pub use shapes::{
+    measure_pitched, measure_shapes, LARGE_SHAPES, PITCHED_SHAPES,
+    QUICK_PITCHED_SHAPES, QUICK_SHAPES, ROW_ALIGN_ELEMENTS, SHAPE_VARIANTS,
+};
 
 /// Side of the square float matrix beyond L2, in elements.
 pub const SIDE: FullQuick<u64> = FullQuick::new(16384, 1024);
@@ -45,6 +49,16 @@ pub struct Settings {
     pub side: usize,
     /// MiB the copy kernel copies to set the device ceiling.
     pub ceiling_mib: u64,
+    pub part: Part,
+}
+
+/// What one run measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// Everything: every table and figure of the chapter.
+    All,
+    /// The copy ceiling and the odd square shapes as allocated and pitched (`atax-pitched`).
+    Pitched,
 }
 
 /// The plans every measurement runs under.
@@ -97,6 +111,10 @@ pub struct Results {
     pub kernels: Vec<KernelResult>,
     /// The fused passes and cuBLAS at the large float shapes of [`shapes`].
     pub shapes: Vec<KernelResult>,
+    /// The same at the odd square shapes, as allocated and pitched.
+    pub pitched: Vec<KernelResult>,
+    /// What was measured: with [`Part::Pitched`], only the copy ceiling and `pitched`.
+    pub part: Part,
     pub end_to_end: Vec<EndToEndResult>,
     /// Kernel 2 alone, launched with few and with many warps per column.
     pub y_alone: Vec<YAloneResult>,
@@ -118,8 +136,9 @@ pub fn large_square(side: usize) -> Dataset {
 }
 
 /// Measures the copy ceiling, verifies everything at the odd sizes, then verifies and times
-/// everything at the PolyBench datasets (double and float; the first two with `--quick`) and
-/// at the large square float matrix.
+/// everything at the PolyBench datasets (double and float; the first two with `--quick`),
+/// at the large square float matrix and at the large shapes, the odd ones pitched too.
+/// [`Part::Pitched`]: the copy ceiling and the pitched comparison only.
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let gpu = run.gpu();
     let (reps, seed) = (run.reps(), run.seed);
@@ -132,7 +151,10 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let k32 = Kernels::<f32>::load(gpu)?;
     let k64 = Kernels::<f64>::load(gpu)?;
     let shapes: &[Dataset] = if run.quick { &QUICK_SHAPES } else { &LARGE_SHAPES };
-    let bar = run.progress(1 + 2 * ODD_SIZES.len() + 2 * polybench.len() + 2);
+    let pitched = if run.quick { &QUICK_PITCHED_SHAPES } else { &PITCHED_SHAPES };
+    let all = settings.part == Part::All;
+    let steps = if all { 1 + 2 * ODD_SIZES.len() + 2 * polybench.len() + 3 } else { 2 };
+    let bar = run.progress(steps);
 
     bar.set_message(format!("copy ceiling, {} MiB", settings.ceiling_mib));
     let copy = CopyKernel::load(gpu)?;
@@ -140,9 +162,13 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let copy_gbps =
         ceiling::measure_copy(gpu, &copy, ceiling_bytes, cold, seed)?.best_gbps();
     bar.inc(1);
-    bar.set_message("a new CUDA context");
-    let context = measure_context_creation(gpu, reps.clamp(1, 5))
-        .map_err(|e| format!("creating a second context on this GPU failed: {e:#}"));
+    let context = if all {
+        bar.set_message("a new CUDA context");
+        measure_context_creation(gpu, reps.clamp(1, 5))
+            .map_err(|e| format!("creating a second context on this GPU failed: {e:#}"))
+    } else {
+        Err("not measured (--part pitched)".to_string())
+    };
 
     let mut results = Results {
         copy_gbps,
@@ -150,6 +176,8 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         transfers: Vec::new(),
         kernels: Vec::new(),
         shapes: Vec::new(),
+        pitched: Vec::new(),
+        part: settings.part,
         end_to_end: Vec::new(),
         y_alone: Vec::new(),
         host_costs: Vec::new(),
@@ -158,6 +186,16 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         skipped: Vec::new(),
         odd_checks: 0,
     };
+
+    if !all {
+        bar.set_message("fused and cuBLAS at odd sides, as allocated and pitched");
+        let (timed, skipped) =
+            measure_pitched(gpu, &k32, pitched, large_plans, seed + 600)?;
+        results.pitched = timed;
+        results.skipped.extend(skipped);
+        bar.finish_and_clear();
+        return Ok(results);
+    }
 
     // Correctness at sizes that are multiples of nothing, before any timing.
     for (i, d) in ODD_SIZES.iter().enumerate() {
@@ -184,6 +222,12 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     bar.set_message("fused and cuBLAS at tall, wide and odd shapes");
     let (timed, skipped) = measure_shapes(gpu, &k32, shapes, large_plans, seed + 500)?;
     results.shapes = timed;
+    results.skipped.extend(skipped);
+    bar.inc(1);
+    bar.set_message("fused and cuBLAS at odd sides, as allocated and pitched");
+    let (timed, skipped) =
+        measure_pitched(gpu, &k32, pitched, large_plans, seed + 600)?;
+    results.pitched = timed;
     results.skipped.extend(skipped);
     bar.inc(1);
     bar.finish_and_clear();

@@ -1,5 +1,6 @@
 //! The fused pass against cuBLAS at large float shapes beyond the book's square: sides
-//! that are not powers of two, a tall and a wide matrix (A always beyond L2).
+//! that are not powers of two, a tall and a wide matrix (A always beyond L2); and the odd
+//! sides again with their rows pitched to whole cache lines.
 
 use super::kernels::{measure_variants, HostProblem, KernelResult, KernelVariant};
 use super::{Plans, Skipped};
@@ -47,6 +48,44 @@ pub fn measure_shapes(
         let (r, s) = measure_variants(gpu, k, &p, Some(plans), &SHAPE_VARIANTS)?;
         results.extend(r);
         skipped.extend(s);
+    }
+    Ok((results, skipped))
+}
+
+/// Elements a pitched row is rounded up to: 32 floats are the 128 bytes of a cache line, so
+/// every row of a pitched float matrix starts on a line.
+pub const ROW_ALIGN_ELEMENTS: usize = 32;
+
+/// The odd square shapes measured both as allocated and pitched, with the pitched
+/// problem's name.
+pub const PITCHED_SHAPES: [(Dataset, &str); 2] =
+    [(LARGE_SHAPES[0], "12289² pitched"), (LARGE_SHAPES[1], "16383² pitched")];
+/// The same, small, for `--quick`.
+pub const QUICK_PITCHED_SHAPES: [(Dataset, &str); 2] =
+    [(QUICK_SHAPES[0], "1537² pitched"), (QUICK_SHAPES[1], "2047² pitched")];
+
+/// Verifies, then times, [`SHAPE_VARIANTS`] in float at each of `shapes` as allocated
+/// (rows of n elements, back to back) and pitched (the same numbers, each row in
+/// n rounded up to [`ROW_ALIGN_ELEMENTS`]), the first right after the second so that both
+/// run on the same GPU state.
+pub fn measure_pitched(
+    gpu: &Gpu,
+    k: &Kernels<f32>,
+    shapes: &[(Dataset, &'static str)],
+    plans: Plans,
+    seed: u64,
+) -> anyhow::Result<(Vec<KernelResult>, Vec<Skipped>)> {
+    let (mut results, mut skipped) = (Vec::new(), Vec::new());
+    for (i, &(d, name)) in shapes.iter().enumerate() {
+        let at = seed + i as u64;
+        let pitch = d.n.next_multiple_of(ROW_ALIGN_ELEMENTS);
+        for p in
+            [HostProblem::<f32>::new(d, at), HostProblem::pitched(name, d, pitch, at)]
+        {
+            let (r, s) = measure_variants(gpu, k, &p, Some(plans), &SHAPE_VARIANTS)?;
+            results.extend(r);
+            skipped.extend(s);
+        }
     }
     Ok((results, skipped))
 }

@@ -7,7 +7,7 @@ use crate::harness::{Run, Stats};
 
 use super::datasets::{floor_ms, Dataset, LARGE_SQUARE, POLYBENCH};
 use super::measure::{
-    EndToEndResult, HostCosts, KernelResult, KernelVariant, Results, Strategy,
+    EndToEndResult, HostCosts, KernelResult, KernelVariant, Part, Results, Strategy,
     Transfer, YAloneKernel,
 };
 use super::reference::SLIDES_CLAIMS;
@@ -268,6 +268,11 @@ pub const SLIDES_TO_OURS: [(&str, Strategy); 5] = [
 /// Writes every figure and table of the chapter and prints the summary: one line per target
 /// and the number of checks behind them.
 pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let pitched = pitched_table(run, r)?;
+    if r.part == Part::Pitched {
+        println!("{pitched}");
+        return Ok(());
+    }
     ceilings_table(run, r)?;
     kernels_table(run, r)?;
     end_to_end_table(run, r)?;
@@ -288,6 +293,7 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
             t.target, t.required, t.measured, t.met
         );
     }
+    println!("{pitched}");
     println!(
         "{} checks at odd sizes, {} kernel and {} end-to-end measurements",
         r.odd_checks,
@@ -492,22 +498,29 @@ impl Results {
         let big = LARGE_SQUARE.name;
         let square =
             self.kernels.iter().filter(|k| k.d.name == big && k.elem == "float");
-        let mut shapes: Vec<ShapeTimes> = Vec::new();
-        for k in square.chain(&self.shapes).filter(|k| k.times.is_some()) {
-            let keep = FUSED_VARIANTS.contains(&k.variant)
-                || k.variant == KernelVariant::Cublas;
-            if !keep {
-                continue;
-            }
-            match shapes.iter_mut().find(|s| s.d == k.d) {
-                Some(s) => s.by_variant.push((k.variant, k)),
-                None => {
-                    shapes.push(ShapeTimes { d: k.d, by_variant: vec![(k.variant, k)] })
-                }
+        by_shape(square.chain(&self.shapes))
+    }
+}
+
+/// The timed fused passes and cuBLAS of `results`, by dataset in order of appearance.
+fn by_shape<'r>(
+    results: impl Iterator<Item = &'r KernelResult>,
+) -> Vec<ShapeTimes<'r>> {
+    let mut shapes: Vec<ShapeTimes> = Vec::new();
+    for k in results.filter(|k| k.times.is_some()) {
+        let keep =
+            FUSED_VARIANTS.contains(&k.variant) || k.variant == KernelVariant::Cublas;
+        if !keep {
+            continue;
+        }
+        match shapes.iter_mut().find(|s| s.d == k.d) {
+            Some(s) => s.by_variant.push((k.variant, k)),
+            None => {
+                shapes.push(ShapeTimes { d: k.d, by_variant: vec![(k.variant, k)] })
             }
         }
-        shapes
     }
+    shapes
 }
 
 /// `atax-shapes`: the fused variants and cuBLAS at every large float shape, L2 cold.
@@ -547,6 +560,70 @@ fn shapes_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     ];
     let title = "The fused passes and cuBLAS at large float shapes, L2 cold";
     run.table("atax-shapes", title, &shown, &rows)
+}
+
+#[derive(serde::Serialize)]
+struct PitchedRow {
+    shape: String,
+    row_bytes: usize,
+    fused_us: String,
+    atomics_us: String,
+    best_fused: &'static str,
+    cublas_us: String,
+    speedup: String,
+    best_of_copy: String,
+}
+
+/// `atax-pitched`: the odd square shapes as allocated and pitched, the fastest fused pass
+/// and cuBLAS, L2 cold; returns the console's summary line.
+fn pitched_table(run: &Run, r: &Results) -> anyhow::Result<String> {
+    let dash = || "—".to_string();
+    let shapes = by_shape(r.pitched.iter());
+    let rows: Vec<PitchedRow> = shapes
+        .iter()
+        .map(|s| {
+            let t = |v| s.cold_ms(v).map(us).unwrap_or_else(dash);
+            let best = s.best_fused();
+            PitchedRow {
+                shape: s.d.label(),
+                row_bytes: s.d.n * 4,
+                fused_us: t(KernelVariant::Fused),
+                atomics_us: t(KernelVariant::FusedAtomic),
+                best_fused: best.map_or("—", |k| k.variant.name()),
+                cublas_us: t(KernelVariant::Cublas),
+                speedup: s.speedup().map_or_else(dash, |x| format!("{x:.2}×")),
+                best_of_copy: best.map_or_else(dash, |k| {
+                    ratio(floor_ms(k.bytes, r.copy_gbps), k.cold().median_ms)
+                }),
+            }
+        })
+        .collect();
+    let shown = [
+        ("l2", "cold"),
+        (
+            "headers",
+            "row_bytes = bytes per row | fused_us = fused, two launches (µs) | \
+             atomics_us = fused, atomics (µs) | best_fused = fastest fused (every fused \
+             variant) | cublas_us = cuBLAS gemv ×2 (µs) | speedup = cuBLAS ÷ fastest fused | \
+             best_of_copy = fastest fused, of copy",
+        ),
+    ];
+    let title =
+        "Odd sides as allocated and with rows pitched to whole 128-byte lines, \
+                 float, L2 cold";
+    run.table("atax-pitched", title, &shown, &rows)?;
+    let worst = |pitched: bool| {
+        let of = shapes.iter().filter(|s| s.d.name.ends_with("pitched") == pitched);
+        of.filter_map(|s| s.speedup()).min_by(f64::total_cmp)
+    };
+    Ok(match (worst(false), worst(true)) {
+        (Some(plain), Some(pitched)) => format!(
+            "odd sides: fastest fused vs cuBLAS gemv ×2 at worst {plain:.2}× as allocated, \
+             {pitched:.2}× pitched ({} shapes)",
+            shapes.len() / 2
+        ),
+        _ => "odd sides: no shape was timed both ways".to_string(),
+    })
 }
 
 /// `atax-targets`: the chapter's targets, each computed from the results; returns them
