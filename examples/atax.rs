@@ -38,6 +38,10 @@ impl Example for Args {
     fn common(&self) -> &CommonArgs {
         &self.common
     }
+
+    fn counters_part(&self) -> Option<&'static str> {
+        (self.part == Part::Pitched).then_some("pitched")
+    }
 }
 
 fn main() -> ExitCode {

@@ -378,7 +378,12 @@ pub const ATAX: Chapter = Chapter {
     title: "ATAX: two matrix-vector products",
     needs: Needs::GpuAndCublas,
     reps: FullQuick::new(30, 3),
-    counted: &["atax-counters", "atax-counted"],
+    counted: &[
+        "atax-counters",
+        "atax-counted",
+        "atax-pitched-counters",
+        "atax-pitched-counted",
+    ],
     writes: &[
         "atax-ceilings",
         "atax-kernels",

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 use super::gpu::Gpu;
+use crate::chapters::Chapter;
 
 /// The metrics every chapter counts (ncu's names).
 pub const METRICS: &[&str] = &[
@@ -662,9 +663,33 @@ pub fn child_args(args: impl Iterator<Item = String>, out: &Path) -> Vec<String>
     kept
 }
 
+/// The stems a `--counters` run writes: the registry's first two (`<example>-counters`,
+/// `<example>-counted`), or for a part of the example that counts apart,
+/// `<example>-<part>-counters` and `<example>-<part>-counted`, which the registry must list.
+pub fn counters_stems(
+    chapter: &Chapter,
+    part: Option<&str>,
+) -> anyhow::Result<(&'static str, &'static str)> {
+    let listed = |suffix: &str| {
+        let want = match part {
+            Some(p) => format!("{}-{p}-{suffix}", chapter.example),
+            None => format!("{}-{suffix}", chapter.example),
+        };
+        chapter.counted.iter().copied().find(|&s| s == want).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} counts into {want}, which its registry entry does not list",
+                chapter.example
+            )
+        })
+    };
+    Ok((listed("counters")?, listed("counted")?))
+}
+
 /// The parent of a `--counters` run: runs this example under ncu as a counting child and
-/// writes what ncu counted for each case, beside the chapter's predictions.
-pub fn profile(run: &super::Run) -> anyhow::Result<()> {
+/// writes what ncu counted for each case, beside the chapter's predictions (into the stems
+/// of [`counters_stems`] for `part`).
+pub fn profile(run: &super::Run, part: Option<&str>) -> anyhow::Result<()> {
+    let (counters_stem, counted_stem) = counters_stems(run.chapter, part)?;
     let ncu = find_ncu().ok_or_else(ncu_missing)?;
     let scratch = std::env::temp_dir().join(format!(
         "cmbook-counters-{}-{}",
@@ -718,12 +743,6 @@ pub fn profile(run: &super::Run) -> anyhow::Result<()> {
         ("cache_control", "all (caches flushed before each replay pass: cold L2)"),
         ("counted_run", child.as_str()),
     ];
-    let [counters_stem, counted_stem] = run.chapter.counted else {
-        bail!(
-            "{} counts nothing (its registry entry lists no counters)",
-            run.chapter.example
-        );
-    };
     run.table(
         counters_stem,
         "Hardware counters of the chapter's key kernels",
@@ -777,6 +796,28 @@ fn extra_with<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_part_counts_into_its_own_listed_stems() {
+        let atax = &crate::chapters::ATAX;
+        assert_eq!(
+            counters_stems(atax, None).unwrap(),
+            ("atax-counters", "atax-counted")
+        );
+        assert_eq!(
+            counters_stems(atax, Some("pitched")).unwrap(),
+            ("atax-pitched-counters", "atax-pitched-counted")
+        );
+        let e = counters_stems(atax, Some("shapes")).unwrap_err().to_string();
+        assert!(
+            e.contains("atax-shapes-counters") && e.contains("does not list"),
+            "{e}"
+        );
+        let e = counters_stems(&crate::chapters::LOOP_PERMUTATION, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not list"), "{e}");
+    }
 
     const FIXTURE: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -130,6 +130,12 @@ pub trait Example: clap::Parser {
         chapter.needs
     }
 
+    /// A part of the example whose `--counters` are written apart from the whole run's, into
+    /// `<example>-<part>-counters` and `-counted` (see [`super::counters::counters_stems`]).
+    fn counters_part(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Checks that need no GPU, made before one is opened (bad input is exit code 2 even on
     /// a machine without a GPU).
     fn validate(&self) -> Result<(), UsageError> {
@@ -541,7 +547,7 @@ pub fn main<A: Example>(
             other => other?,
         };
         if parent {
-            return super::counters::profile(&run);
+            return super::counters::profile(&run, args.counters_part());
         }
         body(&run, args)?;
         if run.wrote.get() && !args_counting() {
