@@ -517,14 +517,14 @@ pub fn sum_case(case: &str, launches: &[Launch]) -> Counted {
         shared_st_conflicts: total(
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
         ),
-        achieved_occupancy_pct: weighted(
+        achieved_occupancy_pct: r2(weighted(
             "sm__warps_active.avg.pct_of_peak_sustained_active",
             time,
-        ),
-        theoretical_occupancy_pct: weighted(
+        )),
+        theoretical_occupancy_pct: r2(weighted(
             "sm__maximum_warps_per_active_cycle_pct",
             time,
-        ),
+        )),
         warp_instructions: total("smsp__inst_executed.sum"),
         stall_1: stall(0),
         stall_2: stall(1),
