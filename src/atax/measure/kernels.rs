@@ -186,10 +186,11 @@ impl<T: Element> HostProblem<T> {
     }
 
     // ANCHOR: pitched
-    /// The problem of [`HostProblem::new`]`(d, seed)`, the same numbers, with every row of A
-    /// stored in `pitch` elements: the padding of A and of x is zero, so every kernel runs
-    /// unchanged on an m × pitch matrix, tmp = A·x is the same, and y gets `pitch − n`
-    /// trailing entries that are exactly zero. Stored as the dataset `name`.
+    /// The problem of [`HostProblem::new`]`(d, seed)`, the same numbers, with every
+    /// row of A stored in `pitch` elements: the padding of A and of x is zero, so
+    /// every kernel runs unchanged on an m × pitch matrix, tmp = A·x is the same,
+    /// and y gets `pitch − n` trailing entries that are exactly zero. Stored as the
+    /// dataset `name`.
     pub fn pitched(name: &'static str, d: Dataset, pitch: usize, seed: u64) -> Self {
         assert!(
             pitch >= d.n,
