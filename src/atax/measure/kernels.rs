@@ -165,6 +165,19 @@ impl KernelVariant {
     }
 }
 
+// ANCHOR: pitched
+/// Rows of `n` elements (`a`, back to back) stored `pitch` elements apart, the padding
+/// zero: with `pitch` a multiple of a line's elements, every row starts on a line.
+pub fn pitched_rows<T: Copy + Default>(a: &[T], n: usize, pitch: usize) -> Vec<T> {
+    assert!(n > 0 && pitch >= n, "a pitch of {pitch} elements cannot hold rows of {n}");
+    let mut padded = vec![T::default(); a.len() / n * pitch];
+    for (to, row) in padded.chunks_exact_mut(pitch).zip(a.chunks_exact(n)) {
+        to[..n].copy_from_slice(row);
+    }
+    padded
+}
+// ANCHOR_END: pitched
+
 /// A problem on the host: inputs and the reference result.
 pub struct HostProblem<T: Element> {
     /// The matrix as stored: `d.n` is the row pitch, which [`HostProblem::pitched`] makes
@@ -185,29 +198,18 @@ impl<T: Element> HostProblem<T> {
         Self { d, a, x, cols: d.n, reference }
     }
 
-    // ANCHOR: pitched
-    /// The problem of [`HostProblem::new`]`(d, seed)`, the same numbers, with every
-    /// row of A stored in `pitch` elements: the padding of A and of x is zero, so
-    /// every kernel runs unchanged on an m × pitch matrix, tmp = A·x is the same,
-    /// and y gets `pitch − n` trailing entries that are exactly zero. Stored as the
-    /// dataset `name`.
+    /// The problem of [`HostProblem::new`]`(d, seed)`, the same numbers, with every row of
+    /// A stored in `pitch` elements ([`pitched_rows`]) and x padded with zeros to match:
+    /// every kernel runs unchanged on an m × pitch matrix, tmp = A·x is the same, and y gets
+    /// `pitch − n` trailing entries that are exactly zero. Stored as the dataset `name`.
     pub fn pitched(name: &'static str, d: Dataset, pitch: usize, seed: u64) -> Self {
-        assert!(
-            pitch >= d.n,
-            "a pitch of {pitch} elements cannot hold rows of {}",
-            d.n
-        );
         let plain = Self::new(d, seed);
-        let mut a = vec![T::default(); d.m * pitch];
-        for (padded, row) in a.chunks_exact_mut(pitch).zip(plain.a.chunks_exact(d.n)) {
-            padded[..d.n].copy_from_slice(row);
-        }
+        let a = pitched_rows(&plain.a, d.n, pitch);
         let mut x = plain.x;
         x.resize(pitch, T::default());
         let d = Dataset::new(name, d.m, pitch);
         Self { d, a, x, cols: plain.cols, reference: plain.reference }
     }
-    // ANCHOR_END: pitched
 
     /// Compares a downloaded y with the reference (and a pitched problem's padding of y with
     /// zero, exactly).
