@@ -489,6 +489,25 @@ impl<'r> ShapeTimes<'r> {
     fn speedup(&self) -> Option<f64> {
         Some(self.cold_ms(KernelVariant::Cublas)? / self.best_fused()?.cold().median_ms)
     }
+
+    /// The cells every shape table shows: a variant's cold median (µs), the fastest fused
+    /// variant's name, the speedup, and the fastest fused variant's fraction of the copy
+    /// bandwidth; a dash for what did not run.
+    fn cold_cell(&self, v: KernelVariant) -> String {
+        self.cold_ms(v).map_or_else(|| "—".into(), us)
+    }
+    fn best_fused_cell(&self) -> &'static str {
+        self.best_fused().map_or("—", |k| k.variant.name())
+    }
+    fn speedup_cell(&self) -> String {
+        self.speedup().map_or_else(|| "—".into(), |x| format!("{x:.2}×"))
+    }
+    fn best_of_copy_cell(&self, copy_gbps: f64) -> String {
+        self.best_fused().map_or_else(
+            || "—".into(),
+            |k| ratio(floor_ms(k.bytes, copy_gbps), k.cold().median_ms),
+        )
+    }
 }
 
 impl Results {
@@ -525,26 +544,19 @@ fn by_shape<'r>(
 
 /// `atax-shapes`: the fused variants and cuBLAS at every large float shape, L2 cold.
 fn shapes_table(run: &Run, r: &Results) -> anyhow::Result<()> {
-    let dash = || "—".to_string();
     let rows: Vec<ShapeRow> = r
         .large_shapes()
         .iter()
-        .map(|s| {
-            let t = |v| s.cold_ms(v).map(us).unwrap_or_else(dash);
-            let best = s.best_fused();
-            ShapeRow {
-                shape: s.d.label(),
-                fused_us: t(KernelVariant::Fused),
-                grid_barrier_us: t(KernelVariant::FusedOnce),
-                atomics_us: t(KernelVariant::FusedAtomic),
-                cluster_us: t(KernelVariant::FusedCluster),
-                cublas_us: t(KernelVariant::Cublas),
-                best_fused: best.map_or("—", |k| k.variant.name()),
-                speedup: s.speedup().map_or_else(dash, |x| format!("{x:.2}×")),
-                best_of_copy: best.map_or_else(dash, |k| {
-                    ratio(floor_ms(k.bytes, r.copy_gbps), k.cold().median_ms)
-                }),
-            }
+        .map(|s| ShapeRow {
+            shape: s.d.label(),
+            fused_us: s.cold_cell(KernelVariant::Fused),
+            grid_barrier_us: s.cold_cell(KernelVariant::FusedOnce),
+            atomics_us: s.cold_cell(KernelVariant::FusedAtomic),
+            cluster_us: s.cold_cell(KernelVariant::FusedCluster),
+            cublas_us: s.cold_cell(KernelVariant::Cublas),
+            best_fused: s.best_fused_cell(),
+            speedup: s.speedup_cell(),
+            best_of_copy: s.best_of_copy_cell(r.copy_gbps),
         })
         .collect();
     let shown = [
@@ -577,25 +589,18 @@ struct PitchedRow {
 /// `atax-pitched`: the odd square shapes as allocated and pitched, the fastest fused pass
 /// and cuBLAS, L2 cold; returns the console's summary line.
 fn pitched_table(run: &Run, r: &Results) -> anyhow::Result<String> {
-    let dash = || "—".to_string();
     let shapes = by_shape(r.pitched.iter());
     let rows: Vec<PitchedRow> = shapes
         .iter()
-        .map(|s| {
-            let t = |v| s.cold_ms(v).map(us).unwrap_or_else(dash);
-            let best = s.best_fused();
-            PitchedRow {
-                shape: s.d.label(),
-                row_bytes: s.d.n * 4,
-                fused_us: t(KernelVariant::Fused),
-                atomics_us: t(KernelVariant::FusedAtomic),
-                best_fused: best.map_or("—", |k| k.variant.name()),
-                cublas_us: t(KernelVariant::Cublas),
-                speedup: s.speedup().map_or_else(dash, |x| format!("{x:.2}×")),
-                best_of_copy: best.map_or_else(dash, |k| {
-                    ratio(floor_ms(k.bytes, r.copy_gbps), k.cold().median_ms)
-                }),
-            }
+        .map(|s| PitchedRow {
+            shape: s.d.label(),
+            row_bytes: s.d.n * 4,
+            fused_us: s.cold_cell(KernelVariant::Fused),
+            atomics_us: s.cold_cell(KernelVariant::FusedAtomic),
+            best_fused: s.best_fused_cell(),
+            cublas_us: s.cold_cell(KernelVariant::Cublas),
+            speedup: s.speedup_cell(),
+            best_of_copy: s.best_of_copy_cell(r.copy_gbps),
         })
         .collect();
     let shown = [
@@ -709,8 +714,8 @@ fn targets_table(run: &Run, r: &Results) -> anyhow::Result<Vec<TargetRow>> {
 
 /// `atax-playbook`: rules for memory-bound kernels, each with its evidence from this run.
 fn playbook_table(run: &Run, r: &Results) -> anyhow::Result<()> {
-    let big = LARGE_SQUARE.name;
     let dash = || "—".to_string();
+    let big = LARGE_SQUARE.name;
     let big_e2e = |s| {
         r.e2e(big, "float", s)
             .map(|e| format!("{:.2} ms", e.timing().median_ms))
