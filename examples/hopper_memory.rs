@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
-use cmbook::hopper::{self, Section, Settings, LOOKUP_MIB, STREAM_MIB};
+use cmbook::hopper_memory::{self, Section, Settings, LOOKUP_MIB, STREAM_MIB};
 
 /// Matrix sides of the TMA section: a power of two, one less (not a multiple of 32 or of
 /// 4), and a side not a multiple of 32 whose rows are 16-byte aligned.
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
             lookup_mib: run.pick(args.lookup_mib, LOOKUP_MIB),
             sides,
         };
-        let results = hopper::measure(run, &settings)?;
-        hopper::report(run, &results)
+        let results = hopper_memory::measure(run, &settings)?;
+        hopper_memory::report(run, &results)
     })
 }

@@ -267,8 +267,8 @@ pub const ALL: [KernelExercise; 9] = [
         id: "8.4",
         page: "hopper_memory.md",
         file: "exercises_hopper.cu",
-        function: function_of::<crate::hopper::exercises::TransposePitched>,
-        check: crate::hopper::exercises::check_transpose_pitched,
+        function: function_of::<crate::hopper_memory::exercises::TransposePitched>,
+        check: crate::hopper_memory::exercises::check_transpose_pitched,
     },
     KernelExercise {
         id: "9.5",

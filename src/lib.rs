@@ -14,7 +14,7 @@ pub mod cmm;
 pub mod coalescing;
 pub mod exercises;
 pub mod harness;
-pub mod hopper;
+pub mod hopper_memory;
 pub mod memory_spaces;
 pub mod multi_gpu;
 pub mod roofline;

@@ -225,7 +225,7 @@ fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
 fn the_tma_transpose_is_exact_where_it_can_map_the_rows_and_refused_elsewhere() {
     let (gpu, _) = open();
     let hopper =
-        cmbook::harness::kernels::KernelTable::<cmbook::hopper::HopperKernel>::load(
+        cmbook::harness::kernels::KernelTable::<cmbook::hopper_memory::HopperKernel>::load(
             &gpu,
         )
         .unwrap();

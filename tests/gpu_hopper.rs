@@ -6,7 +6,7 @@ use cmbook::harness::launch::{
     self, Args, L2Access, L2Limits, L2Window, Swizzle, TensorMap,
 };
 use cmbook::harness::{inputs, verify, Gpu};
-use cmbook::hopper::{reference, tma, HopperKernel as K};
+use cmbook::hopper_memory::{reference, tma, HopperKernel as K};
 use cudarc::driver::LaunchConfig;
 
 fn gpu() -> Gpu {
@@ -196,7 +196,7 @@ fn the_chapter_runs_quick_and_verifies() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn sgemm_stages_match_the_cpu_at_odd_sizes() {
-    use cmbook::hopper::sgemm;
+    use cmbook::hopper_memory::sgemm;
     use cmbook::tiling::device::Operands;
     use cmbook::tiling::reference::Reference;
     let gpu = gpu();
@@ -228,7 +228,7 @@ fn sgemm_stages_match_the_cpu_at_odd_sizes() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn an_sgemm_tile_never_written_is_caught() {
-    use cmbook::hopper::sgemm;
+    use cmbook::hopper_memory::sgemm;
     use cmbook::tiling::device::Operands;
     use cmbook::tiling::reference::Reference;
     let gpu = gpu();

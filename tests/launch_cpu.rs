@@ -6,7 +6,7 @@ use cmbook::harness::launch::{
     check_cluster, check_cooperative, L2Access, L2Limits, L2Window, LaunchError,
     Swizzle, TensorMapSpec,
 };
-use cmbook::hopper::reference;
+use cmbook::hopper_memory::reference;
 
 /// A valid map: a 1000 x 1000 float matrix with rows pitched to 1024 floats, 32 x 32 boxes.
 fn spec() -> TensorMapSpec {
@@ -217,7 +217,7 @@ fn pitched_layouts_and_transpose() {
 
 #[test]
 fn exercise_solutions() {
-    use cmbook::hopper::exercises::{barriers_per_boundary, pitch_for, stages_needed};
+    use cmbook::hopper_memory::exercises::{barriers_per_boundary, pitch_for, stages_needed};
     // 8.1: a 3.6 µs boundary is worth 76 barriers of 47.4 ns.
     assert_eq!(barriers_per_boundary(47.4, 3639.0), 76);
     assert_eq!(barriers_per_boundary(1000.0, 999.0), 0);

@@ -51,7 +51,7 @@ use crate::harness::sass::Tools;
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
 use crate::harness::{FullQuick, Gpu, Run, L2};
-use crate::hopper::HopperKernel;
+use crate::hopper_memory::HopperKernel;
 
 /// MiB copied by the copy kernel that sets the ceiling.
 pub const CEILING_MIB: FullQuick<u64> = FullQuick::new(1024, 16);

@@ -11,7 +11,7 @@ use crate::coalescing::transpose::TransposeKernel;
 use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::timing::Plan;
 use crate::harness::{inputs, verify, Gpu, UsageError};
-use crate::hopper::{tma, HopperKernel};
+use crate::hopper_memory::{tma, HopperKernel};
 
 use super::kernels::{Kernels, Measurement};
 
@@ -166,7 +166,7 @@ pub fn measure_transposes(
 }
 // ANCHOR_END: measure_transposes
 
-/// The TMA transpose of [Asynchronous memory on Hopper](crate::hopper) on a random
+/// The TMA transpose of [Asynchronous memory on Hopper](crate::hopper_memory) on a random
 /// `rows` × `cols` matrix laid out as `layout`: verified against the CPU (output poisoned
 /// first), then timed when `plan` is given. `Ok(Err(why))` where the TMA cannot address
 /// the rows (a pitch that is not a multiple of 16 bytes): nothing is launched then.
