@@ -12,7 +12,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use cmbook::atax::{self, Part, Settings, CEILING_MIB, SIDE};
-use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
 
 #[derive(Parser, Debug)]
@@ -45,7 +44,7 @@ impl Example for Args {
 }
 
 fn main() -> ExitCode {
-    run::main::<Args>(&chapters::ATAX, |run, args| {
+    run::main::<Args>(&cmbook::atax::CHAPTER, |run, args| {
         let settings = Settings {
             side: run.pick(args.side, SIDE) as usize,
             ceiling_mib: run.pick(args.ceiling_mib, CEILING_MIB),

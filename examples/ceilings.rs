@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use cmbook::ceilings::{self, Settings, CEILING_MIB, MAX_TRANSFER_MIB};
-use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
 
 #[derive(Parser, Debug)]
@@ -34,7 +33,7 @@ impl Example for Args {
 }
 
 fn main() -> ExitCode {
-    run::main::<Args>(&chapters::CEILINGS, |run, args| {
+    run::main::<Args>(&cmbook::ceilings::CHAPTER, |run, args| {
         let settings = Settings {
             ceiling_mib: run.pick(args.ceiling_mib, CEILING_MIB),
             max_transfer_mib: run.pick(args.max_transfer_mib, MAX_TRANSFER_MIB),

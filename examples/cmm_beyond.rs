@@ -11,7 +11,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::chapters;
 use cmbook::cmm::beyond::{self, Part, Settings, CHAIN_REPS, MATRICES, MAX_MATRICES};
 use cmbook::harness::run::{self, CommonArgs, Example, UsageError};
 
@@ -50,7 +49,7 @@ impl Example for Args {
 }
 
 fn main() -> ExitCode {
-    run::main::<Args>(&chapters::CMM_BEYOND, |run, args| {
+    run::main::<Args>(&cmbook::cmm::beyond::CHAPTER, |run, args| {
         let settings = Settings {
             matrices: match &args.matrices {
                 Some(given) => given.iter().map(|&n| n as usize).collect(),

@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::chapters::{self, Chapter};
+use cmbook::chapters::Chapter;
 use cmbook::cmm::diagonal::solve::{self, SHOWN_ORDER_MAX_N};
 use cmbook::cmm::diagonal::{self, Part, Settings, DIM_MAX};
 use cmbook::cmm::layout::MAX_N_FOR_I32_INDEX;
@@ -77,7 +77,7 @@ impl Example for Args {
 }
 
 fn main() -> ExitCode {
-    run::main::<Args>(&chapters::CMM_DIAGONAL, |run, args| match args.chain() {
+    run::main::<Args>(&cmbook::cmm::diagonal::CHAPTER, |run, args| match args.chain() {
         Some(dims) => {
             let solution = solve::solve(run, &dims, args.cpu_only)?;
             solve::print(&solution, args.show_order);

@@ -15,7 +15,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::chapters;
 use cmbook::coalescing::{
     self, Settings, CEILING_MIB, OFFSET_MIB, PARTICLES, READONLY_N, SWEEP_MIB,
     TABLE_LEN, TRANSPOSE_SIDE,
@@ -68,7 +67,7 @@ impl Example for Args {
 }
 
 fn main() -> ExitCode {
-    run::main::<Args>(&chapters::COALESCING, |run, args| {
+    run::main::<Args>(&cmbook::coalescing::CHAPTER, |run, args| {
         let settings = Settings {
             ceiling_mib: run.pick(args.ceiling_mib, CEILING_MIB),
             sweep_mib: run.pick(args.sweep_mib, SWEEP_MIB),

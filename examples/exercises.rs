@@ -8,13 +8,13 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::exercises::{self, Version};
+use cmbook::chapters::exercises::{self, Version};
 use cmbook::harness::{run, Gpu, UsageError};
 
 #[derive(Parser, Debug)]
 #[command(about = "Runs a kernel exercise's kernel through its chapter's check")]
 struct Args {
-    /// The exercise: 1.4, 2.4, 3.4, 4.3, 5.4, 6.3, 7.4, 8.4 or 9.5.
+    #[arg(help = format!("The exercise: {}", exercises::ids().join(", ")))]
     exercise: String,
     /// Check the book's solution instead of the kernel the exercise starts from.
     #[arg(long)]
@@ -34,12 +34,12 @@ fn main() -> ExitCode {
         let version = if args.solution { Version::Solution } else { Version::Exercise };
         let gpu = Gpu::open(false)?;
         println!("{}", gpu.info.line());
-        let passed = (exercise.check)(&gpu, version)?;
+        let passed = (exercise.exercise.check)(&gpu, version)?;
         println!(
             "exercise {}: `{}` (kernels/{}) passes the check: {passed}",
-            exercise.id,
-            (exercise.function)(version),
-            exercise.file
+            exercise.id(),
+            (exercise.exercise.function)(version),
+            exercise.exercise.file
         );
         Ok(())
     })())

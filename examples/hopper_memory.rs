@@ -5,7 +5,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
 use cmbook::hopper_memory::{self, Section, Settings, LOOKUP_MIB, STREAM_MIB};
 
@@ -44,7 +43,7 @@ impl Example for Args {
 }
 
 fn main() -> ExitCode {
-    run::main::<Args>(&chapters::HOPPER_MEMORY, |run, args| {
+    run::main::<Args>(&cmbook::hopper_memory::CHAPTER, |run, args| {
         let sections = if args.section.is_empty() {
             vec![
                 Section::Ladder,

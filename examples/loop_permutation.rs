@@ -11,7 +11,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
 use cmbook::tiling::loop_permutation::{self, Settings};
 
@@ -31,7 +30,7 @@ impl Example for Args {
 }
 
 fn main() -> ExitCode {
-    run::main::<Args>(&chapters::LOOP_PERMUTATION, |run, _args| {
+    run::main::<Args>(&cmbook::tiling::loop_permutation::CHAPTER, |run, _args| {
         let results = loop_permutation::measure(run, &Settings::new(run.quick))?;
         loop_permutation::report(run, &results)
     })

@@ -17,7 +17,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
 use cmbook::memory_spaces::{
     self, Settings, CHASE_REPS, CHASE_STEPS, SIGNAL_MATRICES, STENCIL_N,
@@ -52,7 +51,7 @@ impl Example for Args {
 }
 
 fn main() -> ExitCode {
-    run::main::<Args>(&chapters::MEMORY_SPACES, |run, args| {
+    run::main::<Args>(&cmbook::memory_spaces::CHAPTER, |run, args| {
         let settings = Settings {
             signal_matrices: run.pick(args.signal_matrices, SIGNAL_MATRICES),
             stencil_n: run.pick(args.stencil_n, STENCIL_N),

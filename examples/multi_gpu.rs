@@ -17,7 +17,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
 use cmbook::multi_gpu::{
     self, Settings, ATAX_COLS, ATAX_ROWS, COLLECTIVE_MIB, PEER_MIB,
@@ -63,7 +62,7 @@ impl Example for Args {
 fn main() -> ExitCode {
     // NVLink multicast off for NCCL, and NCCL loadable, before anything else starts.
     multi_gpu::nccl::prepare();
-    run::main::<Args>(&chapters::MULTI_GPU, |run, args| {
+    run::main::<Args>(&cmbook::multi_gpu::CHAPTER, |run, args| {
         let settings = Settings {
             gpus: args.gpus.map(|n| n as usize),
             peer_mib: run.pick(args.peer_mib, PEER_MIB),

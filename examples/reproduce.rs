@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::harness::reproduce::{self, Options};
+use cmbook::chapters::reproduce::{self, Options};
 use cmbook::harness::run;
 
 #[derive(Parser, Debug)]

@@ -13,7 +13,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use cmbook::chapters;
 use cmbook::harness::run::{self, CommonArgs, Example};
 use cmbook::tiling::out_of_core::BUDGET_MIB;
 use cmbook::tiling::tiled_matmul::{self, Settings, SIDE};
@@ -39,7 +38,7 @@ impl Example for Args {
 }
 
 fn main() -> ExitCode {
-    run::main::<Args>(&chapters::TILED_MATMUL, |run, args| {
+    run::main::<Args>(&cmbook::tiling::tiled_matmul::CHAPTER, |run, args| {
         let side = run.pick(args.side, SIDE) as usize;
         let settings =
             Settings::new(run.quick, side, run.pick(args.budget_mib, BUDGET_MIB));

@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use cmbook::chapters;
 use cmbook::coalescing::banks::{
     bank_of, column_read_lanes, column_read_words, conflict_degree, row_read_words,
 };
@@ -652,7 +651,7 @@ fn made_up_results() -> Results {
 
 /// A run of the chapter that opens no GPU and writes into `dir`.
 fn cpu_run(dir: &Path) -> Run {
-    run::offline(&chapters::COALESCING, dir).unwrap()
+    run::offline(&cmbook::coalescing::CHAPTER, dir).unwrap()
 }
 
 #[test]
@@ -708,7 +707,8 @@ fn a_run_writes_what_the_book_holds_with_the_same_keys_columns_and_axes() {
     let dir = tempfile::tempdir().unwrap();
     report::report(&cpu_run(dir.path()), &made_up_results()).unwrap();
     let problems =
-        run::shape_differences_from_book(&chapters::COALESCING, dir.path()).unwrap();
+        run::shape_differences_from_book(&cmbook::coalescing::CHAPTER, dir.path())
+            .unwrap();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

@@ -195,11 +195,10 @@ fn the_granularity_sweep_verifies_every_point_and_restores_the_limit() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
-    use cmbook::chapters;
     use cmbook::coalescing::{self, Settings, READONLY_N, TABLE_LEN};
     use cmbook::harness::run;
     let dir = tempfile::tempdir().unwrap();
-    let run = run::quick_on_gpu(&chapters::COALESCING, dir.path(), 7).unwrap();
+    let run = run::quick_on_gpu(&cmbook::coalescing::CHAPTER, dir.path(), 7).unwrap();
     let settings = Settings {
         ceiling_mib: 8,
         sweep_mib: 3,
@@ -214,7 +213,7 @@ fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
     assert_eq!((results.transpose_n, results.ceiling_bytes), (333, 8 << 20));
     assert_eq!(results.ptx.len(), ReadOnlyKernel::all().len());
     coalescing::report(&run, &results).unwrap();
-    for stem in chapters::COALESCING.writes {
+    for stem in cmbook::coalescing::CHAPTER.writes {
         assert!(dir.path().join(format!("data/{stem}.csv")).exists(), "{stem}");
     }
     assert!(cmbook::harness::plot::audit_figures(dir.path()).unwrap().is_empty());
@@ -224,44 +223,26 @@ fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
 #[ignore = "needs a CUDA GPU"]
 fn the_tma_transpose_is_exact_where_it_can_map_the_rows_and_refused_elsewhere() {
     let (gpu, _) = open();
-    let hopper =
-        cmbook::harness::kernels::KernelTable::<cmbook::hopper_memory::HopperKernel>::load(
+    let tma =
+        cmbook::harness::kernels::KernelTable::<cmbook::harness::tma::TmaKernel>::load(
             &gpu,
         )
         .unwrap();
     // Packed rows of 36 and 64 floats are multiples of 16 bytes: the TMA maps them.
-    let packed = measure::measure_tma_transpose(
-        &gpu,
-        &hopper,
-        (64, 36),
-        Layout::Packed,
-        None,
-        1,
-    )
-    .unwrap();
+    let packed =
+        measure::measure_tma_transpose(&gpu, &tma, (64, 36), Layout::Packed, None, 1)
+            .unwrap();
     assert!(matches!(packed, Ok(None)), "{packed:?}");
     for shape in [(1, 7), (33, 65), (1000, 1003)] {
         let pitched = Layout::Pitched(PITCH_FLOATS);
-        let timed = measure::measure_tma_transpose(
-            &gpu,
-            &hopper,
-            shape,
-            pitched,
-            Some(QUICK),
-            2,
-        )
-        .unwrap()
-        .unwrap();
+        let timed =
+            measure::measure_tma_transpose(&gpu, &tma, shape, pitched, Some(QUICK), 2)
+                .unwrap()
+                .unwrap();
         assert!(timed.unwrap().stats.min_ms > 0.0);
-        let refused = measure::measure_tma_transpose(
-            &gpu,
-            &hopper,
-            shape,
-            Layout::Packed,
-            None,
-            2,
-        )
-        .unwrap();
+        let refused =
+            measure::measure_tma_transpose(&gpu, &tma, shape, Layout::Packed, None, 2)
+                .unwrap();
         assert!(refused.unwrap_err().contains("multiples of 16 bytes"));
     }
 }

@@ -3,13 +3,14 @@
 //! passes the same check. Run on a machine with a GPU:
 //! `cargo test --release --test gpu_exercises -- --ignored --test-threads=1`.
 
-use cmbook::exercises::{self, Version};
+use cmbook::chapters::exercises::{self, Version};
 use cmbook::harness::{Gpu, Mismatch};
 
 fn the_exercise_fails_and_the_solution_passes(id: &str) {
     let exercise =
         exercises::find(id).unwrap_or_else(|| panic!("no kernel exercise {id}"));
     let gpu = Gpu::open(false).unwrap_or_else(|e| panic!("{e}"));
+    let exercise = exercise.exercise;
     let starting = (exercise.function)(Version::Exercise);
     match (exercise.check)(&gpu, Version::Exercise) {
         Ok(passed) => panic!(
@@ -131,6 +132,6 @@ fn the_readers_command_names_every_exercise_and_refuses_others() {
         std::process::Command::new(exercises_example()).arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     for id in exercises::ids() {
-        assert!(help.contains(id), "--help does not name exercise {id}: {help}");
+        assert!(help.contains(&id), "--help does not name exercise {id}: {help}");
     }
 }

@@ -179,13 +179,13 @@ fn a_stencil_element_left_unwritten_is_caught() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
-    use cmbook::chapters;
     use cmbook::harness::run;
     use cmbook::memory_spaces::{
         self, Settings, CHASE_REPS, CHASE_STEPS, SIGNAL_MATRICES,
     };
     let dir = tempfile::tempdir().unwrap();
-    let run = run::quick_on_gpu(&chapters::MEMORY_SPACES, dir.path(), 7).unwrap();
+    let run =
+        run::quick_on_gpu(&cmbook::memory_spaces::CHAPTER, dir.path(), 7).unwrap();
     let settings = Settings {
         signal_matrices: SIGNAL_MATRICES.quick,
         // Smaller than L2: the cold stencil still verifies every element.
@@ -197,7 +197,7 @@ fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
     assert_eq!(results.stencil_cold_n, 12_345);
     assert_eq!(results.signal_size.matrices, 3);
     memory_spaces::report(&run, &results).unwrap();
-    for stem in chapters::MEMORY_SPACES.writes {
+    for stem in cmbook::memory_spaces::CHAPTER.writes {
         assert!(dir.path().join(format!("data/{stem}.csv")).exists(), "{stem}");
     }
     assert!(cmbook::harness::plot::audit_figures(dir.path()).unwrap().is_empty());

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use cmbook::chapters;
 use cmbook::harness::gpu::DeviceInfo;
 use cmbook::harness::kernels::KernelName;
 use cmbook::harness::record;
@@ -355,7 +354,7 @@ fn made_up_results() -> Results {
 
 /// A run of the chapter that opens no GPU and writes into `dir`.
 fn cpu_run(dir: &Path) -> Run {
-    let mut run = run::offline(&chapters::MEMORY_SPACES, dir).unwrap();
+    let mut run = run::offline(&cmbook::memory_spaces::CHAPTER, dir).unwrap();
     // A GPU run's provenance carries the device's L2 size, which the latency figure marks.
     run.meta = run.meta.clone().with("l2_mib", "50");
     run
@@ -398,7 +397,8 @@ fn a_run_writes_what_the_book_holds_with_the_same_keys_columns_and_axes() {
     let dir = tempfile::tempdir().unwrap();
     report::report(&cpu_run(dir.path()), &made_up_results()).unwrap();
     let problems =
-        run::shape_differences_from_book(&chapters::MEMORY_SPACES, dir.path()).unwrap();
+        run::shape_differences_from_book(&cmbook::memory_spaces::CHAPTER, dir.path())
+            .unwrap();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

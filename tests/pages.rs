@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use cmbook::exercises;
+use cmbook::chapters::exercises;
 use common::{build_book, chapters, ROOT};
 
 /// The numbered chapters: the list items of `SUMMARY.md`, in order (chapter 1 first).
@@ -68,9 +68,10 @@ fn every_chapter_opens_with_what_it_teaches_and_ends_with_summary_and_exercises(
             (1..=labels.len()).map(|k| format!("{n}.{k}")).collect();
         assert_eq!(labels, expected, "{name}: exercises numbered by chapter, in order");
         assert!(labels.len() >= 3, "{name} has {} exercises", labels.len());
-        let kernel: Vec<_> = exercises::ALL.iter().filter(|e| e.page == name).collect();
+        let kernel: Vec<_> =
+            exercises::all().into_iter().filter(|e| e.page == name).collect();
         assert_eq!(kernel.len(), 1, "{name} has one kernel exercise");
-        let id = kernel[0].id;
+        let id = kernel[0].id();
         assert!(
             id.starts_with(&format!("{n}.")),
             "kernel exercise {id} is not chapter {n}'s"

@@ -346,7 +346,7 @@ fn cpu_run(chapter: &'static chapters::Chapter, dir: &std::path::Path) -> run::R
 fn reports_are_written_with_provenance() {
     let dir =
         std::env::temp_dir().join(format!("tiling-report-{}", std::process::id()));
-    let cpu = cpu_run(&chapters::LOOP_PERMUTATION, &dir);
+    let cpu = cpu_run(&cmbook::tiling::loop_permutation::CHAPTER, &dir);
     let settings = Settings {
         sides: vec![16],
         min_elements: 256,
@@ -371,7 +371,11 @@ fn reports_are_written_with_provenance() {
         out_of_core: None,
         generic: None,
     };
-    tiled_matmul::report(&cpu_run(&chapters::TILED_MATMUL, &dir), &results).unwrap();
+    tiled_matmul::report(
+        &cpu_run(&cmbook::tiling::tiled_matmul::CHAPTER, &dir),
+        &results,
+    )
+    .unwrap();
     let lines = tiled_matmul::report::summary_lines(&results).unwrap();
     assert!(lines.last().unwrap().contains("target"), "{lines:?}");
     for stem in ["tiling-traversal", "tiling-strip", "tiling-matmul"] {

@@ -10,7 +10,7 @@ use cudarc::driver::{
 use super::datasets::{bytes_moved, floor_ms, Dataset, ODD_SIZES};
 use super::device::{AtaxFunction, AtaxKernel, BLOCK};
 use super::measure::kernels::HostProblem;
-use crate::exercises::{check_sizes, Passed, Version};
+use crate::harness::exercise::{check_sizes, Passed, Version};
 use crate::harness::kernels::KernelTable;
 use crate::harness::Gpu;
 

@@ -25,3 +25,96 @@ pub use report::report;
 
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "atax.cu";
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::{Claim, Headline, Pick};
+use crate::harness::exercise::{function_of, Exercise};
+use crate::harness::run::{FullQuick, Needs};
+
+macro_rules! atax_kernel {
+    // The last float dataset: the largest matrix of the run.
+    ($variant:literal) => {
+        $crate::pick!(
+            "atax-kernels",
+            [("type", "float"), ("variant", $variant)],
+            "cold_median_us",
+            ["dataset"]
+        )
+    };
+}
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "atax",
+    page: "atax.md",
+    title: "ATAX: two matrix-vector products",
+    needs: Needs::GpuAndCublas,
+    reps: FullQuick::new(30, 3),
+    counted: &[
+        "atax-counters",
+        "atax-counted",
+        "atax-pitched-counters",
+        "atax-pitched-counted",
+    ],
+    writes: &[
+        "atax-ceilings",
+        "atax-kernels",
+        "atax-end-to-end",
+        "atax-slides",
+        "atax-targets",
+        "atax-shapes",
+        "atax-pitched",
+        "atax-playbook",
+        "atax-skipped",
+        "atax-speedup",
+        "atax-breakdown",
+        "atax-bandwidth",
+        "atax-occupancy",
+        "atax-one-time",
+        "atax-unified",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1", "--side", "257", "--ceiling-mib", "4"],
+    note: "",
+    headlines: &[
+        Headline {
+            what: "fused single pass, largest float matrix, L2 cold",
+            pick: atax_kernel!("fused"),
+            unit: "µs",
+            higher_is_better: false,
+        },
+        Headline {
+            what: "cuBLAS gemv x2, largest float matrix, L2 cold",
+            pick: atax_kernel!("cuBLAS gemv ×2"),
+            unit: "µs",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[
+        Claim {
+            text:
+                "the fused pass is at least 1.85x faster than cuBLAS's two gemv calls \
+                   (largest float matrix, L2 cold)",
+            a: atax_kernel!("cuBLAS gemv ×2"),
+            b: Some(atax_kernel!("fused")),
+            at_least: 1.85,
+        },
+        Claim {
+            text:
+                "pinned host memory speeds the whole program up (largest float matrix)",
+            a: Pick {
+                stem: "atax-end-to-end",
+                filter: &[("type", "float"), ("strategy", "pinned, baseline")],
+                column: "speedup_median",
+                key: &["dataset"],
+            },
+            b: None,
+            at_least: 1.0,
+        },
+    ],
+    exercise: Some(Exercise {
+        number: 4,
+        file: "exercises_atax.cu",
+        function: function_of::<exercises::TmpWarp>,
+        check: exercises::check_tmp_warp,
+    }),
+};

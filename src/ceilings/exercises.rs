@@ -1,7 +1,7 @@
 //! Solutions to the exercises of the chapter "Measuring a GPU" (shown collapsed in the book;
 //! the tests below and the book's snippets check them), and the check of its kernel exercise.
 
-use crate::exercises::{
+use crate::harness::exercise::{
     check_in_out, check_sizes, grid_stride_config, Passed, Version,
 };
 use crate::harness::{inputs, Gpu};

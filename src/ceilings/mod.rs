@@ -11,3 +11,99 @@ pub mod report;
 
 pub use measure::{measure, Settings, CEILING_MIB, MAX_TRANSFER_MIB};
 pub use report::report;
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::{Claim, Headline};
+use crate::harness::exercise::{function_of, Exercise};
+use crate::harness::run::{FullQuick, Needs};
+
+macro_rules! summary {
+    // A row of the summary table by name; `measured_as` says at which size.
+    ($ceiling:literal) => {
+        $crate::pick!(
+            "ceilings-summary",
+            [("ceiling", $ceiling)],
+            "median",
+            ["measured_as"]
+        )
+    };
+    // The same without its size, for a ratio of two rows measured differently.
+    ($ceiling:literal, any size) => {
+        $crate::pick!("ceilings-summary", [("ceiling", $ceiling)], "median", [])
+    };
+}
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "ceilings",
+    page: "ceilings.md",
+    title: "Measuring a GPU",
+    needs: Needs::Gpu,
+    reps: FullQuick::new(30, 5),
+    counted: &["ceilings-counters", "ceilings-counted"],
+    writes: &[
+        "ceilings-device",
+        "ceilings-copy",
+        "ceilings-transfer",
+        "ceilings-launch",
+        "ceilings-summary",
+        "ceilings-peaks",
+    ],
+    sanitizer_args: &[
+        "--quick",
+        "--ceiling-mib",
+        "8",
+        "--max-transfer-mib",
+        "2",
+        "--reps",
+        "2",
+    ],
+    note: "",
+    headlines: &[
+        Headline {
+            what: "device copy, copy kernel",
+            pick: summary!("device copy, copy kernel"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "device copy, cuMemcpyDtoD",
+            pick: summary!("device copy, cuMemcpyDtoD"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "host to device, pinned",
+            pick: summary!("H2D pinned"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "empty kernel, back to back",
+            pick: summary!("empty kernel, back to back"),
+            unit: "µs",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[
+        Claim {
+            text:
+                "pinned host memory moves data to the GPU faster than pageable memory",
+            a: summary!("H2D pinned"),
+            b: Some(summary!("H2D pageable")),
+            at_least: 1.0,
+        },
+        Claim {
+            text: "a CUDA graph node costs less than a launch queued back to back",
+            a: summary!("empty kernel, back to back", any size),
+            b: Some(summary!("CUDA graph node", any size)),
+            at_least: 1.0,
+        },
+    ],
+    exercise: Some(Exercise {
+        number: 4,
+        file: "exercises_ceilings.cu",
+        function: function_of::<exercises::CopyVec4>,
+        check: exercises::check_copy_vec4,
+    }),
+};

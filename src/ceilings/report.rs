@@ -247,23 +247,10 @@ struct PeakRow {
     measured_as: String,
 }
 
-/// A datasheet's figures for the devices the book has measured: FP32 and FP64 (without
-/// tensor cores) in TFLOP/s and device memory in GB/s. Printed beside the measured ceilings,
-/// never used in their place.
-pub fn datasheet(device: &str) -> Option<(f64, f64, f64, &'static str)> {
-    match device {
-        "NVIDIA H100 80GB HBM3" => Some((67.0, 34.0, 3350.0, "H100 SXM5 datasheet")),
-        d if d.starts_with("NVIDIA H200") => {
-            Some((67.0, 34.0, 4800.0, "H200 SXM datasheet"))
-        }
-        _ => None,
-    }
-}
-
 /// `ceilings-peaks`: the ceilings a roofline needs, measured, beside the datasheet's.
 fn peaks_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let p = &r.peaks;
-    let sheet = datasheet(&run.gpu().info.name);
+    let sheet = crate::harness::roof::datasheet(&run.gpu().info.name);
     let cite = |v: Option<f64>| match (v, sheet) {
         (Some(v), Some((.., source))) => format!("{} ({source})", sig3(v)),
         _ => "–".into(),

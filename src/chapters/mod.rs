@@ -1,71 +1,40 @@
-//! The one list of the book's chapters and the example behind each: what it needs, what it
-//! writes, how it runs under the sanitizers. `reproduce`, the command-line tests, the figure
-//! audit and the appendix's table of commands all read it; nothing else lists the chapters.
+//! The top floor: the one list of the book's chapters ([`ALL`]) and the work that spans them.
+//! Each chapter declares its own entry (`pub const CHAPTER` in its folder's `mod.rs`, a
+//! [`Chapter`]); this module only lists them in the book's order. `reproduce`
+//! ([`reproduce`]), the roofline composed from every chapter's records ([`roofline`]), the
+//! index of kernel exercises ([`exercises`]), the command-line tests, the figure audit and the
+//! appendix's table of commands all read the list; nothing else lists the chapters.
+//!
+//! **Adding a chapter** takes one folder `src/<stem>/` (its `mod.rs` declares `CHAPTER`, its
+//! `args.rs` the flags, with their defaults, its `measure.rs` and `report.rs` the work), its
+//! kernels `kernels/<stem>.cu` (and `kernels/exercises_<stem>.cu`), a one-call example
+//! `examples/<stem>.rs`, one line `pub mod <stem>;` in `lib.rs`, one line in [`ALL`], its page
+//! `src/book/<stem>.md` and its line in `SUMMARY.md`. The tests then check the rest: every
+//! figure it writes has a declared stem, its page opens and closes as every chapter does, its
+//! exercise is numbered from its place in the book.
 
-use crate::harness::compare::{Claim, Headline};
-use crate::harness::run::{FullQuick, Needs};
+pub mod exercises;
+#[cfg(test)]
+mod layering;
+pub mod reproduce;
+pub mod roofline;
 
-/// One example program and the chapter it measures.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Chapter {
-    /// The example's name: `cargo run --release --example <example>`.
-    pub example: &'static str,
-    /// The chapter's page under `src/book/` and its title in `SUMMARY.md`.
-    pub page: &'static str,
-    pub title: &'static str,
-    /// What a run needs on this machine.
-    pub needs: Needs,
-    /// Timed repetitions per measurement, unless `--reps` says otherwise.
-    pub reps: FullQuick<u32>,
-    /// Every figure (`.svg`) and table (`.md`) stem the example writes, each with its CSV.
-    pub writes: &'static [&'static str],
-    /// What `--counters` writes (empty where nothing is counted yet): the hardware counters of
-    /// its key kernels (`<stem>-counters`) and the table of predicted vs counted
-    /// (`<stem>-counted`). See [`crate::harness::counters`].
-    pub counted: &'static [&'static str],
-    /// The arguments it runs with under compute-sanitizer: small, because the tools slow
-    /// kernels down by one or two orders of magnitude. Empty for CPU-only examples.
-    pub sanitizer_args: &'static [&'static str],
-    /// A note for the appendix's table (how long a full run takes, what it needs).
-    pub note: &'static str,
-    /// The numbers a reader's run is compared with the book's on.
-    pub headlines: &'static [Headline],
-    /// What the chapter claims, checked on the reader's data and the book's.
-    pub claims: &'static [Claim],
-}
-
-impl Chapter {
-    /// The command a reader types to re-measure the chapter.
-    pub fn command(&self) -> String {
-        format!("cargo run --release --example {}", self.example)
-    }
-
-    /// Whether this example writes the figure or table `stem`.
-    pub fn writes(&self, stem: &str) -> bool {
-        self.writes.contains(&stem) || self.counted.contains(&stem)
-    }
-}
-
-// The picks (which CSV, row and column) the registry's headlines and claims read: macros, so
-// that their string slices are constants.
-#[macro_use]
-mod picks;
-mod entries;
-
-pub use entries::*;
+pub use crate::harness::chapter::Chapter;
+#[cfg(test)]
+use crate::harness::run::Needs;
 
 /// Every chapter's example, in the book's order.
 pub const ALL: &[Chapter] = &[
-    CEILINGS,
-    MEMORY_SPACES,
-    COALESCING,
-    LOOP_PERMUTATION,
-    TILED_MATMUL,
-    CMM_DIAGONAL,
-    CMM_BEYOND,
-    ATAX,
-    HOPPER_MEMORY,
-    MULTI_GPU,
+    crate::ceilings::CHAPTER,
+    crate::memory_spaces::CHAPTER,
+    crate::coalescing::CHAPTER,
+    crate::tiling::loop_permutation::CHAPTER,
+    crate::tiling::tiled_matmul::CHAPTER,
+    crate::cmm::diagonal::CHAPTER,
+    crate::cmm::beyond::CHAPTER,
+    crate::atax::CHAPTER,
+    crate::hopper_memory::CHAPTER,
+    crate::multi_gpu::CHAPTER,
 ];
 
 /// What `reproduce` writes itself (not a chapter's measurement): the sanitizer table and the
@@ -140,7 +109,24 @@ mod tests {
             writer_of("cmm-beyond-chains").map(|c| c.example),
             Some("cmm_beyond")
         );
-        assert_eq!(by_example("atax"), Some(&ATAX));
+        assert_eq!(by_example("atax"), Some(&crate::atax::CHAPTER));
+    }
+
+    #[test]
+    fn the_counted_parts_have_their_stems_listed() {
+        use crate::harness::counters::counters_stems;
+        let atax = &crate::atax::CHAPTER;
+        assert_eq!(
+            counters_stems(atax, None).unwrap(),
+            ("atax-counters", "atax-counted")
+        );
+        assert_eq!(
+            counters_stems(atax, Some("pitched")).unwrap(),
+            ("atax-pitched-counters", "atax-pitched-counted")
+        );
+        assert!(
+            counters_stems(&crate::tiling::loop_permutation::CHAPTER, None).is_err()
+        );
     }
 
     #[test]

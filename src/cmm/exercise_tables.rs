@@ -4,7 +4,7 @@
 use super::dp::*;
 use super::gpu::*;
 use super::layout::{triangle_len, Layout, MAX_N_FOR_I32_INDEX};
-use crate::exercises::{check_sizes, ExerciseKernels, Passed, Version};
+use crate::harness::exercise::{check_sizes, ExerciseKernels, Passed, Version};
 use crate::harness::{Gpu, UsageError};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 

@@ -6,7 +6,7 @@ use super::dp;
 use super::exercise_tables::check_chains;
 use super::gpu::Kernel;
 use super::layout::Layout;
-use crate::exercises::{Passed, Version};
+use crate::harness::exercise::{Passed, Version};
 use crate::harness::Gpu;
 
 // ANCHOR: left_to_right

@@ -9,7 +9,7 @@ use super::banks::{column_read_words, conflict_degree};
 use super::patterns::Pattern;
 use super::reference::{self, PARTICLE_BYTES};
 use super::sectors::{footprint, Footprint};
-use crate::exercises::{check_exact_output, check_sizes, Passed, Version};
+use crate::harness::exercise::{check_exact_output, check_sizes, Passed, Version};
 use crate::harness::{inputs, Gpu};
 
 // ANCHOR: float3_x

@@ -37,3 +37,80 @@ pub use report::report;
 
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "coalescing.cu";
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::{Claim, Headline};
+use crate::harness::exercise::{function_of, Exercise};
+use crate::harness::run::{FullQuick, Needs};
+
+macro_rules! transpose {
+    ($kernel:literal) => {
+        $crate::pick!(
+            "coalescing-transpose",
+            [("series", "GB/s, read + write"), ("x", $kernel)],
+            "y",
+            ["#matrix"]
+        )
+    };
+}
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "coalescing",
+    page: "coalescing.md",
+    title: "Coalescing, alignment and the transpose",
+    needs: Needs::Gpu,
+    reps: FullQuick::new(20, 3),
+    counted: &["coalescing-counters", "coalescing-counted"],
+    writes: &[
+        "coalescing-patterns",
+        "coalescing-stride",
+        "coalescing-offset",
+        "coalescing-layout",
+        "coalescing-banks",
+        "coalescing-transpose",
+        "coalescing-transpose-kernels",
+        "coalescing-transpose-sides",
+        "coalescing-transpose-pitch",
+        "coalescing-readonly",
+        "coalescing-readonly-ptx",
+        "coalescing-readonly-sass",
+        "coalescing-granularity",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1"],
+    note: "",
+    headlines: &[
+        Headline {
+            what: "transpose, padded 32x8 tile",
+            pick: transpose!("padded 32x8"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "best copy, same bytes",
+            pick: transpose!("best copy"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+    ],
+    claims: &[
+        Claim {
+            text: "the padded 32x8 transpose reaches at least 90% of the best copy",
+            a: transpose!("padded 32x8"),
+            b: Some(transpose!("best copy")),
+            at_least: 0.9,
+        },
+        Claim {
+            text: "padding the shared tile makes the 32x8 transpose faster",
+            a: transpose!("padded 32x8"),
+            b: Some(transpose!("tile 32x8")),
+            at_least: 1.0,
+        },
+    ],
+    exercise: Some(Exercise {
+        number: 4,
+        file: "exercises_coalescing.cu",
+        function: function_of::<exercises::TransposeTile>,
+        check: exercises::check_transpose_tile,
+    }),
+};

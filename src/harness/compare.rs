@@ -2,14 +2,14 @@
 //! folders of records (the reader's run and the book's `figures/`), compared, and written as a
 //! console table, a Markdown page and an HTML page.
 //!
-//! What a headline or a claim is lives in the chapter registry ([`crate::chapters`]) as data: a
-//! [`Pick`] names a CSV, the row (the last one matching a filter, so that a sweep gives its
+//! What a headline or a claim is lives in each chapter's entry ([`Chapter`]) as data: a
+//! [`Pick`] (written with [`pick!`](crate::pick)) names a CSV, the row (the last one matching a filter, so that a sweep gives its
 //! largest size) and the column. Nothing here knows a chapter.
 
 use std::path::{Path, PathBuf};
 
+use super::chapter::Chapter;
 use super::record::{self, Record};
-use crate::chapters::Chapter;
 
 /// One number in a record: the last row of `figures/data/<stem>.csv` whose columns equal
 /// `filter`, column `column`. `key` names the columns (or, written `#name`, the metadata keys)
@@ -21,6 +21,19 @@ pub struct Pick {
     pub filter: &'static [(&'static str, &'static str)],
     pub column: &'static str,
     pub key: &'static [&'static str],
+}
+
+/// A [`Pick`] as a constant: `pick!(stem, [(column, value), …], column, [key, …])`.
+#[macro_export]
+macro_rules! pick {
+    ($stem:literal, [$(($c:literal, $v:literal)),*], $column:literal, [$($k:literal),*]) => {
+        $crate::harness::compare::Pick {
+            stem: $stem,
+            filter: &[$(($c, $v)),*],
+            column: $column,
+            key: &[$($k),*],
+        }
+    };
 }
 
 /// A chapter's headline number.

@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
+use super::chapter::Chapter;
 use super::gpu::Gpu;
-use crate::chapters::Chapter;
 
 /// The metrics every chapter counts (ncu's names).
 pub const METRICS: &[&str] = &[
@@ -797,9 +797,35 @@ fn extra_with<'a>(
 mod tests {
     use super::*;
 
+    /// An entry that counts its whole run and one part of it, and one that counts nothing.
+    fn entry(example: &'static str, counted: &'static [&'static str]) -> Chapter {
+        Chapter {
+            example,
+            page: "page.md",
+            title: "A chapter",
+            needs: crate::harness::Needs::Gpu,
+            reps: crate::harness::FullQuick::new(3, 1),
+            writes: &[],
+            counted,
+            sanitizer_args: &[],
+            note: "",
+            headlines: &[],
+            claims: &[],
+            exercise: None,
+        }
+    }
+
     #[test]
     fn a_part_counts_into_its_own_listed_stems() {
-        let atax = &crate::chapters::ATAX;
+        let atax = &entry(
+            "atax",
+            &[
+                "atax-counters",
+                "atax-counted",
+                "atax-pitched-counters",
+                "atax-pitched-counted",
+            ],
+        );
         assert_eq!(
             counters_stems(atax, None).unwrap(),
             ("atax-counters", "atax-counted")
@@ -813,7 +839,7 @@ mod tests {
             e.contains("atax-shapes-counters") && e.contains("does not list"),
             "{e}"
         );
-        let e = counters_stems(&crate::chapters::LOOP_PERMUTATION, None)
+        let e = counters_stems(&entry("loop_permutation", &[]), None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("does not list"), "{e}");

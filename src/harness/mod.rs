@@ -3,6 +3,8 @@
 //! | module      | job                                                                  |
 //! |-------------|----------------------------------------------------------------------|
 //! | [`run`]       | a run's start-up and end: arguments, GPU, provenance, output, exit codes |
+//! | [`chapter`]   | what a chapter's entry declares: needs, outputs, headlines, claims     |
+//! | [`exercise`]  | a kernel exercise: the reader's version and the book's, one check      |
 //! | [`gpu`]       | find the driver, NVRTC and cuBLAS without panicking; open the device   |
 //! | [`kernels`]   | `kernels/*.cu` embedded, compiled by NVRTC, looked up by typed names  |
 //! | [`launch`]    | cooperative and cluster launches, tensor maps, L2 windows: checked first |
@@ -15,18 +17,21 @@
 //! | [`compare`]   | a reader's run beside the book's: headline numbers and claims          |
 //! | [`blas`]      | cuBLAS handles, each checked to compute FP32 in FP32                  |
 //! | [`record`]    | CSV files with provenance                                             |
+//! | [`roof`]      | the peaks a roofline divides by, read back from a run, and datasheets  |
 //! | [`table`]     | the Markdown tables the chapters include, shaped by their CSV's keys  |
 //! | [`plot`]      | SVG figures drawn from those CSV files alone                          |
 //! | [`format`]    | how numbers are written into tables                                   |
 //! | [`includes`]  | mdBook's `{{#include}}`, for the snippet tests and the anchor checks  |
-//! | [`reproduce`] | every chapter's example in turn: measured, sanitized or redrawn       |
 //! | [`sanitizer`] | compute-sanitizer's summaries, for the appendix's table              |
+//! | [`tma`]       | the TMA's tensor maps and launches, for any chapter that uses them     |
 //! | [`sass`]      | the machine code of a kernel file (ptxas + nvdisasm), instructions counted |
 
 pub mod blas;
 pub mod ceiling;
+pub mod chapter;
 pub mod compare;
 pub mod counters;
+pub mod exercise;
 pub mod format;
 pub mod gpu;
 pub mod includes;
@@ -35,15 +40,17 @@ pub mod kernels;
 pub mod launch;
 pub mod plot;
 pub mod record;
-pub mod reproduce;
+pub mod roof;
 pub mod run;
 pub mod sanitizer;
 pub mod sass;
 pub mod stats;
 pub mod table;
 pub mod timing;
+pub mod tma;
 pub mod verify;
 
+pub use chapter::Chapter;
 pub use gpu::{Gpu, GpuUnavailable};
 pub use plot::audit_figures;
 pub use run::{CommonArgs, FullQuick, Needs, Run, UsageError};

@@ -25,11 +25,11 @@ use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::chapter::Chapter;
 use super::gpu::{Gpu, GpuUnavailable};
 use super::plot::{self, Point, Spec};
 use super::record::{self, Meta};
 use super::verify::Mismatch;
-use crate::chapters::Chapter;
 
 /// What a run needs on this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

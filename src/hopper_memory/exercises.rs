@@ -4,7 +4,7 @@
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use super::reference;
-use crate::exercises::{check_sizes, Passed, Version};
+use crate::harness::exercise::{check_sizes, Passed, Version};
 use crate::harness::inputs::random_f32;
 use crate::harness::Gpu;
 

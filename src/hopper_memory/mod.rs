@@ -78,3 +78,50 @@ crate::kernel_names! {
         }
     }
 }
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::Headline;
+use crate::harness::exercise::{function_of, Exercise};
+use crate::harness::run::{FullQuick, Needs};
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "hopper_memory",
+    page: "hopper_memory.md",
+    title: "Asynchronous memory on Hopper",
+    needs: Needs::Gpu,
+    reps: FullQuick::new(20, 3),
+    counted: &["hopper_memory-counters", "hopper_memory-counted"],
+    writes: &[
+        "hopper_memory-ladder",
+        "hopper_memory-l2",
+        "hopper_memory-l2-reuse",
+        "hopper_memory-l2-sweep",
+        "hopper_memory-dsmem",
+        "hopper_memory-stages",
+        "hopper_memory-tma",
+        "hopper_memory-sass",
+        "hopper_memory-sgemm",
+        "hopper_memory-sgemm-code",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1"],
+    note: "",
+    headlines: &[Headline {
+        what: "__syncthreads, 256 threads",
+        pick: crate::pick!(
+            "hopper_memory-ladder",
+            [("barrier", "__syncthreads"), ("who", "256 threads (one block)")],
+            "median_ns",
+            []
+        ),
+        unit: "ns",
+        higher_is_better: false,
+    }],
+    claims: &[],
+    exercise: Some(Exercise {
+        number: 4,
+        file: "exercises_hopper.cu",
+        function: function_of::<exercises::TransposePitched>,
+        check: exercises::check_transpose_pitched,
+    }),
+};

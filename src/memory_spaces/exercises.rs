@@ -5,7 +5,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::reference::{self, cycle_length};
-use crate::exercises::{
+use crate::harness::exercise::{
     check_in_out, check_sizes, grid_stride_config, Passed, Version,
 };
 use crate::harness::{inputs, Gpu};

@@ -37,3 +37,75 @@ pub const TILE_ROWS: usize = 32;
 /// The global-memory chase puts one chain element in each 128-byte line (32 `u32`), so every
 /// step touches a line of its own.
 pub const LINE_ELEMENTS: usize = 32;
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::{Claim, Headline, Pick};
+use crate::harness::exercise::{function_of, Exercise};
+use crate::harness::run::{FullQuick, Needs};
+
+// The title says how many values the histograms count.
+const HISTOGRAM_REGISTERS: Pick = crate::pick!(
+    "memory_spaces-registers",
+    [("kernel", "`histogram_registers`")],
+    "G values per s",
+    ["#title"]
+);
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "memory_spaces",
+    page: "memory_spaces.md",
+    title: "Memory spaces",
+    needs: Needs::Gpu,
+    reps: FullQuick::new(20, 2),
+    counted: &["memory_spaces-counters", "memory_spaces-counted"],
+    writes: &[
+        "memory_spaces-map",
+        "memory_spaces-signal",
+        "memory_spaces-divergent",
+        "memory_spaces-constant-spacing",
+        "memory_spaces-sass",
+        "memory_spaces-stencil",
+        "memory_spaces-registers",
+        "memory_spaces-latency",
+        "memory_spaces-bandwidth",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1"],
+    note: "",
+    headlines: &[
+        Headline {
+            what: "dependent global load, largest footprint",
+            pick: Pick {
+                stem: "memory_spaces-latency",
+                filter: &[("series", "global (one element per 128-byte line)")],
+                column: "y",
+                key: &["x"],
+            },
+            unit: "ns",
+            higher_is_better: false,
+        },
+        Headline {
+            what: "histogram in registers",
+            pick: HISTOGRAM_REGISTERS,
+            unit: "G values/s",
+            higher_is_better: true,
+        },
+    ],
+    claims: &[Claim {
+        text: "a per-thread histogram in registers is faster than one in local memory",
+        a: HISTOGRAM_REGISTERS,
+        b: Some(Pick {
+            stem: "memory_spaces-registers",
+            filter: &[("kernel", "`histogram_local`")],
+            column: "G values per s",
+            key: &["#title"],
+        }),
+        at_least: 1.0,
+    }],
+    exercise: Some(Exercise {
+        number: 4,
+        file: "exercises_memory_spaces.cu",
+        function: function_of::<exercises::StencilTile>,
+        check: exercises::check_stencil_tile,
+    }),
+};

@@ -4,7 +4,7 @@
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use crate::exercises::{check_sizes, Passed, Version};
+use crate::harness::exercise::{check_sizes, Passed, Version};
 use crate::harness::{inputs, verify, Gpu};
 
 // ANCHOR: bus_bandwidth

@@ -27,3 +27,117 @@ pub mod torch;
 
 pub use measure::{measure, Settings, ATAX_COLS, ATAX_ROWS, COLLECTIVE_MIB, PEER_MIB};
 pub use report::report;
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::{Claim, Headline};
+use crate::harness::exercise::{function_of, Exercise};
+use crate::harness::run::{FullQuick, Needs};
+
+macro_rules! peer {
+    // A row of the peer-copy summary by path; `size` says at which size.
+    ($path:literal) => {
+        $crate::pick!("multi_gpu-peer-summary", [("path", $path)], "GB/s", ["size"])
+    };
+}
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "multi_gpu",
+    page: "multi_gpu.md",
+    title: "Memory across GPUs",
+    needs: Needs::GpuAndNccl,
+    reps: FullQuick::new(10, 3),
+    counted: &["multi_gpu-counters", "multi_gpu-counted"],
+    writes: &[
+        "multi_gpu-devices",
+        "multi_gpu-topology",
+        "multi_gpu-peer-summary",
+        "multi_gpu-peer",
+        "multi_gpu-both-ways",
+        "multi_gpu-in-flight",
+        "multi_gpu-latency",
+        "multi_gpu-collectives",
+        "multi_gpu-collectives-time",
+        "multi_gpu-collectives-table",
+        "multi_gpu-torch",
+        "multi_gpu-atax-table",
+        "multi_gpu-atax",
+        "multi_gpu-targets",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1", "--peer-mib", "1", "--collective-mib", "1"],
+    note: "needs NCCL; two GPUs or more for all of it; run src/multi_gpu/torch_reference.py \
+           first for the PyTorch comparison",
+    headlines: &[
+        Headline {
+            what: "peer copy, copy engine, one way",
+            pick: peer!("copy engine, one way"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "peer copy, copy engine, both ways at once",
+            pick: peer!("copy engine, both ways"),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "NCCL all-reduce bus bandwidth, largest size",
+            pick: crate::pick!(
+                "multi_gpu-collectives-table",
+                [("collective", "all-reduce")],
+                "busbw GB/s",
+                ["size"]
+            ),
+            unit: "GB/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "dependent load of the peer GPU's memory",
+            pick: crate::pick!(
+                "multi_gpu-latency",
+                [("GPU loads from", "the peer GPU's memory")],
+                "ns per load",
+                ["footprint"]
+            ),
+            unit: "ns",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[
+        Claim {
+            text: "a kernel that reads the peer's memory reaches at least 90% of the copy \
+                   engines (largest copy)",
+            a: peer!("kernel reads the peer"),
+            b: Some(peer!("copy engine, one way")),
+            at_least: 0.9,
+        },
+        Claim {
+            text: "a copy over the peer link is faster than one through the host",
+            a: peer!("copy engine, one way"),
+            b: Some(peer!("through the host, 8 chunks")),
+            at_least: 1.0,
+        },
+        Claim {
+            text: "NCCL's all-reduce through cudarc reaches at least 95% of torch.distributed's \
+                   bus bandwidth (largest size)",
+            a: crate::pick!("multi_gpu-torch", [], "cudarc / torch", ["size"]),
+            b: None,
+            at_least: 0.95,
+        },
+        Claim {
+            text: "splitting ATAX's rows over two GPUs makes the kernels at least 1.8x faster \
+                   (largest matrix)",
+            // One GPU's time over two GPUs' at the same matrix: a run on one GPU has no
+            // second row, and the claim is "not measured" there rather than failed.
+            a: crate::pick!("multi_gpu-atax-table", [("GPUs", "1")], "kernels µs", ["matrix"]),
+            b: Some(crate::pick!("multi_gpu-atax-table", [("GPUs", "2")], "kernels µs", ["matrix"])),
+            at_least: 1.8,
+        },
+    ],
+    exercise: Some(Exercise {
+        number: 5,
+        file: "exercises_multi_gpu.cu",
+        function: function_of::<exercises::PeerCopyExercise>,
+        check: exercises::check_peer_copy,
+    }),
+};

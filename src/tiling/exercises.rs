@@ -7,7 +7,7 @@ use super::device::{self, Operands};
 use super::legality::{all_orders, check_order, BadNest, Verdict};
 use super::model::Step;
 use super::reference::Reference;
-use crate::exercises::{check_sizes, Passed, Version};
+use crate::harness::exercise::{check_sizes, Passed, Version};
 use crate::harness::{Gpu, Mismatch};
 
 // ANCHOR: legal_orders

@@ -7,7 +7,7 @@ use crate::cmm::error::CmmError;
 use crate::cmm::exercise_tables::check_chains;
 use crate::cmm::gpu::Kernel;
 use crate::cmm::layout::Layout;
-use crate::exercises::{Passed, Version};
+use crate::harness::exercise::{Passed, Version};
 use crate::harness::Gpu;
 
 // ANCHOR: steps_for_tile

@@ -15,3 +15,79 @@ pub use measure::{
     MAX_MATRICES,
 };
 pub use report::report;
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::{Claim, Headline, Pick};
+use crate::harness::exercise::{function_of, Exercise};
+use crate::harness::run::{FullQuick, Needs};
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "cmm_beyond",
+    page: "cmm_beyond.md",
+    title: "CMM beyond the paper: to n = 16384",
+    needs: Needs::GpuAndCublas,
+    reps: FullQuick::new(10, 3),
+    counted: &["cmm_beyond-counters", "cmm_beyond-counted"],
+    writes: &[
+        "cmm-beyond-time-vs-n",
+        "cmm-beyond-targets",
+        "cmm-beyond-versions",
+        "cmm-beyond-chains",
+        "cmm-beyond-chain-table",
+        "cmm-beyond-cpu",
+        "cmm-beyond-launches",
+        "cmm-beyond-batch",
+        "cmm-beyond-overlap",
+        "cmm-beyond-paper72",
+    ],
+    // n = 131 (odd): three tiles per side, so every tiled kernel runs, both min-plus
+    // kernels and all three sweeps included; the quick batch is 8 chains of 131 in every
+    // launch, and the overlap copies n = 131 strip by strip.
+    sanitizer_args: &["--quick", "--reps", "1", "--matrices", "131", "--part", "dp-batch"],
+    note:
+        "about 5 minutes on an H100 with 16 CPU cores, most of it the CPU references at \
+           n = 16384 and of the batch's 1024 chains",
+    headlines: &[
+        Headline {
+            what: "tiled DP, whole table, n = 1024",
+            pick: Pick {
+                stem: "cmm-beyond-targets",
+                filter: &[("n", "1024")],
+                column: "best_ms",
+                key: &["n"],
+            },
+            unit: "ms",
+            higher_is_better: false,
+        },
+        Headline {
+            what: "tiled DP, whole table, largest n",
+            pick: Pick {
+                stem: "cmm-beyond-targets",
+                filter: &[],
+                column: "best_ms",
+                key: &["n"],
+            },
+            unit: "ms",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[Claim {
+        text: "the DP's order multiplies the tall-skinny-then-wide chain faster than left to \
+               right",
+        a: Pick {
+            stem: "cmm-beyond-chain-table",
+            filter: &[("chain", "tall-skinny then wide")],
+            column: "measured_ratio",
+            key: &[],
+        },
+        b: None,
+        at_least: 1.0,
+    }],
+    exercise: Some(Exercise {
+        number: 3,
+        file: "exercises_cmm_beyond.cu",
+        function: function_of::<exercises::WarpPerCell>,
+        check: exercises::check_warp_per_cell,
+    }),
+};

@@ -14,3 +14,87 @@ pub use measure::{
     TABLE1_CPU_REPS, TRAFFIC_N, VARIANTS_N,
 };
 pub use report::report;
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::{Claim, Headline};
+use crate::harness::exercise::{function_of, Exercise};
+use crate::harness::run::{FullQuick, Needs};
+
+macro_rules! table1 {
+    // The last row of Table 1: its largest n.
+    ($column:literal) => {
+        $crate::pick!("cmm-table1-compare", [], $column, ["n"])
+    };
+}
+
+macro_rules! streams {
+    ($series:literal) => {
+        $crate::pick!("cmm-streams", [("series", $series), ("x", "4")], "y", ["x"])
+    };
+}
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "cmm_diagonal",
+    page: "cmm_diagonal.md",
+    title: "Chained matrix multiplication and the diagonal layout",
+    needs: Needs::Gpu,
+    reps: FullQuick::new(10, 3),
+    counted: &["cmm_diagonal-counters", "cmm_diagonal-counted"],
+    writes: &[
+        "cmm-worked-example",
+        "cmm-layout-matrix",
+        "cmm-layout-memory",
+        "cmm-traffic",
+        "cmm-table1-compare",
+        "cmm-table1-times",
+        "cmm-layout-speedup",
+        "cmm-breakeven",
+        "cmm-breakeven-n",
+        "cmm-time-vs-n",
+        "cmm-stride",
+        "cmm-experiments",
+        "cmm-variants",
+        "cmm-streams",
+        "cmm-footprint",
+        "cmm-stride-alignment",
+        "cmm-grid-barrier",
+        "cmm-grid-barrier-costs",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1"],
+    note: "",
+    headlines: &[
+        Headline {
+            what: "one block, row-major (the paper's kernel)",
+            pick: table1!("our_rowmajor_ms"),
+            unit: "ms",
+            higher_is_better: false,
+        },
+        Headline {
+            what: "one block, diagonal-major",
+            pick: table1!("our_diagonal_ms"),
+            unit: "ms",
+            higher_is_better: false,
+        },
+    ],
+    claims: &[
+        Claim {
+            text: "the diagonal layout is faster than row-major (largest n of Table 1)",
+            a: table1!("our_layout_speedup"),
+            b: None,
+            at_least: 1.0,
+        },
+        Claim {
+            text: "4 chains on 4 streams finish sooner than one after another",
+            a: streams!("one stream, chains one after another"),
+            b: Some(streams!("one stream per chain")),
+            at_least: 1.0,
+        },
+    ],
+    exercise: Some(Exercise {
+        number: 4,
+        file: "exercises_cmm_diagonal.cu",
+        function: function_of::<super::exercises::CellPerThread>,
+        check: super::exercises::check_cell_per_thread,
+    }),
+};

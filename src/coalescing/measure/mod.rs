@@ -50,8 +50,8 @@ use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::sass::Tools;
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
+use crate::harness::tma::TmaKernel;
 use crate::harness::{FullQuick, Gpu, Run, L2};
-use crate::hopper_memory::HopperKernel;
 
 /// MiB copied by the copy kernel that sets the ceiling.
 pub const CEILING_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
@@ -199,7 +199,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
 
     let kernels = Kernels::load(gpu)?;
     let copy = CopyKernel::load(gpu)?;
-    let hopper = KernelTable::<HopperKernel>::load(gpu)?;
+    let tma_table = KernelTable::<TmaKernel>::load(gpu)?;
 
     let strides = patterns::sweep_strides(quick);
     let offsets = patterns::sweep_offsets(quick);
@@ -273,7 +273,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
             )?;
             // The TMA transpose where it can address the rows (pitched, or packed rows
             // of a multiple of 4 floats); refused without a launch elsewhere.
-            measure_tma_transpose(gpu, &hopper, shape, layout, None, seed)?.ok();
+            measure_tma_transpose(gpu, &tma_table, shape, layout, None, seed)?.ok();
         }
         bar.inc(1);
     }
@@ -292,7 +292,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     .into_iter()
     .map(|(k, m)| (k, m.expect("timed: a plan was given")))
     .collect();
-    let mut tma = vec![tma_run(gpu, &hopper, n, Layout::Packed, plan, seed + 6)?];
+    let mut tma = vec![tma_run(gpu, &tma_table, n, Layout::Packed, plan, seed + 6)?];
     bar.inc(1);
     let mut side_results = Vec::new();
     for (i, side) in sides.into_iter().enumerate() {
@@ -300,7 +300,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         let seed = seed + 20 + i as u64;
         side_results.push(measure_side(gpu, &kernels, &copy, side, plan, seed)?);
         for layout in [Layout::Packed, Layout::Pitched(PITCH_FLOATS)] {
-            tma.push(tma_run(gpu, &hopper, side, layout, plan, seed)?);
+            tma.push(tma_run(gpu, &tma_table, side, layout, plan, seed)?);
         }
         bar.inc(1);
     }
@@ -356,14 +356,14 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
 /// The TMA transpose on a `side` × `side` matrix laid out as `layout`, verified and timed.
 fn tma_run(
     gpu: &Gpu,
-    hopper: &KernelTable<HopperKernel>,
+    tma_table: &KernelTable<TmaKernel>,
     side: usize,
     layout: Layout,
     plan: Plan,
     seed: u64,
 ) -> anyhow::Result<TmaRun> {
     let time =
-        measure_tma_transpose(gpu, hopper, (side, side), layout, Some(plan), seed)?
+        measure_tma_transpose(gpu, tma_table, (side, side), layout, Some(plan), seed)?
             .map(|m| m.expect("timed: a plan was given"));
     Ok(TmaRun { side, layout, time })
 }

@@ -10,8 +10,8 @@ use crate::coalescing::reference;
 use crate::coalescing::transpose::TransposeKernel;
 use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::timing::Plan;
+use crate::harness::tma::{self, TmaKernel, TmaOp};
 use crate::harness::{inputs, verify, Gpu, UsageError};
-use crate::hopper_memory::{tma, HopperKernel};
 
 use super::kernels::{Kernels, Measurement};
 
@@ -166,13 +166,13 @@ pub fn measure_transposes(
 }
 // ANCHOR_END: measure_transposes
 
-/// The TMA transpose of [Asynchronous memory on Hopper](crate::hopper_memory) on a random
+/// The TMA transpose (the chapter "Asynchronous memory on Hopper" explains it) on a random
 /// `rows` × `cols` matrix laid out as `layout`: verified against the CPU (output poisoned
 /// first), then timed when `plan` is given. `Ok(Err(why))` where the TMA cannot address
 /// the rows (a pitch that is not a multiple of 16 bytes): nothing is launched then.
 pub fn measure_tma_transpose(
     gpu: &Gpu,
-    table: &KernelTable<HopperKernel>,
+    table: &KernelTable<TmaKernel>,
     (rows, cols): (usize, usize),
     layout: Layout,
     plan: Option<Plan>,
@@ -185,9 +185,16 @@ pub fn measure_tma_transpose(
     let want = reference::transpose(&packed, rows, cols);
     let input = gpu.stream.clone_htod(&input_host)?;
     let mut out = gpu.stream.alloc_zeros::<f32>(cols * out_pitch)?;
-    let k = HopperKernel::TmaTranspose;
+    let k = TmaKernel::TmaTranspose;
     let shape = (rows, cols);
-    let maps = match tma::maps(gpu, k, &input, &out, shape, (in_pitch, out_pitch)) {
+    let maps = match tma::maps(
+        gpu,
+        TmaOp::Transpose,
+        &input,
+        &out,
+        shape,
+        (in_pitch, out_pitch),
+    ) {
         Ok(maps) => maps,
         Err(e) => return Ok(Err(e.to_string())),
     };
@@ -195,7 +202,7 @@ pub fn measure_tma_transpose(
     let verified = gpu.verify_then_time_output(
         &mut out,
         // `out` is written through the map encoded over it.
-        |s, _out| tma::launch(s, table, k, &maps, shape),
+        |s, _out| tma::launch(s, table.get(k), TmaOp::Transpose, &maps, shape),
         |got| {
             let got: Vec<f32> =
                 got.chunks(out_pitch).flat_map(|row| &row[..rows]).copied().collect();

@@ -9,3 +9,45 @@ pub mod report;
 
 pub use measure::{measure, Settings, MIN_ELEMENTS};
 pub use report::report;
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::{Claim, Headline};
+use crate::harness::run::{FullQuick, Needs};
+
+macro_rules! traversal {
+    // The last row of a series: its largest array.
+    ($order:literal) => {
+        $crate::pick!("tiling-traversal", [("series", $order)], "y", ["x"])
+    };
+}
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "loop_permutation",
+    page: "tiling.md",
+    title: "Reuse, loop permutation, tiling",
+    needs: Needs::Cpu,
+    reps: FullQuick::new(21, 3),
+    counted: &[],
+    writes: &[
+        "tiling-traversal",
+        "tiling-strip",
+        "tiling-strip-ranges",
+        "tiling-predictions",
+    ],
+    sanitizer_args: &[],
+    note: "CPU only",
+    headlines: &[Headline {
+        what: "row order, largest array",
+        pick: traversal!("row order (i outer)"),
+        unit: "ns/element",
+        higher_is_better: false,
+    }],
+    claims: &[Claim {
+        text: "column order is slower than row order on the largest array",
+        a: traversal!("column order (j outer)"),
+        b: Some(traversal!("row order (i outer)")),
+        at_least: 1.0,
+    }],
+    exercise: None,
+};

@@ -9,3 +9,61 @@ pub mod report;
 
 pub use measure::{measure, Settings, GENERIC_N, SIDE};
 pub use report::report;
+
+use crate::harness::chapter::Chapter;
+use crate::harness::compare::{Claim, Headline};
+use crate::harness::exercise::{function_of, Exercise};
+use crate::harness::run::{FullQuick, Needs};
+
+macro_rules! matmul {
+    ($step:literal, $column:literal) => {
+        $crate::pick!("tiling-kernels", [("step", $step)], $column, ["#size"])
+    };
+}
+
+/// This chapter's entry: what its example needs, writes, compares with the book and checks.
+pub const CHAPTER: Chapter = Chapter {
+    example: "tiled_matmul",
+    page: "tiling.md",
+    title: "Reuse, loop permutation, tiling",
+    needs: Needs::GpuAndCublas,
+    reps: FullQuick::new(10, 2),
+    counted: &["tiling-counters", "tiling-counted"],
+    writes: &[
+        "tiling-kernels",
+        "tiling-verification",
+        "tiling-matmul",
+        "tiling-lecture",
+        "tiling-out-of-core",
+        "tiling-out-of-core-runs",
+        "tiling-generic",
+    ],
+    sanitizer_args: &["--quick", "--reps", "1", "--side", "64", "--budget-mib", "1"],
+    note: "",
+    headlines: &[
+        Headline {
+            what: "best tiled step",
+            pick: matmul!("6 + quadrants, double buffer", "gflops_median"),
+            unit: "GFLOP/s",
+            higher_is_better: true,
+        },
+        Headline {
+            what: "cuBLAS SGEMM",
+            pick: matmul!("cuBLAS SGEMM", "gflops_median"),
+            unit: "GFLOP/s",
+            higher_is_better: true,
+        },
+    ],
+    claims: &[Claim {
+        text: "the best tiled step reaches at least 80% of cuBLAS SGEMM",
+        a: matmul!("6 + quadrants, double buffer", "percent_of_cublas"),
+        b: None,
+        at_least: 80.0,
+    }],
+    exercise: Some(Exercise {
+        number: 3,
+        file: "exercises_tiling.cu",
+        function: function_of::<super::exercises::MatmulTile>,
+        check: super::exercises::check_matmul_tile,
+    }),
+};

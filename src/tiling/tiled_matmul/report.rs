@@ -212,7 +212,7 @@ fn measured_fp32_peak(run: &Run) -> Option<(f64, String)> {
     [Some(run.out.clone()), crate::harness::compare::book_figures()]
         .into_iter()
         .flatten()
-        .filter_map(|dir| crate::roofline::read_roof(&dir).ok())
+        .filter_map(|dir| crate::harness::roof::read_roof(&dir).ok())
         .find(|roof| roof.meta.get("gpu") == Some(gpu))
         .map(|roof| {
             let from = format!(
@@ -229,7 +229,7 @@ fn measured_fp32_peak(run: &Run) -> Option<(f64, String)> {
 /// FP32 multiply-add peak.
 fn lecture_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let gpu = run.meta.get("gpu").unwrap_or("this GPU").to_string();
-    let sheet = crate::ceilings::report::datasheet(&gpu);
+    let sheet = crate::harness::roof::datasheet(&gpu);
     let measured = measured_fp32_peak(run);
     let pct = |g: f64, peak: f64| format!("{:.1}", 100.0 * g / peak);
     let g80 = lecture::gpu_peak_gflops();

@@ -16,67 +16,10 @@ use anyhow::Context;
 
 use crate::harness::compare::leading_number;
 use crate::harness::plot::{self, Axis, Point, Spec};
-use crate::harness::record::{self, Meta, Record};
+use crate::harness::record::{self, Meta};
+use crate::harness::roof::{cell, number, read};
+pub use crate::harness::roof::{read_roof, Roof};
 use crate::harness::run;
-
-/// The ceilings of one GPU, in GFLOP/s and GB/s.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Roof {
-    pub fp32_gflops: f64,
-    pub fp64_gflops: f64,
-    pub l2_gbps: f64,
-    pub dram_gbps: f64,
-    /// The record the ceilings came from (its provenance names the device).
-    pub meta: Meta,
-}
-
-impl Roof {
-    /// The attainable rate at `intensity` FLOP/byte: the lower of the arithmetic peak
-    /// and what device memory (or, for data that stays in L2, the L2) can feed.
-    pub fn attainable(&self, intensity: f64, double: bool, l2_resident: bool) -> f64 {
-        let peak = if double { self.fp64_gflops } else { self.fp32_gflops };
-        let bandwidth = if l2_resident { self.l2_gbps } else { self.dram_gbps };
-        peak.min(bandwidth * intensity)
-    }
-}
-
-fn read(dir: &Path, stem: &str) -> anyhow::Result<Record> {
-    record::read_csv(&dir.join("data").join(format!("{stem}.csv")))
-}
-
-fn cell<'a>(
-    rec: &'a Record,
-    row: &'a [String],
-    column: &str,
-) -> anyhow::Result<&'a str> {
-    Ok(&row[rec.column(column)?])
-}
-
-fn number(rec: &Record, row: &[String], column: &str) -> anyhow::Result<f64> {
-    let v = cell(rec, row, column)?;
-    leading_number(v)
-        .with_context(|| format!("`{v}` in column {column} is not a number"))
-}
-
-/// Reads the ceilings from `ceilings-peaks`.
-pub fn read_roof(dir: &Path) -> anyhow::Result<Roof> {
-    let rec = read(dir, "ceilings-peaks")?;
-    let value = |name: &str| -> anyhow::Result<f64> {
-        let row = rec
-            .rows
-            .iter()
-            .find(|r| r[0] == name)
-            .with_context(|| format!("ceilings-peaks has no row `{name}`"))?;
-        number(&rec, row, "median")
-    };
-    Ok(Roof {
-        fp32_gflops: value("FP32 multiply-add")? * 1e3,
-        fp64_gflops: value("FP64 multiply-add")? * 1e3,
-        l2_gbps: value("L2 read, inside one launch")?,
-        dram_gbps: value("device memory, best copy")?,
-        meta: rec.meta,
-    })
-}
 
 /// One kernel on the roofline.
 #[derive(Debug, Clone, PartialEq)]

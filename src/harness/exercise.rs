@@ -1,12 +1,10 @@
-//! The book's kernel exercises, one per chapter: the reader changes a kernel until it passes
+//! The mechanism of the book's kernel exercises: the reader changes a kernel until it passes
 //! the chapter's check. Each lives in `kernels/exercises_<chapter>.cu` as two functions, the
 //! kernel the reader starts from (`…_exercise`) and the book's solution (`…_solution`); the
 //! chapter's `exercises` module runs either through [`Gpu::verify_then_time`] with the same
-//! poison, reference and comparison as the chapter's own kernels.
-//!
-//! `cargo run --release --example exercises -- 1.4` checks the starting kernel of exercise 1.4
-//! (as the reader has changed it); `tests/gpu_exercises.rs` checks that every starting kernel,
-//! as the book ships it, fails its check and every solution passes it.
+//! poison, reference and comparison as the chapter's own kernels, and names itself in its
+//! chapter's entry ([`Exercise`]). The index of every exercise, with its number, is derived from
+//! the chapter list (the top floor's `chapters::exercises`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -15,8 +13,8 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 
-use crate::harness::kernels::{KernelName, KernelTable};
-use crate::harness::{verify, Gpu};
+use super::kernels::{KernelName, KernelTable};
+use super::{verify, Gpu};
 
 /// Which of an exercise's two kernels to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,8 +62,8 @@ macro_rules! exercise_kernels {
             }
         }
 
-        impl $crate::exercises::ExerciseKernels for $name {
-            fn of(version: $crate::exercises::Version) -> Self {
+        impl $crate::harness::exercise::ExerciseKernels for $name {
+            fn of(version: $crate::harness::exercise::Version) -> Self {
                 version.pick($name::Exercise, $name::Solution)
             }
         }
@@ -185,18 +183,18 @@ pub fn grid_stride_config(
     }
 }
 
-/// The function of `version` of the exercise `K`, by name.
-fn function_of<K: ExerciseKernels>(version: Version) -> String {
+/// The function of `version` of the exercise `K`, by name: what an [`Exercise`] entry's
+/// `function` is, written `function_of::<K>`.
+pub fn function_of<K: ExerciseKernels>(version: Version) -> String {
     K::of(version).function()
 }
 
-/// One kernel exercise.
+/// A chapter's kernel exercise, as its entry declares it; its id (`"1.4"`) follows from the
+/// chapter's place in the book and `number`.
 #[derive(Clone, Copy)]
-pub struct KernelExercise {
-    /// `"1.4"`: chapter 1 (its position in `SUMMARY.md`), exercise 4.
-    pub id: &'static str,
-    /// The chapter's page under `src/book/`.
-    pub page: &'static str,
+pub struct Exercise {
+    /// Its number among the chapter's exercises: 4 in "Exercise 1.4".
+    pub number: u32,
     /// The kernel file under `kernels/`.
     pub file: &'static str,
     /// The function of each version, from the chapter's typed kernel names.
@@ -206,122 +204,15 @@ pub struct KernelExercise {
     pub check: fn(&Gpu, Version) -> anyhow::Result<Passed>,
 }
 
-impl fmt::Debug for KernelExercise {
+impl fmt::Debug for Exercise {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "KernelExercise({} in kernels/{})", self.id, self.file)
+        write!(f, "Exercise({} in kernels/{})", self.number, self.file)
     }
-}
-
-/// Every kernel exercise, in the book's order.
-pub const ALL: [KernelExercise; 9] = [
-    KernelExercise {
-        id: "1.4",
-        page: "ceilings.md",
-        file: "exercises_ceilings.cu",
-        function: function_of::<crate::ceilings::exercises::CopyVec4>,
-        check: crate::ceilings::exercises::check_copy_vec4,
-    },
-    KernelExercise {
-        id: "2.4",
-        page: "memory_spaces.md",
-        file: "exercises_memory_spaces.cu",
-        function: function_of::<crate::memory_spaces::exercises::StencilTile>,
-        check: crate::memory_spaces::exercises::check_stencil_tile,
-    },
-    KernelExercise {
-        id: "3.4",
-        page: "coalescing.md",
-        file: "exercises_coalescing.cu",
-        function: function_of::<crate::coalescing::exercises::TransposeTile>,
-        check: crate::coalescing::exercises::check_transpose_tile,
-    },
-    KernelExercise {
-        id: "4.3",
-        page: "tiling.md",
-        file: "exercises_tiling.cu",
-        function: function_of::<crate::tiling::exercises::MatmulTile>,
-        check: crate::tiling::exercises::check_matmul_tile,
-    },
-    KernelExercise {
-        id: "5.4",
-        page: "cmm_diagonal.md",
-        file: "exercises_cmm_diagonal.cu",
-        function: function_of::<crate::cmm::exercises::CellPerThread>,
-        check: crate::cmm::exercises::check_cell_per_thread,
-    },
-    KernelExercise {
-        id: "6.3",
-        page: "cmm_beyond.md",
-        file: "exercises_cmm_beyond.cu",
-        function: function_of::<crate::cmm::beyond::exercises::WarpPerCell>,
-        check: crate::cmm::beyond::exercises::check_warp_per_cell,
-    },
-    KernelExercise {
-        id: "7.4",
-        page: "atax.md",
-        file: "exercises_atax.cu",
-        function: function_of::<crate::atax::exercises::TmpWarp>,
-        check: crate::atax::exercises::check_tmp_warp,
-    },
-    KernelExercise {
-        id: "8.4",
-        page: "hopper_memory.md",
-        file: "exercises_hopper.cu",
-        function: function_of::<crate::hopper_memory::exercises::TransposePitched>,
-        check: crate::hopper_memory::exercises::check_transpose_pitched,
-    },
-    KernelExercise {
-        id: "9.5",
-        page: "multi_gpu.md",
-        file: "exercises_multi_gpu.cu",
-        function: function_of::<crate::multi_gpu::exercises::PeerCopyExercise>,
-        check: crate::multi_gpu::exercises::check_peer_copy,
-    },
-];
-
-/// The kernel exercise `id` (`"1.4"`), if there is one.
-pub fn find(id: &str) -> Option<&'static KernelExercise> {
-    ALL.iter().find(|e| e.id == id)
-}
-
-/// The ids of every kernel exercise, for messages.
-pub fn ids() -> Vec<&'static str> {
-    ALL.iter().map(|e| e.id).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_are_unique_and_found() {
-        for e in &ALL {
-            assert_eq!(find(e.id).map(|f| f.file), Some(e.file));
-        }
-        let mut ids = ids();
-        ids.dedup();
-        assert_eq!(ids.len(), ALL.len());
-        assert!(find("9.9").is_none());
-    }
-
-    #[test]
-    fn each_exercise_names_two_functions_of_its_own_file() {
-        for e in &ALL {
-            let source = crate::harness::kernels::source(e.file)
-                .unwrap_or_else(|| panic!("kernels/{} is not registered", e.file))
-                .source;
-            for version in [Version::Exercise, Version::Solution] {
-                let f = (e.function)(version);
-                assert!(
-                    source.contains(&format!("__global__ void {f}(")),
-                    "kernels/{} defines no `{f}`",
-                    e.file
-                );
-            }
-            assert!((e.function)(Version::Exercise).ends_with("_exercise"));
-            assert!((e.function)(Version::Solution).ends_with("_solution"));
-        }
-    }
 
     #[test]
     fn passed_lists_its_sizes() {

@@ -1,6 +1,6 @@
 //! `reproduce`: every chapter's example run one after another (measuring, under the
 //! sanitizers, or not at all: redrawing), the figure audit, and the comparison page. The
-//! chapter list is the registry's ([`crate::chapters`]).
+//! chapter list is [`super::ALL`].
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::run::{self, Needs};
-use super::{plot, UsageError};
 use crate::chapters::{self, Chapter};
+use crate::harness::run::{self, Needs};
+use crate::harness::{plot, UsageError};
 
 /// compute-sanitizer's tools, each run on every GPU example.
 pub const SANITIZER_TOOLS: &[&str] =
@@ -46,7 +46,7 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         return write_comparison(&out, args.book.clone());
     }
     if args.roofline {
-        let n = crate::roofline::write(&out).map_err(|e| {
+        let n = super::roofline::write(&out).map_err(|e| {
             UsageError(format!(
                 "cannot compose the roofline in {}: {e:#}",
                 out.display()
@@ -168,7 +168,7 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
     }
     // The roofline needs the ceilings of this run; it places whichever chapters ran.
     if out.join("data/ceilings-peaks.csv").exists() {
-        crate::roofline::write(&out)?;
+        super::roofline::write(&out)?;
     }
     audit(&out)?;
     write_comparison(&out, None)
