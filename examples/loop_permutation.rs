@@ -10,27 +10,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use cmbook::harness::run::{self, CommonArgs, Example};
-use cmbook::tiling::loop_permutation::{self, Settings};
-
-#[derive(Parser, Debug)]
-#[command(
-    about = "Loop permutation and tiling on the CPU: traversal orders and strip sizes measured"
-)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-}
+use cmbook::harness::run;
+use cmbook::tiling::loop_permutation::{self, Args, Settings};
 
 fn main() -> ExitCode {
-    run::main::<Args>(&cmbook::tiling::loop_permutation::CHAPTER, |run, _args| {
+    run::main::<Args>(&loop_permutation::CHAPTER, |run, _args| {
         let results = loop_permutation::measure(run, &Settings::new(run.quick))?;
         loop_permutation::report(run, &results)
     })

@@ -16,49 +16,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use cmbook::harness::run::{self, CommonArgs, Example};
-use cmbook::memory_spaces::{
-    self, Settings, CHASE_REPS, CHASE_STEPS, SIGNAL_MATRICES, STENCIL_N,
-};
-
-#[derive(Parser, Debug)]
-#[command(about = "Memory spaces: where data lives, and what each place costs")]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-    #[arg(long, value_name = "COUNT", help = SIGNAL_MATRICES.help(
-              "Matrices the signal vector is applied to, 3001 x 2500 floats each \
-               (301 x 257 with --quick)"),
-          value_parser = clap::value_parser!(u64).range(1..=65_535))]
-    signal_matrices: Option<u64>,
-    #[arg(long, value_name = "FLOATS",
-          help = STENCIL_N.help("Floats of the L2-cold stencil"),
-          value_parser = clap::value_parser!(u64).range(1..=4_000_000_000))]
-    stencil_n: Option<u64>,
-    #[arg(long, value_name = "LOADS", help = CHASE_STEPS.help(&format!(
-              "Dependent loads per timed repetition of each pointer chase (each chase is \
-               timed {} times, {} with --quick, unless --reps)",
-              CHASE_REPS.full, CHASE_REPS.quick)),
-          value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
-    chase_steps: Option<u64>,
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-}
+use cmbook::harness::run;
+use cmbook::memory_spaces::{self, Args};
 
 fn main() -> ExitCode {
-    run::main::<Args>(&cmbook::memory_spaces::CHAPTER, |run, args| {
-        let settings = Settings {
-            signal_matrices: run.pick(args.signal_matrices, SIGNAL_MATRICES),
-            stencil_n: run.pick(args.stencil_n, STENCIL_N),
-            chase_steps: run.pick(args.chase_steps, CHASE_STEPS),
-            chase_reps: run.pick(args.common.reps, CHASE_REPS),
-        };
-        let results = memory_spaces::measure(run, &settings)?;
+    run::main::<Args>(&memory_spaces::CHAPTER, |run, args| {
+        let results = memory_spaces::measure(run, &args.flags.settings(run))?;
         memory_spaces::report(run, &results)
     })
 }

@@ -12,37 +12,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use cmbook::harness::run::{self, CommonArgs, Example};
-use cmbook::tiling::out_of_core::BUDGET_MIB;
-use cmbook::tiling::tiled_matmul::{self, Settings, SIDE};
-
-#[derive(Parser, Debug)]
-#[command(about = "Tiled matrix multiply, step by step, against cuBLAS SGEMM")]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-    #[arg(long, value_name = "N",
-          help = SIDE.help("Side of the square multiply that is timed, in elements"),
-          value_parser = clap::value_parser!(u64).range(1..=32_768))]
-    side: Option<u64>,
-    #[arg(long, value_name = "MIB",
-          help = BUDGET_MIB.help("Device memory the out-of-core multiply may use, in MiB"))]
-    budget_mib: Option<f64>,
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-}
+use cmbook::harness::run;
+use cmbook::tiling::tiled_matmul::{self, Args};
 
 fn main() -> ExitCode {
-    run::main::<Args>(&cmbook::tiling::tiled_matmul::CHAPTER, |run, args| {
-        let side = run.pick(args.side, SIDE) as usize;
-        let settings =
-            Settings::new(run.quick, side, run.pick(args.budget_mib, BUDGET_MIB));
-        let results = tiled_matmul::measure(run, &settings)?;
+    run::main::<Args>(&tiled_matmul::CHAPTER, |run, args| {
+        let results = tiled_matmul::measure(run, &args.settings(run))?;
         tiled_matmul::report(run, &results)
     })
 }

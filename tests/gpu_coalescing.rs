@@ -195,7 +195,7 @@ fn the_granularity_sweep_verifies_every_point_and_restores_the_limit() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
-    use cmbook::coalescing::{self, Settings, READONLY_N, TABLE_LEN};
+    use cmbook::coalescing::{self, Settings};
     use cmbook::harness::run;
     let dir = tempfile::tempdir().unwrap();
     let run = run::quick_on_gpu(&cmbook::coalescing::CHAPTER, dir.path(), 7).unwrap();
@@ -206,8 +206,7 @@ fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
         // Not a multiple of any tile: the timed transposes have partial tiles too.
         transpose_side: 333,
         particles: 10_007,
-        readonly_n: READONLY_N.quick,
-        table_len: TABLE_LEN.quick,
+        ..Settings::with_defaults(true)
     };
     let results = coalescing::measure(&run, &settings).unwrap();
     assert_eq!((results.transpose_n, results.ceiling_bytes), (333, 8 << 20));

@@ -180,18 +180,14 @@ fn a_stencil_element_left_unwritten_is_caught() {
 #[ignore = "needs a CUDA GPU"]
 fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
     use cmbook::harness::run;
-    use cmbook::memory_spaces::{
-        self, Settings, CHASE_REPS, CHASE_STEPS, SIGNAL_MATRICES,
-    };
+    use cmbook::memory_spaces::{self, Settings};
     let dir = tempfile::tempdir().unwrap();
     let run =
         run::quick_on_gpu(&cmbook::memory_spaces::CHAPTER, dir.path(), 7).unwrap();
     let settings = Settings {
-        signal_matrices: SIGNAL_MATRICES.quick,
         // Smaller than L2: the cold stencil still verifies every element.
         stencil_n: 12_345,
-        chase_steps: CHASE_STEPS.quick,
-        chase_reps: CHASE_REPS.quick,
+        ..Settings::with_defaults(true)
     };
     let results = memory_spaces::measure(&run, &settings).unwrap();
     assert_eq!(results.stencil_cold_n, 12_345);

@@ -12,6 +12,7 @@
 //! * [`report`]: the chapter's figures and tables, computed from the results;
 //! * [`exercises`]: the solutions of the chapter's exercises.
 
+pub mod args;
 pub mod datasets;
 pub mod device;
 pub mod element;
@@ -20,7 +21,8 @@ pub mod measure;
 pub mod reference;
 pub mod report;
 
-pub use measure::{measure, Part, Settings, CEILING_MIB, SIDE};
+pub use args::{Args, Settings};
+pub use measure::{measure, Part};
 pub use report::report;
 
 /// The kernel file of this chapter.

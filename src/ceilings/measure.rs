@@ -9,26 +9,15 @@ use std::time::Instant;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaStream, LaunchConfig};
 
+use super::args::Settings;
 use super::peaks::{measure_fma, measure_l2_read, Peak, FMA_ITERS, L2_PASSES};
 use crate::harness::ceiling::{self, CeilingKernel, CopyKernel, Direction, HostMemory};
 use crate::harness::counters::{Case, Quantity};
 use crate::harness::kernels::KernelTable;
 use crate::harness::timing::Plan;
-use crate::harness::{FullQuick, Gpu, Run, Stats, UsageError, L2};
-
-/// The largest device copy, in MiB: the one that sets the ceiling.
-pub const CEILING_MIB: FullQuick<u64> = FullQuick::new(4096, 64);
-/// The largest host↔device transfer, in MiB.
-pub const MAX_TRANSFER_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
+use crate::harness::{Gpu, Run, Stats, UsageError, L2};
 
 const MIB: usize = 1 << 20;
-
-/// The sizes of one run.
-#[derive(Debug, Clone, Copy)]
-pub struct Settings {
-    pub ceiling_mib: u64,
-    pub max_transfer_mib: u64,
-}
 
 /// Everything the chapter's figures and tables are drawn from.
 pub struct Results {

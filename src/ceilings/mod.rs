@@ -4,12 +4,14 @@
 //! The copy and transfer measurements themselves live in [`crate::harness::ceiling`], because
 //! every chapter measures its own ceiling in the same run.
 
+pub mod args;
 pub mod exercises;
 pub mod measure;
 pub mod peaks;
 pub mod report;
 
-pub use measure::{measure, Settings, CEILING_MIB, MAX_TRANSFER_MIB};
+pub use args::{Args, Settings};
+pub use measure::measure;
 pub use report::report;
 
 use crate::harness::chapter::Chapter;

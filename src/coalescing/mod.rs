@@ -17,6 +17,7 @@
 //! `kernels/coalescing.cu` against its CPU reference, then times it, at the sizes of one run;
 //! [`report`] draws the chapter's figures and tables from the results.
 
+pub mod args;
 pub mod banks;
 pub mod counted;
 pub mod exercises;
@@ -29,10 +30,8 @@ pub mod report;
 pub mod sectors;
 pub mod transpose;
 
-pub use measure::{
-    measure, Results, Settings, CEILING_MIB, OFFSET_MIB, PARTICLES, READONLY_N,
-    SWEEP_MIB, TABLE_LEN, TRANSPOSE_SIDE,
-};
+pub use args::{Args, Settings};
+pub use measure::{measure, Results};
 pub use report::report;
 
 /// The kernel file of this chapter.

@@ -2,6 +2,7 @@
 //!
 //! | module      | job                                                                  |
 //! |-------------|----------------------------------------------------------------------|
+//! | [`args`]      | a chapter's command line: common flags, each setting once with its defaults |
 //! | [`run`]       | a run's start-up and end: arguments, GPU, provenance, output, exit codes |
 //! | [`chapter`]   | what a chapter's entry declares: needs, outputs, headlines, claims     |
 //! | [`exercise`]  | a kernel exercise: the reader's version and the book's, one check      |
@@ -26,6 +27,7 @@
 //! | [`tma`]       | the TMA's tensor maps and launches, for any chapter that uses them     |
 //! | [`sass`]      | the machine code of a kernel file (ptxas + nvdisasm), instructions counted |
 
+pub mod args;
 pub mod blas;
 pub mod ceiling;
 pub mod chapter;

@@ -25,6 +25,7 @@ use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+pub use super::args::{CommonArgs, Example, FullQuick, UsageError};
 use super::chapter::Chapter;
 use super::gpu::{Gpu, GpuUnavailable};
 use super::plot::{self, Point, Spec};
@@ -65,102 +66,6 @@ impl Needs {
     }
 }
 
-/// A setting's value for a full run and for `--quick`, in one place, so that the code and
-/// `--help` cannot disagree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FullQuick<T> {
-    pub full: T,
-    pub quick: T,
-}
-
-impl<T: Copy + std::fmt::Display> FullQuick<T> {
-    pub const fn new(full: T, quick: T) -> Self {
-        Self { full, quick }
-    }
-
-    /// The value for this run.
-    pub fn pick(&self, quick: bool) -> T {
-        if quick {
-            self.quick
-        } else {
-            self.full
-        }
-    }
-
-    /// `given` if the reader gave it, else this run's default.
-    pub fn or(&self, given: Option<T>, quick: bool) -> T {
-        given.unwrap_or(self.pick(quick))
-    }
-
-    /// A flag's help text that states both defaults: `what [default: 1024; --quick: 16]`.
-    pub fn help(&self, what: &str) -> String {
-        format!("{what} [default: {}; --quick: {}]", self.full, self.quick)
-    }
-}
-
-/// Flags every example takes (flattened into its own clap parser).
-#[derive(Debug, Clone, clap::Args)]
-pub struct CommonArgs {
-    /// Folder for the figures (SVG, Markdown tables) and their data (data/*.csv). `--out
-    /// figures` updates the book's own data.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Small sizes and few repetitions: a check that everything runs, not a measurement.
-    #[arg(long)]
-    pub quick: bool,
-    /// Timed repetitions per measurement.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub reps: Option<u32>,
-    /// Seed of the random inputs.
-    #[arg(long, default_value_t = 2024)]
-    pub seed: u64,
-    /// Count, instead of timing: run the chapter's key kernels under Nsight Compute (`ncu`,
-    /// from the CUDA toolkit) and write the chapter's counters table and its table of
-    /// predicted vs counted. Slow: ncu replays each counted launch once per metric group.
-    #[arg(long)]
-    pub counters: bool,
-}
-
-/// An example's arguments: clap's parser, the common flags, and what it needs.
-pub trait Example: clap::Parser {
-    fn common(&self) -> &CommonArgs;
-
-    /// What this invocation needs; an example with a CPU-only mode says so here.
-    fn needs(&self, chapter: &Chapter) -> Needs {
-        chapter.needs
-    }
-
-    /// A part of the example whose `--counters` are written apart from the whole run's, into
-    /// `<example>-<part>-counters` and `-counted` (see [`super::counters::counters_stems`]).
-    fn counters_part(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// Checks that need no GPU, made before one is opened (bad input is exit code 2 even on
-    /// a machine without a GPU).
-    fn validate(&self) -> Result<(), UsageError> {
-        Ok(())
-    }
-
-    /// What the reader can do instead when the GPU is missing (appended to the one line).
-    fn without_gpu(&self) -> Option<String> {
-        None
-    }
-}
-
-/// Bad input that clap's own checks cannot see (a size too large for the device, a chain
-/// whose costs overflow). Exit code 2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
 /// One run of a chapter's example: its settings, its GPU (if it needs one), its provenance and
 /// where it writes.
 pub struct Run {
@@ -186,6 +91,12 @@ impl Run {
     /// Timed repetitions: `--reps`, else the chapter's default for this kind of run.
     pub fn reps(&self) -> usize {
         self.chapter.reps.or(self.reps, self.quick) as usize
+    }
+
+    /// Repetitions of a measurement whose own defaults differ from the chapter's: `--reps`,
+    /// else `d`'s value for this kind of run.
+    pub fn reps_or(&self, d: FullQuick<u32>) -> u32 {
+        d.or(self.reps, self.quick)
     }
 
     /// A setting's value: the reader's, else the default for this kind of run.
@@ -605,15 +516,6 @@ mod tests {
         };
         assert_eq!(exit_code_for(&anyhow::Error::new(m)), 1);
         assert_eq!(exit_code_for(&anyhow::anyhow!("CUDA_ERROR_ILLEGAL_ADDRESS")), 1);
-    }
-
-    #[test]
-    fn defaults_are_stated_for_both_kinds_of_run() {
-        let d = FullQuick::new(1024u64, 16);
-        assert_eq!(d.or(None, false), 1024);
-        assert_eq!(d.or(None, true), 16);
-        assert_eq!(d.or(Some(7), true), 7);
-        assert_eq!(d.help("MiB copied"), "MiB copied [default: 1024; --quick: 16]");
     }
 
     #[test]

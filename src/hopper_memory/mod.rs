@@ -9,6 +9,7 @@
 //! results. The launches the driver offers beyond a plain one (cooperative, cluster, tensor
 //! maps, L2 windows) go through [`crate::harness::launch`].
 
+pub mod args;
 pub mod exercises;
 pub mod l2;
 pub mod measure;
@@ -17,6 +18,7 @@ pub mod report;
 pub mod sgemm;
 pub mod tma;
 
+pub use args::Args;
 pub use measure::{measure, Section, Settings, LOOKUP_MIB, STREAM_MIB};
 pub use report::report;
 

@@ -9,6 +9,7 @@
 //! * [`report`]: the chapter's figures and tables, drawn from a run's results;
 //! * [`exercises`]: the solutions of the chapter's exercises.
 
+pub mod args;
 pub mod counted;
 pub mod exercises;
 pub mod map;
@@ -16,9 +17,8 @@ pub mod measure;
 pub mod reference;
 pub mod report;
 
-pub use measure::{
-    measure, Results, Settings, CHASE_REPS, CHASE_STEPS, SIGNAL_MATRICES, STENCIL_N,
-};
+pub use args::{Args, Settings};
+pub use measure::{measure, Results, CHASE_REPS};
 pub use report::report;
 
 /// The kernel file of this chapter.

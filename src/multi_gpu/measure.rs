@@ -3,8 +3,7 @@
 //! NCCL's collectives over every GPU, and ATAX split over 1, 2, 4, ... GPUs. With one GPU it
 //! measures what one GPU can show and names the rest in one line.
 
-use std::path::PathBuf;
-
+pub use super::args::Settings;
 use super::atax::{self, AtaxGpu, AtaxPoint, HostProblem};
 use super::collectives::{self, CollectivePoint};
 use super::devices::{self, PairInfo};
@@ -15,33 +14,12 @@ use crate::harness::ceiling::{self, CopyKernel, CopyResult};
 use crate::harness::timing::Plan;
 use crate::harness::{FullQuick, Gpu, Run, UsageError, L2};
 
-/// Largest peer copy, in MiB.
-pub const PEER_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
-/// Largest collective (nccl-tests' size), in MiB.
-pub const COLLECTIVE_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
-/// Rows of the largest ATAX matrix.
-pub const ATAX_ROWS: FullQuick<u64> = FullQuick::new(65536, 4096);
-/// Columns of every ATAX matrix (the fused kernel covers up to 16384 floats).
-pub const ATAX_COLS: FullQuick<u64> = FullQuick::new(16384, 1024);
 /// Bytes the latency chase walks through, in MiB: far beyond the L2 of the GPU.
 pub const CHASE_MIB: FullQuick<u64> = FullQuick::new(256, 32);
 /// Dependent loads per chase.
 pub const CHASE_STEPS: FullQuick<u64> = FullQuick::new(20_000, 2_000);
 
 const MIB: usize = 1 << 20;
-
-/// The sizes of one run.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Use at most this many GPUs (all by default).
-    pub gpus: Option<usize>,
-    pub peer_mib: u64,
-    pub collective_mib: u64,
-    pub atax_rows: u64,
-    pub atax_cols: u64,
-    /// The CSV `torch_reference.py` wrote, to compare NCCL through cudarc with PyTorch's.
-    pub torch_reference: Option<PathBuf>,
-}
 
 /// One GPU of the run.
 #[derive(Debug, Clone)]
@@ -104,7 +82,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let first = run.gpu();
     let (reps, seed, quick) = (run.reps(), run.seed, run.quick);
     let available = devices::device_count()?;
-    let count = match settings.gpus {
+    let count = match settings.gpus.map(|n| n as usize) {
         Some(n) if n > available => {
             return Err(UsageError(format!(
                 "--gpus {n}: this machine has {available} CUDA GPU{}",

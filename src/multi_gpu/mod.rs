@@ -15,6 +15,7 @@
 //! NVLink multicast objects can take a shared host's GPUs out of service, and nothing in this
 //! chapter creates one.
 
+pub mod args;
 pub mod atax;
 pub mod collectives;
 pub mod devices;
@@ -25,7 +26,8 @@ pub mod peer;
 pub mod report;
 pub mod torch;
 
-pub use measure::{measure, Settings, ATAX_COLS, ATAX_ROWS, COLLECTIVE_MIB, PEER_MIB};
+pub use args::{Args, Settings};
+pub use measure::measure;
 pub use report::report;
 
 use crate::harness::chapter::Chapter;

@@ -21,7 +21,7 @@ use super::reference::reference_rows;
 use crate::harness::blas::sample_rows;
 use crate::harness::timing::Plan;
 use crate::harness::verify::{self, Mismatch, Report};
-use crate::harness::{inputs, FullQuick, Gpu, Stats, UsageError};
+use crate::harness::{inputs, Gpu, Stats, UsageError};
 
 /// The product that is timed, (M, N, K): `A` and `C` are 0.8 GB each in the full run.
 pub fn size(quick: bool) -> (usize, usize, usize) {
@@ -31,9 +31,6 @@ pub fn size(quick: bool) -> (usize, usize, usize) {
         (100_003, 2048, 2048)
     }
 }
-
-/// The device budget in MiB: `B` plus the panel buffers must fit in it.
-pub const BUDGET_MIB: FullQuick<f64> = FullQuick::new(256.0, 1.0);
 
 /// A size checked before the timed one (not timed): no dimension a multiple of a tile or of
 /// 4 (so the kernel's scalar loads run), with a budget of panels of 128 rows.

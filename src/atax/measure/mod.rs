@@ -18,8 +18,9 @@ pub mod shapes;
 
 use crate::harness::ceiling::{self, CopyKernel, Direction, HostMemory};
 use crate::harness::timing::Plan;
-use crate::harness::{FullQuick, Gpu, Run, Stats, L2};
+use crate::harness::{Gpu, Run, Stats, L2};
 
+pub use super::args::Settings;
 use super::datasets::{Dataset, LARGE_SQUARE, ODD_SIZES, POLYBENCH};
 use super::device::Kernels;
 use super::element::Element;
@@ -34,23 +35,8 @@ pub use shapes::{
     QUICK_PITCHED_SHAPES, QUICK_SHAPES, ROW_ALIGN_ELEMENTS, SHAPE_VARIANTS,
 };
 
-/// Side of the square float matrix beyond L2, in elements.
-pub const SIDE: FullQuick<u64> = FullQuick::new(16384, 1024);
-/// MiB copied by the copy kernel that sets the device ceiling.
-pub const CEILING_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
-
 /// Row chunks (and streams) of the streamed strategies, as in the slides.
 pub const STREAMS: usize = 4;
-
-/// The sizes of one run.
-#[derive(Debug, Clone, Copy)]
-pub struct Settings {
-    /// Side of the large square float matrix.
-    pub side: usize,
-    /// MiB the copy kernel copies to set the device ceiling.
-    pub ceiling_mib: u64,
-    pub part: Part,
-}
 
 /// What one run measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -146,7 +132,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     // End to end at 1 GiB a repetition takes tens to hundreds of milliseconds: fewer of them.
     let large_plans = Plans::new(reps.min(8));
     let polybench = if run.quick { &POLYBENCH[..2] } else { &POLYBENCH[..] };
-    let large = large_square(settings.side);
+    let large = large_square(settings.side as usize);
     let ceiling_bytes = (settings.ceiling_mib as usize) << 20;
     let k32 = Kernels::<f32>::load(gpu)?;
     let k64 = Kernels::<f64>::load(gpu)?;

@@ -3,6 +3,7 @@
 //!
 //! [`measure`] verifies and times; [`report`] draws every figure and table from the results.
 
+pub mod args;
 pub mod batch;
 pub mod counted;
 pub mod exercises;
@@ -10,6 +11,7 @@ pub mod instructions;
 pub mod measure;
 pub mod report;
 
+pub use args::Args;
 pub use measure::{
     check_matrices, measure, Lengths, Part, Results, Settings, CHAIN_REPS, MATRICES,
     MAX_MATRICES,

@@ -5,10 +5,12 @@
 //! [`solve`] answers one chain (`--dims`, `--matrices`), on the CPU and, unless `--cpu-only`,
 //! on the GPU.
 
+pub mod args;
 pub mod measure;
 pub mod report;
 pub mod solve;
 
+pub use args::Args;
 pub use measure::{
     measure, Part, Results, Settings, DIM_MAX, SEPARATION_BLOCKS, STREAMS_N,
     TABLE1_CPU_REPS, TRAFFIC_N, VARIANTS_N,

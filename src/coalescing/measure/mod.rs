@@ -40,6 +40,7 @@ pub use transpose::{
 
 use indicatif::ProgressBar;
 
+pub use super::args::Settings;
 use super::patterns::{self, type_name, Pattern};
 use super::ptx::{self, Census, SassCensus};
 use super::readonly::ReadOnlyKernel;
@@ -52,22 +53,6 @@ use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
 use crate::harness::tma::TmaKernel;
 use crate::harness::{FullQuick, Gpu, Run, L2};
-
-/// MiB copied by the copy kernel that sets the ceiling.
-pub const CEILING_MIB: FullQuick<u64> = FullQuick::new(1024, 16);
-/// MiB of source array the stride sweep reads, per element type.
-pub const SWEEP_MIB: FullQuick<u64> = FullQuick::new(1024, 4);
-/// MiB of source array the offset sweep reads.
-pub const OFFSET_MIB: FullQuick<u64> = FullQuick::new(512, 4);
-/// Side of the square float matrix the transposes are timed on.
-pub const TRANSPOSE_SIDE: FullQuick<u64> = FullQuick::new(8192, 513);
-/// Particles of the drift: not a multiple of anything, so the last round of every
-/// grid-stride loop is partial.
-pub const PARTICLES: FullQuick<u64> = FullQuick::new(16_000_003, 100_003);
-/// Elements of the read-only section's copy and gathers.
-pub const READONLY_N: FullQuick<u64> = FullQuick::new(64_000_003, 1_000_003);
-/// Floats in the gathers' table.
-pub const TABLE_LEN: FullQuick<u32> = FullQuick::new(16_384, 16_384);
 
 /// Untimed repetitions before every timed one.
 const WARMUP: FullQuick<usize> = FullQuick::new(3, 1);
@@ -116,18 +101,6 @@ pub struct TmaRun {
 /// Sizes that are not multiples of a tile, on which every transpose is verified (not timed).
 pub const ODD_TRANSPOSE_SIZES: [(usize, usize); 5] =
     [(1, 7), (7, 1), (33, 65), (1000, 1003), (31, 1025)];
-
-/// The sizes of one run.
-#[derive(Debug, Clone, Copy)]
-pub struct Settings {
-    pub ceiling_mib: u64,
-    pub sweep_mib: u64,
-    pub offset_mib: u64,
-    pub transpose_side: u64,
-    pub particles: u64,
-    pub readonly_n: u64,
-    pub table_len: u32,
-}
 
 /// Everything one run of the example measured, and at which sizes.
 #[derive(Debug, Clone)]

@@ -43,15 +43,10 @@ use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
 use crate::harness::{FullQuick, Run, L2};
 
+pub use super::args::Settings;
 use super::map::{space_rows, SpaceRow};
 use super::KERNEL_FILE;
 
-/// Matrices the signal vector is applied to.
-pub const SIGNAL_MATRICES: FullQuick<u64> = FullQuick::new(32, 3);
-/// Floats of the L2-cold stencil.
-pub const STENCIL_N: FullQuick<u64> = FullQuick::new(100_000_007, 100_003);
-/// Dependent loads per timed repetition of each pointer chase.
-pub const CHASE_STEPS: FullQuick<u64> = FullQuick::new(100_000, 1000);
 /// Timed repetitions of each pointer chase unless `--reps` says otherwise: each repetition
 /// is `CHASE_STEPS` dependent loads, so fewer suffice.
 pub const CHASE_REPS: FullQuick<u32> = FullQuick::new(5, 1);
@@ -74,15 +69,6 @@ const WARMUP: FullQuick<usize> = FullQuick::new(2, 1);
 
 const KIB: usize = 1 << 10;
 const MIB: usize = 1 << 20;
-
-/// The sizes a reader can set, resolved for this run.
-#[derive(Debug, Clone, Copy)]
-pub struct Settings {
-    pub signal_matrices: u64,
-    pub stencil_n: u64,
-    pub chase_steps: u64,
-    pub chase_reps: u32,
-}
 
 /// Everything one run of the example measured.
 #[derive(Debug, Clone)]
@@ -211,7 +197,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let (quick, seed) = (run.quick, run.seed);
     let cold = Plan::new(WARMUP.pick(quick), run.reps(), L2::Cold);
     let warm = Plan::new(WARMUP.pick(quick), run.reps(), L2::Warm);
-    let chase_plan = Plan::new(1, settings.chase_reps as usize, L2::Warm);
+    let chase_plan = Plan::new(1, run.reps_or(CHASE_REPS) as usize, L2::Warm);
     let kernels = Kernels::load(gpu)?;
     let copy = CopyKernel::load(gpu)?;
 

@@ -4,9 +4,11 @@
 //!
 //! [`measure`] checks and times; [`report`] draws every figure and table from the results.
 
+pub mod args;
 pub mod measure;
 pub mod report;
 
+pub use args::Args;
 pub use measure::{measure, Settings, MIN_ELEMENTS};
 pub use report::report;
 

@@ -13,9 +13,6 @@ use crate::tiling::model::{self, Step};
 use crate::tiling::out_of_core::{self, OutOfCoreResults};
 use crate::tiling::reference::Reference;
 
-/// Side of the square multiply that is timed.
-pub const SIDE: FullQuick<u64> = FullQuick::new(4096, 256);
-
 /// Sizes (M, N, K) that are not multiples of any tile, on which every step is verified (not
 /// timed); `--quick` leaves out the last.
 pub const ODD_SIZES: [(usize, usize, usize); 4] =

@@ -4,10 +4,12 @@
 //!
 //! [`measure`] verifies and times; [`report`] draws every figure and table from the results.
 
+pub mod args;
 pub mod measure;
 pub mod report;
 
-pub use measure::{measure, Settings, GENERIC_N, SIDE};
+pub use args::Args;
+pub use measure::{measure, Settings, GENERIC_N};
 pub use report::report;
 
 use crate::harness::chapter::Chapter;
