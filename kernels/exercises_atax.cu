@@ -13,8 +13,8 @@ typedef unsigned long long u64;
 #define FULL_WARP_MASK 0xffffffffu
 
 // ANCHOR: atax_warp_lane_sum
-// This lane's part of row `row` of A times x: lane l adds up elements l, l + 32, l + 64,
-// ... of the row, so that at each step the warp reads 32 neighbours.
+// This lane's part of row `row` of A times x: lane l adds up elements l, l + 32,
+// l + 64, ... of the row, so that at each step the warp reads 32 neighbours.
 __device__ __forceinline__ float lane_partial_sum(const float* a, const float* x,
                                                   unsigned row, unsigned n) {
     const unsigned lane = threadIdx.x % 32;

@@ -11,8 +11,8 @@
 typedef unsigned long long u64;
 
 // ANCHOR: copy_vec4_loop
-// The loop both kernels share: float4 i = first, first + stride, ... of the n / 4 float4s
-// that n floats fill, copied from src to dst one float4 (16 bytes) per access.
+// The loop both kernels share: float4 i = first, first + stride, ... of the n / 4
+// float4s that n floats fill, copied from src to dst one float4 (16 bytes) per access.
 __device__ __forceinline__ void copy_float4s(const float* __restrict__ src,
                                              float* __restrict__ dst, u64 n, u64 first,
                                              u64 stride) {

@@ -18,8 +18,8 @@ typedef unsigned int u32;
 #define FULL_WARP_MASK 0xffffffffu
 
 // ANCHOR: cmm_warp_split_cost
-// The cost of M[i][j] split after matrix k, i <= k < j, in the row-major table whose rows
-// are `row` cells long: M[i][k] + M[k+1][j] + p[i-1] p[k] p[j].
+// The cost of M[i][j] split after matrix k, i <= k < j, in the row-major table whose
+// rows are `row` cells long: M[i][k] + M[k+1][j] + p[i-1] p[k] p[j].
 __device__ __forceinline__ u64 split_cost(const u32* __restrict__ dims_global,
                                           const u64* cost_global, int row, int i, int k,
                                           int j) {

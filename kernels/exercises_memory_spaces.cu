@@ -13,8 +13,8 @@ typedef unsigned long long u64;
 
 // ANCHOR: stencil_tile_rounds
 // The lecture's pattern, one tile of blockDim.x elements per round of the grid-stride
-// loop: load the tile, let the kernel fill the halo (`fill_halo(tile_shared, a, n, first,
-// width)`), synchronise, compute, synchronise, write.
+// loop: load the tile, let the kernel fill the halo (`fill_halo(tile_shared, a, n,
+// first, width)`), synchronise, compute, synchronise, write.
 template <typename FillHalo>
 __device__ __forceinline__ void stencil3_tiles(const float* a, float* b, u64 n,
                                                FillHalo fill_halo) {
@@ -38,8 +38,8 @@ __device__ __forceinline__ void stencil3_tiles(const float* a, float* b, u64 n,
 
 // ANCHOR: stencil_tile_exercise
 extern "C" __global__ void stencil3_tile_exercise(const float* a, float* b, u64 n) {
-    stencil3_tiles(a, b, n,
-                   [](float* tile_shared, const float* a, u64 n, u64 first, unsigned width) {
+    stencil3_tiles(a, b, n, [](float* tile_shared, const float* a, u64 n, u64 first,
+                               unsigned width) {
         // The halo: one element on each side of the tile.
         if (threadIdx.x == 0) tile_shared[0] = 0.0f;
         if (threadIdx.x == width - 1) tile_shared[width + 1] = 0.0f;
@@ -49,8 +49,8 @@ extern "C" __global__ void stencil3_tile_exercise(const float* a, float* b, u64 
 
 // ANCHOR: stencil_tile_solution
 extern "C" __global__ void stencil3_tile_solution(const float* a, float* b, u64 n) {
-    stencil3_tiles(a, b, n,
-                   [](float* tile_shared, const float* a, u64 n, u64 first, unsigned width) {
+    stencil3_tiles(a, b, n, [](float* tile_shared, const float* a, u64 n, u64 first,
+                               unsigned width) {
         // The halo is the neighbouring tiles' edge elements; only the array's own ends
         // are 0.
         if (threadIdx.x == 0) tile_shared[0] = first > 0 ? a[first - 1] : 0.0f;

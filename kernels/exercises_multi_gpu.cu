@@ -14,7 +14,8 @@ typedef unsigned long long u64;
 // ANCHOR: peer_copy_round
 // One round of the grid-stride loop at float4 i: the IN_FLIGHT float4s i, i + stride,
 // ..., i + (IN_FLIGHT - 1) stride, all loaded before the first is stored.
-__device__ __forceinline__ void copy_round(const void* src, void* dst, u64 i, u64 stride) {
+__device__ __forceinline__ void copy_round(const void* src, void* dst, u64 i,
+                                           u64 stride) {
     const float4* src_vec = reinterpret_cast<const float4*>(src);
     float4* dst_vec = reinterpret_cast<float4*>(dst);
     float4 in_flight[IN_FLIGHT];
