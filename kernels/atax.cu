@@ -603,42 +603,33 @@ __device__ void y_split_rows(const T* a, const T* v, T* partials, unsigned m,
 }
 // ANCHOR_END: split_rows
 
+// The entry points share a handful of signatures: one macro per signature writes an entry
+// point NAME_S that passes its parameters on to FN<T> (and to FN<T, E> for the fused ones).
+#define ATAX_THREE_ARRAYS(NAME, FN, T, S)                                                                \
+    extern "C" __global__ void NAME##_##S(const T* in0, const T* in1, T* out, unsigned m, unsigned n) {  \
+        FN<T>(in0, in1, out, m, n);                                                                      \
+    }
+#define ATAX_TWO_ARRAYS(NAME, FN, T, S)                                                                  \
+    extern "C" __global__ void NAME##_##S(const T* in, T* out, unsigned m, unsigned n) {                 \
+        FN<T>(in, out, m, n);                                                                            \
+    }
+#define ATAX_ONE_LAUNCH(NAME, FN, T, S, E)                                                               \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
+        NAME##_e##E##_##S(const T* a, const T* x, T* sums, T* y, unsigned* sync, unsigned m,            \
+                          unsigned n) {                                                                 \
+        FN<T, E>(a, x, sums, y, sync, m, n);                                                             \
+    }
+
 #define ATAX_ENTRY_POINTS(T, S)                                                                          \
-    extern "C" __global__ void atax_tmp_thread_per_row_##S(const T* a, const T* x, T* tmp, unsigned m,    \
-                                                            unsigned n) {                               \
-        tmp_thread_per_row<T>(a, x, tmp, m, n);                                                          \
-    }                                                                                                    \
-    extern "C" __global__ void atax_y_thread_per_col_##S(const T* a, const T* tmp, T* y, unsigned m,     \
-                                                          unsigned n) {                                 \
-        y_thread_per_col<T>(a, tmp, y, m, n);                                                            \
-    }                                                                                                    \
-    extern "C" __global__ void atax_tmp_thread_per_row_x_const_##S(const T* a, T* tmp, unsigned m,       \
-                                                                    unsigned n) {                       \
-        tmp_thread_per_row_x_const<T>(a, tmp, m, n);                                                     \
-    }                                                                                                    \
-    extern "C" __global__ void atax_transpose_tile_shared_##S(const T* a, T* at, unsigned m, unsigned n) { \
-        transpose_tile_shared<T>(a, at, m, n);                                                           \
-    }                                                                                                    \
-    extern "C" __global__ void atax_tmp_from_transposed_##S(const T* at, const T* x, T* tmp, unsigned m, \
-                                                             unsigned n) {                              \
-        tmp_from_transposed<T>(at, x, tmp, m, n);                                                        \
-    }                                                                                                    \
-    extern "C" __global__ void atax_tmp_warp_per_row_##S(const T* a, const T* x, T* tmp, unsigned m,     \
-                                                          unsigned n) {                                 \
-        tmp_warp_per_row<T>(a, x, tmp, m, n);                                                            \
-    }                                                                                                    \
-    extern "C" __global__ void atax_tmp_tile_shared_##S(const T* a, const T* x, T* tmp, unsigned m,      \
-                                                         unsigned n) {                                  \
-        tmp_tile_shared<T>(a, x, tmp, m, n);                                                             \
-    }                                                                                                    \
-    extern "C" __global__ void atax_y_tile_shared_##S(const T* a, const T* tmp, T* y, unsigned m,        \
-                                                       unsigned n) {                                    \
-        y_tile_shared<T>(a, tmp, y, m, n);                                                               \
-    }                                                                                                    \
-    extern "C" __global__ void atax_reduce_partials_##S(const T* partials, T* y, unsigned blocks,       \
-                                                         unsigned n) {                                  \
-        reduce_partials<T>(partials, y, blocks, n);                                                      \
-    }                                                                                                    \
+    ATAX_THREE_ARRAYS(atax_tmp_thread_per_row, tmp_thread_per_row, T, S)                                 \
+    ATAX_THREE_ARRAYS(atax_y_thread_per_col, y_thread_per_col, T, S)                                     \
+    ATAX_TWO_ARRAYS(atax_tmp_thread_per_row_x_const, tmp_thread_per_row_x_const, T, S)                   \
+    ATAX_TWO_ARRAYS(atax_transpose_tile_shared, transpose_tile_shared, T, S)                              \
+    ATAX_THREE_ARRAYS(atax_tmp_from_transposed, tmp_from_transposed, T, S)                               \
+    ATAX_THREE_ARRAYS(atax_tmp_warp_per_row, tmp_warp_per_row, T, S)                                     \
+    ATAX_THREE_ARRAYS(atax_tmp_tile_shared, tmp_tile_shared, T, S)                                       \
+    ATAX_THREE_ARRAYS(atax_y_tile_shared, y_tile_shared, T, S)                                           \
+    ATAX_TWO_ARRAYS(atax_reduce_partials, reduce_partials, T, S)                                         \
     extern "C" __global__ void atax_y_split_rows_##S(const T* a, const T* v, T* partials, unsigned m,    \
                                                       unsigned n, unsigned rows_per_slice) {            \
         y_split_rows<T>(a, v, partials, m, n, rows_per_slice);                                           \
@@ -651,33 +642,13 @@ __device__ void y_split_rows(const T* a, const T* v, T* partials, unsigned m,
     }
 
 #define ATAX_FUSED_ONCE_ENTRY_POINTS(T, S, E)                                                            \
-    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
-        atax_fused_once_e##E##_##S(const T* a, const T* x, T* partials, T* y, unsigned* barrier,        \
-                                   unsigned m, unsigned n) {                                            \
-        fused_once<T, E>(a, x, partials, y, barrier, m, n);                                              \
-    }                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
-        atax_fused_atomic_e##E##_##S(const T* a, const T* x, T* acc, T* y, unsigned* count, unsigned m,  \
-                                     unsigned n) {                                                      \
-        fused_atomic<T, E>(a, x, acc, y, count, m, n);                                                   \
-    }                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
-        atax_fused_cluster_e##E##_##S(const T* a, const T* x, T* acc, T* y, unsigned* count, unsigned m, \
-                                      unsigned n) {                                                     \
-        fused_cluster<T, E>(a, x, acc, y, count, m, n);                                                  \
-    }
+    ATAX_ONE_LAUNCH(atax_fused_once, fused_once, T, S, E)                                                \
+    ATAX_ONE_LAUNCH(atax_fused_atomic, fused_atomic, T, S, E)                                            \
+    ATAX_ONE_LAUNCH(atax_fused_cluster, fused_cluster, T, S, E)
 
 #define ATAX_WIDE_ENTRY_POINTS(T, S, E)                                                                  \
-    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
-        atax_fused_once_wide_e##E##_##S(const T* a, const T* x, T* partials, T* y, unsigned* barrier,   \
-                                        unsigned m, unsigned n) {                                       \
-        fused_once_wide<T, E>(a, x, partials, y, barrier, m, n);                                         \
-    }                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(1024, 1)                                                \
-        atax_fused_atomic_wide_e##E##_##S(const T* a, const T* x, T* acc, T* y, unsigned* count,        \
-                                          unsigned m, unsigned n) {                                     \
-        fused_atomic_wide<T, E>(a, x, acc, y, count, m, n);                                              \
-    }
+    ATAX_ONE_LAUNCH(atax_fused_once_wide, fused_once_wide, T, S, E)                                      \
+    ATAX_ONE_LAUNCH(atax_fused_atomic_wide, fused_atomic_wide, T, S, E)
 
 ATAX_ENTRY_POINTS(float, f32)
 ATAX_ENTRY_POINTS(double, f64)

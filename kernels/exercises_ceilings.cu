@@ -10,17 +10,27 @@
 
 typedef unsigned long long u64;
 
+// ANCHOR: copy_vec4_loop
+// The loop both kernels share: float4 i = first, first + stride, ... of the n / 4
+// float4s that n floats fill, copied from src to dst one float4 (16 bytes) per access.
+__device__ __forceinline__ void copy_float4s(const float* __restrict__ src,
+                                             float* __restrict__ dst, u64 n, u64 first,
+                                             u64 stride) {
+    const float4* src_vec = reinterpret_cast<const float4*>(src);
+    float4* dst_vec = reinterpret_cast<float4*>(dst);
+    for (u64 i = first; i < n / 4; i += stride) {
+        dst_vec[i] = src_vec[i];
+    }
+}
+// ANCHOR_END: copy_vec4_loop
+
 // ANCHOR: copy_vec4_exercise
 // Copies n floats from src to dst, one float4 (16 bytes) per access.
 extern "C" __global__ void copy_vec4_exercise(const float* __restrict__ src,
                                               float* __restrict__ dst, u64 n) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
     const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const float4* src_vec = reinterpret_cast<const float4*>(src);
-    float4* dst_vec = reinterpret_cast<float4*>(dst);
-    for (u64 i = first; i < n / 4; i += stride) {
-        dst_vec[i] = src_vec[i];
-    }
+    copy_float4s(src, dst, n, first, stride);
 }
 // ANCHOR_END: copy_vec4_exercise
 
@@ -31,11 +41,7 @@ extern "C" __global__ void copy_vec4_solution(const float* __restrict__ src,
                                               float* __restrict__ dst, u64 n) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
     const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const float4* src_vec = reinterpret_cast<const float4*>(src);
-    float4* dst_vec = reinterpret_cast<float4*>(dst);
-    for (u64 i = first; i < n / 4; i += stride) {
-        dst_vec[i] = src_vec[i];
-    }
+    copy_float4s(src, dst, n, first, stride);
     // At most 3 floats are left: the first threads of the grid take one each.
     const u64 tail = n / 4 * 4 + first;
     if (tail < n) {

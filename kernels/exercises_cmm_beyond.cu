@@ -17,6 +17,18 @@ typedef unsigned int u32;
 
 #define FULL_WARP_MASK 0xffffffffu
 
+// ANCHOR: cmm_warp_split_cost
+// The cost of M[i][j] split after matrix k, i <= k < j, in the row-major table whose
+// rows are `row` cells long: M[i][k] + M[k+1][j] + p[i-1] p[k] p[j].
+__device__ __forceinline__ u64 split_cost(const u32* __restrict__ dims_global,
+                                          const u64* cost_global, int row, int i, int k,
+                                          int j) {
+    return cost_global[row * i + k]          // M[i][k]
+         + cost_global[row * (k + 1) + j]    // M[k+1][j]
+         + (u64)dims_global[i - 1] * dims_global[k] * dims_global[j];
+}
+// ANCHOR_END: cmm_warp_split_cost
+
 // ANCHOR: cmm_warp_exercise
 extern "C" __global__ void cmm_warp_exercise(const u32* __restrict__ dims_global,
                                              u64* cost_global, u32* split_global, int n,
@@ -28,9 +40,7 @@ extern "C" __global__ void cmm_warp_exercise(const u32* __restrict__ dims_global
     u64 best_cost = ~0ull;
     u32 best_k = ~0u;
     for (int k = i + threadIdx.x; k < j; k += 32) {
-        const u64 candidate = cost_global[row * i + k]            // M[i][k]
-                            + cost_global[row * (k + 1) + j]      // M[k+1][j]
-                            + (u64)dims_global[i - 1] * dims_global[k] * dims_global[j];
+        const u64 candidate = split_cost(dims_global, cost_global, row, i, k, j);
         if (candidate < best_cost) {
             best_cost = candidate;
             best_k = k;
@@ -61,9 +71,7 @@ extern "C" __global__ void cmm_warp_solution(const u32* __restrict__ dims_global
     // and, of equal costs, the smallest k. A lane with no k keeps the largest key.
     u64 best_key = ~0ull;
     for (int k = i + threadIdx.x; k < j; k += 32) {
-        const u64 candidate = cost_global[row * i + k]            // M[i][k]
-                            + cost_global[row * (k + 1) + j]      // M[k+1][j]
-                            + (u64)dims_global[i - 1] * dims_global[k] * dims_global[j];
+        const u64 candidate = split_cost(dims_global, cost_global, row, i, k, j);
         const u64 key = candidate << 16 | (u64)k;
         best_key = key < best_key ? key : best_key;
     }

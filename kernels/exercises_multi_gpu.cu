@@ -11,6 +11,21 @@
 typedef unsigned long long u64;
 #define IN_FLIGHT 8
 
+// ANCHOR: peer_copy_round
+// One round of the grid-stride loop at float4 i: the IN_FLIGHT float4s i, i + stride,
+// ..., i + (IN_FLIGHT - 1) stride, all loaded before the first is stored.
+__device__ __forceinline__ void copy_round(const void* src, void* dst, u64 i,
+                                           u64 stride) {
+    const float4* src_vec = reinterpret_cast<const float4*>(src);
+    float4* dst_vec = reinterpret_cast<float4*>(dst);
+    float4 in_flight[IN_FLIGHT];
+#pragma unroll
+    for (int k = 0; k < IN_FLIGHT; ++k) in_flight[k] = src_vec[i + k * stride];
+#pragma unroll
+    for (int k = 0; k < IN_FLIGHT; ++k) dst_vec[i + k * stride] = in_flight[k];
+}
+// ANCHOR_END: peer_copy_round
+
 // ANCHOR: peer_copy_exercise
 // Copies `bytes` bytes from src to dst, IN_FLIGHT float4 loads issued before their
 // stores in every round of the grid-stride loop.
@@ -19,14 +34,8 @@ extern "C" __global__ void peer_copy_exercise(const void* __restrict__ src,
     const u64 stride = (u64)gridDim.x * blockDim.x;
     const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     const u64 n_vec = bytes / 16;
-    const float4* src_vec = reinterpret_cast<const float4*>(src);
-    float4* dst_vec = reinterpret_cast<float4*>(dst);
     for (u64 i = first; i + (IN_FLIGHT - 1) * stride < n_vec; i += IN_FLIGHT * stride) {
-        float4 in_flight[IN_FLIGHT];
-#pragma unroll
-        for (int k = 0; k < IN_FLIGHT; ++k) in_flight[k] = src_vec[i + k * stride];
-#pragma unroll
-        for (int k = 0; k < IN_FLIGHT; ++k) dst_vec[i + k * stride] = in_flight[k];
+        copy_round(src, dst, i, stride);
     }
 }
 // ANCHOR_END: peer_copy_exercise
@@ -39,16 +48,13 @@ extern "C" __global__ void peer_copy_solution(const void* __restrict__ src,
     const u64 stride = (u64)gridDim.x * blockDim.x;
     const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     const u64 n_vec = bytes / 16;
-    const float4* src_vec = reinterpret_cast<const float4*>(src);
-    float4* dst_vec = reinterpret_cast<float4*>(dst);
     u64 i = first;
     for (; i + (IN_FLIGHT - 1) * stride < n_vec; i += IN_FLIGHT * stride) {
-        float4 in_flight[IN_FLIGHT];
-#pragma unroll
-        for (int k = 0; k < IN_FLIGHT; ++k) in_flight[k] = src_vec[i + k * stride];
-#pragma unroll
-        for (int k = 0; k < IN_FLIGHT; ++k) dst_vec[i + k * stride] = in_flight[k];
+        copy_round(src, dst, i, stride);
     }
+    // Fewer than IN_FLIGHT strides left: one float4 at a time.
+    const float4* src_vec = reinterpret_cast<const float4*>(src);
+    float4* dst_vec = reinterpret_cast<float4*>(dst);
     for (; i < n_vec; i += stride) dst_vec[i] = src_vec[i];
     const u64 tail = n_vec * 16 + first;
     if (tail < bytes) {

@@ -56,22 +56,16 @@ __device__ void stream_stages(const float4* __restrict__ in, float4* __restrict_
 }
 // ANCHOR_END: stream_stages
 
-extern "C" __global__ void stream_cp_async_1(const float4* in, float4* out,
-                                             long long n4, float a) {
-    stream_stages<1>(in, out, n4, a);
-}
-extern "C" __global__ void stream_cp_async_2(const float4* in, float4* out,
-                                             long long n4, float a) {
-    stream_stages<2>(in, out, n4, a);
-}
-extern "C" __global__ void stream_cp_async_3(const float4* in, float4* out,
-                                             long long n4, float a) {
-    stream_stages<3>(in, out, n4, a);
-}
-extern "C" __global__ void stream_cp_async_4(const float4* in, float4* out,
-                                             long long n4, float a) {
-    stream_stages<4>(in, out, n4, a);
-}
+// One entry point per number of stages: stream_cp_async_1 .. stream_cp_async_4.
+#define STREAM_CP_ASYNC(STAGES)                                                        \
+    extern "C" __global__ void stream_cp_async_##STAGES(const float4* in, float4* out, \
+                                                        long long n4, float a) {       \
+        stream_stages<STAGES>(in, out, n4, a);                                         \
+    }
+STREAM_CP_ASYNC(1)
+STREAM_CP_ASYNC(2)
+STREAM_CP_ASYNC(3)
+STREAM_CP_ASYNC(4)
 
 // ANCHOR: lookup
 // The index of element i's table entry: a multiplicative hash, so lookups land all over
