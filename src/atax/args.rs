@@ -1,7 +1,6 @@
 //! The command line of `cargo run --release --example atax`.
 
 use super::measure::Part;
-use crate::harness::args::{CommonArgs, Example};
 
 crate::settings! {
     /// The sizes of one run, and what it measures.
@@ -21,22 +20,12 @@ crate::settings! {
     }
 }
 
-/// ATAX, y = A^T (A x): ten ways to move A, verified and timed.
-#[derive(clap::Parser, Debug)]
-#[command(about = "ATAX, y = A^T (A x): ten ways to move A, verified and timed")]
-pub struct Args {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub flags: SettingsArgs,
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
+crate::example_args!(
+    about = "ATAX, y = A^T (A x): ten ways to move A, verified and timed",
+    flags = SettingsArgs,
+    impl {
+        fn counters_part(&self) -> Option<&'static str> {
+            (self.flags.part == Part::Pitched).then_some("pitched")
+        }
     }
-
-    fn counters_part(&self) -> Option<&'static str> {
-        (self.flags.part == Part::Pitched).then_some("pitched")
-    }
-}
+);

@@ -78,40 +78,35 @@ pub const CHAPTER: Chapter = Chapter {
     sanitizer_args: &["--quick", "--reps", "1", "--side", "257", "--ceiling-mib", "4"],
     note: "",
     headlines: &[
-        Headline {
-            what: "fused single pass, largest float matrix, L2 cold",
-            pick: atax_kernel!("fused"),
-            unit: "µs",
-            higher_is_better: false,
-        },
-        Headline {
-            what: "cuBLAS gemv x2, largest float matrix, L2 cold",
-            pick: atax_kernel!("cuBLAS gemv ×2"),
-            unit: "µs",
-            higher_is_better: false,
-        },
+        Headline::lower(
+            "fused single pass, largest float matrix, L2 cold",
+            atax_kernel!("fused"),
+            "µs",
+        ),
+        Headline::lower(
+            "cuBLAS gemv x2, largest float matrix, L2 cold",
+            atax_kernel!("cuBLAS gemv ×2"),
+            "µs",
+        ),
     ],
     claims: &[
-        Claim {
-            text:
-                "the fused pass is at least 1.85x faster than cuBLAS's two gemv calls \
-                   (largest float matrix, L2 cold)",
-            a: atax_kernel!("cuBLAS gemv ×2"),
-            b: Some(atax_kernel!("fused")),
-            at_least: 1.85,
-        },
-        Claim {
-            text:
-                "pinned host memory speeds the whole program up (largest float matrix)",
-            a: Pick {
+        Claim::ratio(
+            "the fused pass is at least 1.85x faster than cuBLAS's two gemv calls \
+             (largest float matrix, L2 cold)",
+            atax_kernel!("cuBLAS gemv ×2"),
+            atax_kernel!("fused"),
+            1.85,
+        ),
+        Claim::at_least(
+            "pinned host memory speeds the whole program up (largest float matrix)",
+            Pick {
                 stem: "atax-end-to-end",
                 filter: &[("type", "float"), ("strategy", "pinned, baseline")],
                 column: "speedup_median",
                 key: &["dataset"],
             },
-            b: None,
-            at_least: 1.0,
-        },
+            1.0,
+        ),
     ],
     exercise: Some(Exercise {
         number: 4,

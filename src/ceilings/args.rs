@@ -1,7 +1,5 @@
 //! The command line of `cargo run --release --example ceilings`.
 
-use crate::harness::args::{CommonArgs, Example};
-
 crate::settings! {
     /// The sizes of one run.
     pub struct Settings / SettingsArgs {
@@ -15,20 +13,8 @@ crate::settings! {
     }
 }
 
-/// Measure the GPU's ceilings: copy bandwidth, host<->device bandwidth, launch cost.
-#[derive(clap::Parser, Debug)]
-#[command(
-    about = "Measure the GPU's ceilings: copy bandwidth, host<->device bandwidth, launch cost"
-)]
-pub struct Args {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub flags: SettingsArgs,
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-}
+crate::example_args!(
+    about = "Measure the GPU's ceilings: copy bandwidth, host<->device bandwidth, \
+             launch cost",
+    flags = SettingsArgs,
+);

@@ -62,45 +62,36 @@ pub const CHAPTER: Chapter = Chapter {
     ],
     note: "",
     headlines: &[
-        Headline {
-            what: "device copy, copy kernel",
-            pick: summary!("device copy, copy kernel"),
-            unit: "GB/s",
-            higher_is_better: true,
-        },
-        Headline {
-            what: "device copy, cuMemcpyDtoD",
-            pick: summary!("device copy, cuMemcpyDtoD"),
-            unit: "GB/s",
-            higher_is_better: true,
-        },
-        Headline {
-            what: "host to device, pinned",
-            pick: summary!("H2D pinned"),
-            unit: "GB/s",
-            higher_is_better: true,
-        },
-        Headline {
-            what: "empty kernel, back to back",
-            pick: summary!("empty kernel, back to back"),
-            unit: "µs",
-            higher_is_better: false,
-        },
+        Headline::higher(
+            "device copy, copy kernel",
+            summary!("device copy, copy kernel"),
+            "GB/s",
+        ),
+        Headline::higher(
+            "device copy, cuMemcpyDtoD",
+            summary!("device copy, cuMemcpyDtoD"),
+            "GB/s",
+        ),
+        Headline::higher("host to device, pinned", summary!("H2D pinned"), "GB/s"),
+        Headline::lower(
+            "empty kernel, back to back",
+            summary!("empty kernel, back to back"),
+            "µs",
+        ),
     ],
     claims: &[
-        Claim {
-            text:
-                "pinned host memory moves data to the GPU faster than pageable memory",
-            a: summary!("H2D pinned"),
-            b: Some(summary!("H2D pageable")),
-            at_least: 1.0,
-        },
-        Claim {
-            text: "a CUDA graph node costs less than a launch queued back to back",
-            a: summary!("empty kernel, back to back", any size),
-            b: Some(summary!("CUDA graph node", any size)),
-            at_least: 1.0,
-        },
+        Claim::ratio(
+            "pinned host memory moves data to the GPU faster than pageable memory",
+            summary!("H2D pinned"),
+            summary!("H2D pageable"),
+            1.0,
+        ),
+        Claim::ratio(
+            "a CUDA graph node costs less than a launch queued back to back",
+            summary!("empty kernel, back to back", any size),
+            summary!("CUDA graph node", any size),
+            1.0,
+        ),
     ],
     exercise: Some(Exercise {
         number: 4,

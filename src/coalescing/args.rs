@@ -1,7 +1,6 @@
 //! The command line of `cargo run --release --example coalescing`.
 
 use super::measure::MAX_TRANSPOSE_SIDE;
-use crate::harness::args::{CommonArgs, Example};
 
 crate::settings! {
     /// The sizes of one run.
@@ -34,20 +33,8 @@ crate::settings! {
     }
 }
 
-/// Coalescing, alignment and the matrix transpose: sectors predicted and measured.
-#[derive(clap::Parser, Debug)]
-#[command(
-    about = "Coalescing, alignment and the matrix transpose: sectors predicted and measured"
-)]
-pub struct Args {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub flags: SettingsArgs,
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-}
+crate::example_args!(
+    about = "Coalescing, alignment and the matrix transpose: sectors predicted and \
+             measured",
+    flags = SettingsArgs,
+);

@@ -79,32 +79,26 @@ pub const CHAPTER: Chapter = Chapter {
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",
     headlines: &[
-        Headline {
-            what: "transpose, padded 32x8 tile",
-            pick: transpose!("padded 32x8"),
-            unit: "GB/s",
-            higher_is_better: true,
-        },
-        Headline {
-            what: "best copy, same bytes",
-            pick: transpose!("best copy"),
-            unit: "GB/s",
-            higher_is_better: true,
-        },
+        Headline::higher(
+            "transpose, padded 32x8 tile",
+            transpose!("padded 32x8"),
+            "GB/s",
+        ),
+        Headline::higher("best copy, same bytes", transpose!("best copy"), "GB/s"),
     ],
     claims: &[
-        Claim {
-            text: "the padded 32x8 transpose reaches at least 90% of the best copy",
-            a: transpose!("padded 32x8"),
-            b: Some(transpose!("best copy")),
-            at_least: 0.9,
-        },
-        Claim {
-            text: "padding the shared tile makes the 32x8 transpose faster",
-            a: transpose!("padded 32x8"),
-            b: Some(transpose!("tile 32x8")),
-            at_least: 1.0,
-        },
+        Claim::ratio(
+            "the padded 32x8 transpose reaches at least 90% of the best copy",
+            transpose!("padded 32x8"),
+            transpose!("best copy"),
+            0.9,
+        ),
+        Claim::ratio(
+            "padding the shared tile makes the 32x8 transpose faster",
+            transpose!("padded 32x8"),
+            transpose!("tile 32x8"),
+            1.0,
+        ),
     ],
     exercise: Some(Exercise {
         number: 4,

@@ -220,6 +220,37 @@ macro_rules! settings {
     };
 }
 
+/// A chapter's `Args`, the parser of its example: the common flags and the chapter's own
+/// (`flags`, a struct [`settings!`](crate::settings) wrote, or [`NoFlags`]), with `about` as
+/// the first line of `--help`. Items after `impl` go into its [`Example`] impl (a
+/// `counters_part`, a `validate`).
+#[macro_export]
+macro_rules! example_args {
+    (about = $about:literal, flags = $flags:ty $(, impl { $($item:item)* })? $(,)?) => {
+        #[doc = $about]
+        #[derive(clap::Parser, Debug)]
+        #[command(about = $about)]
+        pub struct Args {
+            #[command(flatten)]
+            pub common: $crate::harness::args::CommonArgs,
+            #[command(flatten)]
+            pub flags: $flags,
+        }
+
+        impl $crate::harness::args::Example for Args {
+            fn common(&self) -> &$crate::harness::args::CommonArgs {
+                &self.common
+            }
+            $($($item)*)?
+        }
+    };
+}
+
+/// The flags of an example that has none of its own (its sizes are the book's, or
+/// `--quick`'s).
+#[derive(Debug, Clone, clap::Args)]
+pub struct NoFlags {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

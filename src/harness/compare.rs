@@ -46,6 +46,18 @@ pub struct Headline {
     pub higher_is_better: bool,
 }
 
+impl Headline {
+    /// A headline where more is better (a bandwidth, a rate).
+    pub const fn higher(what: &'static str, pick: Pick, unit: &'static str) -> Self {
+        Self { what, pick, unit, higher_is_better: true }
+    }
+
+    /// A headline where less is better (a time, a latency).
+    pub const fn lower(what: &'static str, pick: Pick, unit: &'static str) -> Self {
+        Self { what, pick, unit, higher_is_better: false }
+    }
+}
+
 /// A claim the chapter makes: `value(a) / value(b) >= at_least` (or `value(a) >= at_least`
 /// without `b`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,6 +66,18 @@ pub struct Claim {
     pub a: Pick,
     pub b: Option<Pick>,
     pub at_least: f64,
+}
+
+impl Claim {
+    /// `value(a) / value(b) >= at_least`.
+    pub const fn ratio(text: &'static str, a: Pick, b: Pick, at_least: f64) -> Self {
+        Self { text, a, b: Some(b), at_least }
+    }
+
+    /// `value(a) >= at_least`.
+    pub const fn at_least(text: &'static str, a: Pick, at_least: f64) -> Self {
+        Self { text, a, b: None, at_least }
+    }
 }
 
 /// A value found in a folder, with what it was measured at and on which device.

@@ -3,7 +3,6 @@
 use clap::ValueEnum;
 
 use super::measure::{Section, Settings};
-use crate::harness::args::{CommonArgs, Example};
 use crate::harness::Run;
 
 /// Matrix sides of the TMA section: a power of two, one less (not a multiple of 32 or of
@@ -33,17 +32,11 @@ crate::settings! {
     }
 }
 
-/// Measure Hopper's memory features: barriers, L2 window, DSMEM, cp.async, TMA.
-#[derive(clap::Parser, Debug)]
-#[command(
-    about = "Measure Hopper's memory features: barriers, L2 window, DSMEM, cp.async, TMA"
-)]
-pub struct Args {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub flags: SizesArgs,
-}
+crate::example_args!(
+    about =
+        "Measure Hopper's memory features: barriers, L2 window, DSMEM, cp.async, TMA",
+    flags = SizesArgs
+);
 
 impl Args {
     /// This run's settings: the sections and sizes given, else every section at the book's
@@ -65,11 +58,5 @@ impl Args {
             lookup_mib: sizes.lookup_mib,
             sides,
         }
-    }
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
     }
 }

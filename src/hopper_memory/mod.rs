@@ -108,17 +108,16 @@ pub const CHAPTER: Chapter = Chapter {
     ],
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",
-    headlines: &[Headline {
-        what: "__syncthreads, 256 threads",
-        pick: crate::pick!(
+    headlines: &[Headline::lower(
+        "__syncthreads, 256 threads",
+        crate::pick!(
             "hopper_memory-ladder",
             [("barrier", "__syncthreads"), ("who", "256 threads (one block)")],
             "median_ns",
             []
         ),
-        unit: "ns",
-        higher_is_better: false,
-    }],
+        "ns",
+    )],
     claims: &[],
     exercise: Some(Exercise {
         number: 4,

@@ -1,7 +1,5 @@
 //! The command line of `cargo run --release --example memory_spaces`.
 
-use crate::harness::args::{CommonArgs, Example};
-
 crate::settings! {
     /// The sizes a reader can set, resolved for this run.
     pub struct Settings / SettingsArgs {
@@ -20,18 +18,7 @@ crate::settings! {
     }
 }
 
-/// Memory spaces: where data lives, and what each place costs.
-#[derive(clap::Parser, Debug)]
-#[command(about = "Memory spaces: where data lives, and what each place costs")]
-pub struct Args {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub flags: SettingsArgs,
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-}
+crate::example_args!(
+    about = "Memory spaces: where data lives, and what each place costs",
+    flags = SettingsArgs
+);

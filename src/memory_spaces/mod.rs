@@ -73,35 +73,29 @@ pub const CHAPTER: Chapter = Chapter {
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",
     headlines: &[
-        Headline {
-            what: "dependent global load, largest footprint",
-            pick: Pick {
+        Headline::lower(
+            "dependent global load, largest footprint",
+            Pick {
                 stem: "memory_spaces-latency",
                 filter: &[("series", "global (one element per 128-byte line)")],
                 column: "y",
                 key: &["x"],
             },
-            unit: "ns",
-            higher_is_better: false,
-        },
-        Headline {
-            what: "histogram in registers",
-            pick: HISTOGRAM_REGISTERS,
-            unit: "G values/s",
-            higher_is_better: true,
-        },
+            "ns",
+        ),
+        Headline::higher("histogram in registers", HISTOGRAM_REGISTERS, "G values/s"),
     ],
-    claims: &[Claim {
-        text: "a per-thread histogram in registers is faster than one in local memory",
-        a: HISTOGRAM_REGISTERS,
-        b: Some(Pick {
+    claims: &[Claim::ratio(
+        "a per-thread histogram in registers is faster than one in local memory",
+        HISTOGRAM_REGISTERS,
+        Pick {
             stem: "memory_spaces-registers",
             filter: &[("kernel", "`histogram_local`")],
             column: "G values per s",
             key: &["#title"],
-        }),
-        at_least: 1.0,
-    }],
+        },
+        1.0,
+    )],
     exercise: Some(Exercise {
         number: 4,
         file: "exercises_memory_spaces.cu",

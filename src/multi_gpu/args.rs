@@ -2,8 +2,6 @@
 
 use std::path::PathBuf;
 
-use crate::harness::args::{CommonArgs, Example};
-
 crate::settings! {
     /// The sizes of one run.
     pub struct Settings / SettingsArgs {
@@ -32,22 +30,8 @@ crate::settings! {
     }
 }
 
-/// Measure memory across GPUs: peer copies and latency, NCCL collectives, ATAX on several
-/// GPUs.
-#[derive(clap::Parser, Debug)]
-#[command(
+crate::example_args!(
     about = "Measure memory across GPUs: peer copies and latency, NCCL collectives, ATAX on \
-             several GPUs"
-)]
-pub struct Args {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub flags: SettingsArgs,
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-}
+             several GPUs",
+    flags = SettingsArgs,
+);

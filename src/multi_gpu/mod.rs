@@ -70,71 +70,56 @@ pub const CHAPTER: Chapter = Chapter {
     note: "needs NCCL; two GPUs or more for all of it; run src/multi_gpu/torch_reference.py \
            first for the PyTorch comparison",
     headlines: &[
-        Headline {
-            what: "peer copy, copy engine, one way",
-            pick: peer!("copy engine, one way"),
-            unit: "GB/s",
-            higher_is_better: true,
-        },
-        Headline {
-            what: "peer copy, copy engine, both ways at once",
-            pick: peer!("copy engine, both ways"),
-            unit: "GB/s",
-            higher_is_better: true,
-        },
-        Headline {
-            what: "NCCL all-reduce bus bandwidth, largest size",
-            pick: crate::pick!(
-                "multi_gpu-collectives-table",
-                [("collective", "all-reduce")],
-                "busbw GB/s",
-                ["size"]
-            ),
-            unit: "GB/s",
-            higher_is_better: true,
-        },
-        Headline {
-            what: "dependent load of the peer GPU's memory",
-            pick: crate::pick!(
-                "multi_gpu-latency",
-                [("GPU loads from", "the peer GPU's memory")],
-                "ns per load",
-                ["footprint"]
-            ),
-            unit: "ns",
-            higher_is_better: false,
-        },
+        Headline::higher(
+            "peer copy, copy engine, one way",
+            peer!("copy engine, one way"),
+            "GB/s",
+        ),
+        Headline::higher(
+            "peer copy, copy engine, both ways at once",
+            peer!("copy engine, both ways"),
+            "GB/s",
+        ),
+        Headline::higher(
+            "NCCL all-reduce bus bandwidth, largest size",
+            crate::pick!( "multi_gpu-collectives-table", [("collective", "all-reduce")], "busbw GB/s", ["size"] ),
+            "GB/s",
+        ),
+        Headline::lower(
+            "dependent load of the peer GPU's memory",
+            crate::pick!( "multi_gpu-latency", [("GPU loads from", "the peer GPU's memory")], "ns per load", ["footprint"] ),
+            "ns",
+        ),
     ],
     claims: &[
-        Claim {
-            text: "a kernel that reads the peer's memory reaches at least 90% of the copy \
-                   engines (largest copy)",
-            a: peer!("kernel reads the peer"),
-            b: Some(peer!("copy engine, one way")),
-            at_least: 0.9,
-        },
-        Claim {
-            text: "a copy over the peer link is faster than one through the host",
-            a: peer!("copy engine, one way"),
-            b: Some(peer!("through the host, 8 chunks")),
-            at_least: 1.0,
-        },
-        Claim {
-            text: "NCCL's all-reduce through cudarc reaches at least 95% of torch.distributed's \
-                   bus bandwidth (largest size)",
-            a: crate::pick!("multi_gpu-torch", [], "cudarc / torch", ["size"]),
-            b: None,
-            at_least: 0.95,
-        },
-        Claim {
-            text: "splitting ATAX's rows over two GPUs makes the kernels at least 1.8x faster \
-                   (largest matrix)",
-            // One GPU's time over two GPUs' at the same matrix: a run on one GPU has no
-            // second row, and the claim is "not measured" there rather than failed.
-            a: crate::pick!("multi_gpu-atax-table", [("GPUs", "1")], "kernels µs", ["matrix"]),
-            b: Some(crate::pick!("multi_gpu-atax-table", [("GPUs", "2")], "kernels µs", ["matrix"])),
-            at_least: 1.8,
-        },
+        Claim::ratio(
+            "a kernel that reads the peer's memory reaches at least 90% of the copy \
+             engines (largest copy)",
+            peer!("kernel reads the peer"),
+            peer!("copy engine, one way"),
+            0.9,
+        ),
+        Claim::ratio(
+            "a copy over the peer link is faster than one through the host",
+            peer!("copy engine, one way"),
+            peer!("through the host, 8 chunks"),
+            1.0,
+        ),
+        Claim::at_least(
+            "NCCL's all-reduce through cudarc reaches at least 95% of \
+             torch.distributed's bus bandwidth (largest size)",
+            crate::pick!("multi_gpu-torch", [], "cudarc / torch", ["size"]),
+            0.95,
+        ),
+        // One GPU's time over two GPUs' at the same matrix: a run on one GPU has no
+        // second row, and the claim is "not measured" there rather than failed.
+        Claim::ratio(
+            "splitting ATAX's rows over two GPUs makes the kernels at least 1.8x faster \
+             (largest matrix)",
+            crate::pick!("multi_gpu-atax-table", [("GPUs", "1")], "kernels µs", ["matrix"]),
+            crate::pick!("multi_gpu-atax-table", [("GPUs", "2")], "kernels µs", ["matrix"]),
+            1.8,
+        ),
     ],
     exercise: Some(Exercise {
         number: 5,

@@ -51,41 +51,27 @@ pub const CHAPTER: Chapter = Chapter {
         "about 5 minutes on an H100 with 16 CPU cores, most of it the CPU references at \
            n = 16384 and of the batch's 1024 chains",
     headlines: &[
-        Headline {
-            what: "tiled DP, whole table, n = 1024",
-            pick: Pick {
-                stem: "cmm-beyond-targets",
-                filter: &[("n", "1024")],
-                column: "best_ms",
-                key: &["n"],
-            },
-            unit: "ms",
-            higher_is_better: false,
-        },
-        Headline {
-            what: "tiled DP, whole table, largest n",
-            pick: Pick {
-                stem: "cmm-beyond-targets",
-                filter: &[],
-                column: "best_ms",
-                key: &["n"],
-            },
-            unit: "ms",
-            higher_is_better: false,
-        },
+        Headline::lower(
+            "tiled DP, whole table, n = 1024",
+            Pick { stem: "cmm-beyond-targets", filter: &[("n", "1024")], column: "best_ms", key: &["n"], },
+            "ms",
+        ),
+        Headline::lower(
+            "tiled DP, whole table, largest n",
+            Pick { stem: "cmm-beyond-targets", filter: &[], column: "best_ms", key: &["n"], },
+            "ms",
+        ),
     ],
-    claims: &[Claim {
-        text: "the DP's order multiplies the tall-skinny-then-wide chain faster than left to \
-               right",
-        a: Pick {
-            stem: "cmm-beyond-chain-table",
-            filter: &[("chain", "tall-skinny then wide")],
-            column: "measured_ratio",
-            key: &[],
-        },
-        b: None,
-        at_least: 1.0,
-    }],
+    claims: &[Claim::at_least(
+        "the DP's order multiplies the tall-skinny-then-wide chain faster than left to right",
+        crate::pick!(
+            "cmm-beyond-chain-table",
+            [("chain", "tall-skinny then wide")],
+            "measured_ratio",
+            []
+        ),
+        1.0,
+    )],
     exercise: Some(Exercise {
         number: 3,
         file: "exercises_cmm_beyond.cu",

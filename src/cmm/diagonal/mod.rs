@@ -66,32 +66,25 @@ pub const CHAPTER: Chapter = Chapter {
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",
     headlines: &[
-        Headline {
-            what: "one block, row-major (the paper's kernel)",
-            pick: table1!("our_rowmajor_ms"),
-            unit: "ms",
-            higher_is_better: false,
-        },
-        Headline {
-            what: "one block, diagonal-major",
-            pick: table1!("our_diagonal_ms"),
-            unit: "ms",
-            higher_is_better: false,
-        },
+        Headline::lower(
+            "one block, row-major (the paper's kernel)",
+            table1!("our_rowmajor_ms"),
+            "ms",
+        ),
+        Headline::lower("one block, diagonal-major", table1!("our_diagonal_ms"), "ms"),
     ],
     claims: &[
-        Claim {
-            text: "the diagonal layout is faster than row-major (largest n of Table 1)",
-            a: table1!("our_layout_speedup"),
-            b: None,
-            at_least: 1.0,
-        },
-        Claim {
-            text: "4 chains on 4 streams finish sooner than one after another",
-            a: streams!("one stream, chains one after another"),
-            b: Some(streams!("one stream per chain")),
-            at_least: 1.0,
-        },
+        Claim::at_least(
+            "the diagonal layout is faster than row-major (largest n of Table 1)",
+            table1!("our_layout_speedup"),
+            1.0,
+        ),
+        Claim::ratio(
+            "4 chains on 4 streams finish sooner than one after another",
+            streams!("one stream, chains one after another"),
+            streams!("one stream per chain"),
+            1.0,
+        ),
     ],
     exercise: Some(Exercise {
         number: 4,

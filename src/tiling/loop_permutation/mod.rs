@@ -39,17 +39,16 @@ pub const CHAPTER: Chapter = Chapter {
     ],
     sanitizer_args: &[],
     note: "CPU only",
-    headlines: &[Headline {
-        what: "row order, largest array",
-        pick: traversal!("row order (i outer)"),
-        unit: "ns/element",
-        higher_is_better: false,
-    }],
-    claims: &[Claim {
-        text: "column order is slower than row order on the largest array",
-        a: traversal!("column order (j outer)"),
-        b: Some(traversal!("row order (i outer)")),
-        at_least: 1.0,
-    }],
+    headlines: &[Headline::lower(
+        "row order, largest array",
+        traversal!("row order (i outer)"),
+        "ns/element",
+    )],
+    claims: &[Claim::ratio(
+        "column order is slower than row order on the largest array",
+        traversal!("column order (j outer)"),
+        traversal!("row order (i outer)"),
+        1.0,
+    )],
     exercise: None,
 };

@@ -1,7 +1,6 @@
 //! The command line of `cargo run --release --example tiled_matmul`.
 
 use super::measure::Settings;
-use crate::harness::args::{CommonArgs, Example};
 use crate::harness::Run;
 
 crate::settings! {
@@ -16,26 +15,15 @@ crate::settings! {
     }
 }
 
-/// Tiled matrix multiply, step by step, against cuBLAS SGEMM.
-#[derive(clap::Parser, Debug)]
-#[command(about = "Tiled matrix multiply, step by step, against cuBLAS SGEMM")]
-pub struct Args {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub flags: SizesArgs,
-}
+crate::example_args!(
+    about = "Tiled matrix multiply, step by step, against cuBLAS SGEMM",
+    flags = SizesArgs
+);
 
 impl Args {
     /// This run's settings: the sizes given (or their defaults) and the book's other sizes.
     pub fn settings(&self, run: &Run) -> Settings {
         let sizes = self.flags.settings(run);
         Settings::new(run.quick, sizes.side as usize, sizes.budget_mib)
-    }
-}
-
-impl Example for Args {
-    fn common(&self) -> &CommonArgs {
-        &self.common
     }
 }

@@ -43,25 +43,22 @@ pub const CHAPTER: Chapter = Chapter {
     sanitizer_args: &["--quick", "--reps", "1", "--side", "64", "--budget-mib", "1"],
     note: "",
     headlines: &[
-        Headline {
-            what: "best tiled step",
-            pick: matmul!("6 + quadrants, double buffer", "gflops_median"),
-            unit: "GFLOP/s",
-            higher_is_better: true,
-        },
-        Headline {
-            what: "cuBLAS SGEMM",
-            pick: matmul!("cuBLAS SGEMM", "gflops_median"),
-            unit: "GFLOP/s",
-            higher_is_better: true,
-        },
+        Headline::higher(
+            "best tiled step",
+            matmul!("6 + quadrants, double buffer", "gflops_median"),
+            "GFLOP/s",
+        ),
+        Headline::higher(
+            "cuBLAS SGEMM",
+            matmul!("cuBLAS SGEMM", "gflops_median"),
+            "GFLOP/s",
+        ),
     ],
-    claims: &[Claim {
-        text: "the best tiled step reaches at least 80% of cuBLAS SGEMM",
-        a: matmul!("6 + quadrants, double buffer", "percent_of_cublas"),
-        b: None,
-        at_least: 80.0,
-    }],
+    claims: &[Claim::at_least(
+        "the best tiled step reaches at least 80% of cuBLAS SGEMM",
+        matmul!("6 + quadrants, double buffer", "percent_of_cublas"),
+        80.0,
+    )],
     exercise: Some(Exercise {
         number: 3,
         file: "exercises_tiling.cu",
