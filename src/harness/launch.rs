@@ -2,7 +2,7 @@
 //!
 //! | wrapper | driver call | checked on the CPU before the driver is called |
 //! |---------|-------------|------------------------------------------------|
-//! | [`launch_cooperative`] | `cuLaunchCooperativeKernel` | the grid fits on the GPU at once |
+//! | [`launch_cooperative`] | `cuLaunchCooperativeKernel`, through cudarc's launch builder | the grid fits on the GPU at once |
 //! | [`launch_cluster`] | `cuLaunchKernelEx` + cluster dimension | cluster shape, grid divisible by it, then `cuOccupancyMaxActiveClusters` > 0 |
 //! | [`plan_cluster`] + [`launch_planned_cluster`] | the same, on any stream | the checks of [`launch_cluster`], once, when the plan is made; each launch only that the plan is this kernel's |
 //! | [`TensorMap::tiled`] | `cuTensorMapEncodeTiled` | rank, sizes, 16-byte strides and base, box ≤ 256, buffer length |
@@ -20,7 +20,7 @@ use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
 
 use super::gpu::Gpu;
 
@@ -123,7 +123,7 @@ impl<'a> Args<'a> {
     /// A buffer the kernel writes (the exclusive borrow lasts as long as the
     /// arguments).
     pub fn buf_mut<T>(self, b: &'a mut CudaSlice<T>, gpu: &Gpu) -> Self {
-        let (ptr, _sync) = b.device_ptr(&gpu.stream);
+        let (ptr, _sync) = b.device_ptr_mut(&gpu.stream);
         self.value(ptr)
     }
 
@@ -137,6 +137,10 @@ impl<'a> Args<'a> {
         self.cells.iter_mut().map(|c| c.0.as_mut_ptr().cast::<c_void>()).collect()
     }
 }
+
+// SAFETY: a cell is plain bytes; the driver reads from it the size of the parameter it
+// stands for, which `Args::value` copied in.
+unsafe impl DeviceRepr for Cell {}
 
 // SAFETY: a CUtensorMap is 128 opaque bytes the kernel receives by value.
 unsafe impl DeviceRepr for TensorMapBytes {}

@@ -63,6 +63,9 @@ pub fn max_active_clusters(
     let config = launch_config(gpu.stream.cu_stream(), cfg, &mut attrs);
     let mut n = 0i32;
     gpu.ctx.bind_to_thread()?;
+    // Not cudarc's `CudaFunction::occupancy_max_active_clusters`: it passes no launch
+    // attributes, so the cluster shape cannot be given, and our kernels declare none
+    // (`__cluster_dims__`) for the driver to take instead.
     // SAFETY: config and its one attribute live for the call; n receives one int.
     let r =
         unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, f.cu_function(), &config) };

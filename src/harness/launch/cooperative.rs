@@ -1,8 +1,8 @@
 //! The cooperative launch: every block of the grid resident at once, so that a grid
-//! barrier cannot deadlock.
+//! barrier cannot deadlock. cudarc makes the launch; the check that the grid fits is ours.
 
-use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
-use cudarc::driver::{CudaFunction, LaunchConfig};
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
 use super::{check_cooperative, Args, LaunchError};
 use crate::harness::gpu::Gpu;
@@ -29,7 +29,7 @@ pub unsafe fn launch_cooperative(
     gpu: &Gpu,
     f: &CudaFunction,
     cfg: LaunchConfig,
-    mut args: Args<'_>,
+    args: Args<'_>,
 ) -> anyhow::Result<()> {
     if gpu.ctx.attribute(Attr::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? == 0 {
         return Err(LaunchError::Unsupported("cooperative launch").into());
@@ -37,20 +37,11 @@ pub unsafe fn launch_cooperative(
     let (g, b) = (cfg.grid_dim, cfg.block_dim);
     let capacity = cooperative_capacity(gpu, f, b.0 * b.1 * b.2, cfg.shared_mem_bytes)?;
     check_cooperative(g.0 as u64 * g.1 as u64 * g.2 as u64, capacity)?;
-    gpu.ctx.bind_to_thread()?;
-    let mut params = args.pointers();
-    sys::cuLaunchCooperativeKernel(
-        f.cu_function(),
-        g.0,
-        g.1,
-        g.2,
-        b.0,
-        b.1,
-        b.2,
-        cfg.shared_mem_bytes,
-        gpu.stream.cu_stream(),
-        params.as_mut_ptr(),
-    )
-    .result()?;
+    // cudarc's builder passes the driver one pointer a parameter, here one a cell.
+    let mut builder = gpu.stream.launch_builder(f);
+    for cell in &args.cells {
+        builder.arg(cell);
+    }
+    builder.launch_cooperative(cfg)?;
     Ok(())
 }
