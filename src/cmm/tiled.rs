@@ -243,8 +243,8 @@ impl<'g> TiledKernels<'g> {
         Ok(())
     }
 
-    /// Enqueues block diagonal `d`'s (`d >= 2`) min-plus launch: `splits` blocks per tile
-    /// of the diagonal, each `chunk` of its `d - 1` tile products.
+    /// Enqueues the min-plus launch of block diagonal `d >= 2`: `splits` blocks per
+    /// tile of the diagonal, each `chunk` of its `d - 1` tile products.
     fn enqueue_minplus(
         &self,
         stream: &Arc<CudaStream>,
