@@ -127,10 +127,8 @@ pub struct Results {
 
 /// Measures the chosen sections.
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
-    let gpu = run.gpu();
-    let table = KernelTable::<K>::load(gpu)?;
+    let table = KernelTable::<K>::load(run.gpu())?;
     let mut r = Results::default();
-    let reps = run.reps();
     for &section in &settings.sections {
         match section {
             Section::Ladder => sync::ladder(run, &table, &mut r)?,
@@ -139,10 +137,8 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
                 super::l2::reread(run, &table, &mut r)?;
             }
             Section::Dsmem => sync::dsmem(run, &table, &mut r)?,
-            Section::Stages => {
-                copies::stages(gpu, &table, settings, reps, run.seed, &mut r)?
-            }
-            Section::Tma => copies::tma(gpu, &table, settings, reps, run.seed, &mut r)?,
+            Section::Stages => copies::stages(run, &table, settings, &mut r)?,
+            Section::Tma => copies::tma(run, &table, settings, &mut r)?,
             Section::Sgemm => super::sgemm::measure(run, &mut r)?,
         }
     }

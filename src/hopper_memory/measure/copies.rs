@@ -9,20 +9,19 @@ use crate::harness::inputs::random_f32;
 use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::timing::Plan;
 use crate::harness::verify::check_exact;
-use crate::harness::{Gpu, L2};
+use crate::harness::{Run, L2};
 use crate::hopper_memory::reference;
 use crate::hopper_memory::HopperKernel as K;
 
 /// cp.async with 1 to 4 stages of 16 bytes per thread, 1 to 8 blocks of 128 threads per
 /// SM, streaming `a x` through shared memory.
 pub(super) fn stages(
-    gpu: &Gpu,
+    run: &Run,
     table: &KernelTable<K>,
     settings: &Settings,
-    reps: usize,
-    seed: u64,
     r: &mut Results,
 ) -> anyhow::Result<()> {
+    let (gpu, reps, seed) = (run.gpu(), run.reps(), run.seed);
     let bytes = settings.stream_mib as usize * MIB;
     // Not a multiple of the grid: the last grid-stride round is partial.
     let n = bytes / 4 - 4 * 1000;
@@ -75,13 +74,12 @@ pub(super) fn stages(
 }
 
 pub(super) fn tma(
-    gpu: &Gpu,
+    run: &Run,
     table: &KernelTable<K>,
     settings: &Settings,
-    reps: usize,
-    seed: u64,
     r: &mut Results,
 ) -> anyhow::Result<()> {
+    let (gpu, reps, seed) = (run.gpu(), run.reps(), run.seed);
     let plan = Plan::new(2, reps, L2::Cold);
     let largest = settings.sides.iter().copied().max().unwrap_or(0);
     for &side in &settings.sides {
