@@ -162,32 +162,23 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     let read_write = |bytes: usize| 2.0 * bytes as f64 / 1e9;
     let at =
         |bytes: usize, l2: L2| format!("{} MiB, L2 {l2}, read + write", bytes / MIB);
-    let mut rows = vec![
-        rate_row(
-            "device copy, copy kernel",
-            &dram.kernel,
-            read_write(dram.bytes),
-            &at(dram.bytes, L2::Cold),
-        ),
-        rate_row(
-            "device copy, cuMemcpyDtoD",
-            &dram.memcpy,
-            read_write(dram.bytes),
-            &at(dram.bytes, L2::Cold),
-        ),
-        rate_row(
-            "device copy, grid-stride kernel",
-            &r.grid_stride,
-            read_write(dram.bytes),
-            &at(dram.bytes, L2::Cold),
-        ),
-        rate_row(
-            "device copy, best L2-resident size",
-            &best.kernel,
-            read_write(best.bytes),
-            &at(best.bytes, L2::Warm),
-        ),
+    let in_dram = [
+        ("device copy, copy kernel", &dram.kernel),
+        ("device copy, cuMemcpyDtoD", &dram.memcpy),
+        ("device copy, grid-stride kernel", &r.grid_stride),
     ];
+    let mut rows: Vec<_> = in_dram
+        .into_iter()
+        .map(|(name, s)| {
+            rate_row(name, s, read_write(dram.bytes), &at(dram.bytes, L2::Cold))
+        })
+        .collect();
+    rows.push(rate_row(
+        "device copy, best L2-resident size",
+        &best.kernel,
+        read_write(best.bytes),
+        &at(best.bytes, L2::Warm),
+    ));
     for (name, (bytes, s)) in r.largest_transfers() {
         rows.push(rate_row(
             name,

@@ -422,13 +422,7 @@ impl<'g> CmmKernels<'g> {
     /// Captures one complete solve of `p` into a CUDA graph: replaying it launches all the
     /// per-diagonal kernels with one call, without the CPU issuing each launch.
     pub fn capture(&self, p: &mut Problem) -> anyhow::Result<CudaGraph> {
-        let s = self.gpu.stream.clone();
-        s.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-        let enqueued = self.enqueue(&s, p);
-        // End the capture even after an error.
-        let graph = s.end_capture(CUgraphInstantiate_flags(0))?;
-        enqueued?;
-        graph.ok_or_else(|| anyhow::anyhow!("stream capture produced no graph"))
+        capture_graph(&self.gpu.stream, |s| self.enqueue(s, p))
     }
 
     /// Like [`CmmKernels::verify_then_time`], through a graph from [`CmmKernels::capture`]:
@@ -580,6 +574,22 @@ fn count_differences(a: &DpTable, b: &DpTable) -> usize {
             a.cost(i, j) != b.cost(i, j) || a.split(i, j) != b.split(i, j)
         })
         .count()
+}
+
+/// Captures what `enqueue` puts on `stream` into a CUDA graph (thread-local capture): one
+/// launch of the graph then replays every kernel. The capture is ended even when
+/// `enqueue` fails, and that failure is the error returned.
+pub fn capture_graph(
+    stream: &Arc<CudaStream>,
+    enqueue: impl FnOnce(&Arc<CudaStream>) -> anyhow::Result<()>,
+) -> anyhow::Result<CudaGraph> {
+    let s = stream.clone();
+    s.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    let enqueued = enqueue(&s);
+    // End the capture even after an error.
+    let graph = s.end_capture(CUgraphInstantiate_flags(0))?;
+    enqueued?;
+    graph.ok_or_else(|| anyhow::anyhow!("stream capture produced no graph"))
 }
 
 #[cfg(test)]

@@ -47,6 +47,22 @@ pub fn bytes(v: f64) -> String {
     format!("{} {unit}", sig3(scaled))
 }
 
+/// A fraction as a percentage with one decimal: `0.8234` → `82.3%`.
+pub fn percent(fraction: f64) -> String {
+    format!("{:.1}%", 100.0 * fraction)
+}
+
+/// Bytes in binary mebibytes with `decimals` decimals: `(12582912, 1)` → `12.0 MiB`.
+pub fn mib(bytes: usize, decimals: usize) -> String {
+    format!("{:.decimals$} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+/// The first line of a chapter's summary: the copy ceiling it divides by, in GB/s, and
+/// the `size` of the copy it was measured on.
+pub fn copy_ceiling_line(gbps: f64, size: &str) -> String {
+    format!("copy ceiling: {gbps:.0} GB/s ({size}, L2 cold)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +80,12 @@ mod tests {
         assert_eq!(bytes(536_870_912.0), "537 MB");
         assert_eq!(bytes(2.5e9), "2.50 GB");
         assert_eq!(bytes(12.0), "12.0 B");
+        assert_eq!(percent(0.8234), "82.3%");
+        assert_eq!(mib(12 << 20, 1), "12.0 MiB");
+        assert_eq!(mib(50 << 20, 0), "50 MiB");
+        assert_eq!(
+            copy_ceiling_line(3021.4, "8 bytes"),
+            "copy ceiling: 3021 GB/s (8 bytes, L2 cold)"
+        );
     }
 }

@@ -1,11 +1,14 @@
-//! Where the L2 window might pay: a table read, a stream that pushes everything out of
-//! L2, and the table read again (`l2_reread`), in one kernel; and one pass over the table
-//! after L2 was flushed between launches. Table sizes on both sides of the persisting
-//! carve-out, without a window and with windows over the table.
+//! The L2 section: a table looked up while a stream flows past it, without and with a
+//! persisting window; and where the window might pay: a table read, a stream that pushes
+//! everything out of L2, and the table read again (`l2_reread`), in one kernel; and one
+//! pass over the table after L2 was flushed between launches. Table sizes on both sides
+//! of the persisting carve-out, without a window and with windows over the table.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use std::sync::Arc;
 
-use super::measure::Results;
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+
+use super::measure::{cfg, LookupRun, Results, Settings};
 use super::reference;
 use super::HopperKernel as K;
 use crate::harness::counters::{Case, Quantity};
@@ -13,8 +16,8 @@ use crate::harness::inputs::random_f32;
 use crate::harness::kernels::KernelTable;
 use crate::harness::launch::{L2Access, L2Limits, L2Window};
 use crate::harness::timing::Plan;
-use crate::harness::verify::check_exact;
-use crate::harness::{FullQuick, Run, Stats, L2};
+use crate::harness::verify::{check_exact, Mismatch, Report};
+use crate::harness::{FullQuick, Gpu, Run, Stats, L2};
 
 /// MiB of the stream between the table's two passes (read once and written once).
 pub const REREAD_STREAM_MIB: FullQuick<u64> = FullQuick::new(64, 4);
@@ -65,6 +68,112 @@ pub struct RereadRun {
     pub table_bytes: usize,
     pub window: Option<L2Window>,
     pub time: Stats,
+}
+
+/// The lookup workload: a stream flows past a table looked up at every element, the
+/// table once small enough for the persisting carve-out and once twice the size of L2,
+/// each without and with a persisting window over it.
+pub fn lookup(
+    run: &Run,
+    table: &KernelTable<K>,
+    settings: &Settings,
+    r: &mut Results,
+) -> anyhow::Result<()> {
+    let gpu = run.gpu();
+    let limits = L2Limits::query(gpu)?;
+    r.l2_limits = Some(limits);
+    let stream_bytes = settings.stream_mib as usize * MIB;
+    r.stream_bytes = stream_bytes;
+    let n = stream_bytes / 4;
+    let n4 = n / 4;
+    let stream_host = random_f32(n, run.seed);
+    let stream = gpu.stream.clone_htod(&stream_host)?;
+    let mut out = gpu.stream.alloc_zeros::<f32>(n)?;
+    // A table that fits the persisting carve-out, and one twice the size of L2.
+    let fits = (settings.lookup_mib as usize * MIB).min(limits.max_persisting);
+    let big = 2 * gpu.info.l2_bytes;
+    let f = table.get(K::Lookup);
+    let plan = Plan::new(2, run.reps(), L2::Warm);
+    for table_bytes in [fits, big] {
+        let len = table_bytes / 4;
+        let table_host = random_f32(len, run.seed + 1);
+        let want = reference::lookup(&table_host, &stream_host);
+        let lookups = gpu.stream.clone_htod(&table_host)?;
+        let window_bytes = table_bytes.min(limits.max_window);
+        let persisting = limits.max_persisting;
+        let ratio = (persisting as f64 / window_bytes as f64).min(1.0) as f32;
+        let window = L2Window {
+            bytes: window_bytes,
+            hit_ratio: ratio,
+            hit: L2Access::Persisting,
+            persisting,
+        };
+        for with_window in [false, true] {
+            let label = format!(
+                "l2_lookup, table {} MiB, {}",
+                table_bytes / MIB,
+                if with_window { "persisting window" } else { "no window" }
+            );
+            // The model: the stream is read and written once; the table costs nothing.
+            gpu.count_next(
+                Case::new(label.clone())
+                    .predict(Quantity::DramBytes, 2.0 * stream_bytes as f64),
+            );
+            let grid = n4.div_ceil(256) as u32;
+            let len32 = len as u32;
+            let n4i = n4 as i64;
+            let time = windowed(
+                gpu,
+                &lookups,
+                with_window.then_some(window),
+                &mut out,
+                |s, o| {
+                    // SAFETY: l2_lookup(table, table_len, stream, out, n4).
+                    unsafe {
+                        s.launch_builder(f)
+                            .arg(&lookups)
+                            .arg(&len32)
+                            .arg(&stream)
+                            .arg(o)
+                            .arg(&n4i)
+                            .launch(cfg(grid, 256, 0))?
+                    };
+                    Ok(())
+                },
+                |got| check_exact("l2_lookup", &label, got, &want),
+                plan,
+            )?;
+            r.lookups.push(LookupRun {
+                table_bytes,
+                window: with_window.then_some(window),
+                time,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Sets `window` (if any) over `table` on the timing stream, verifies `launch` (its
+/// output checked by `check`) and times it under `plan`; then resets the window, so the
+/// next run finds L2 as it was before.
+fn windowed<T, U: DeviceRepr + Default + Clone + Unpin>(
+    gpu: &Gpu,
+    table: &CudaSlice<T>,
+    window: Option<L2Window>,
+    out: &mut CudaSlice<U>,
+    launch: impl FnMut(&Arc<CudaStream>, &mut CudaSlice<U>) -> anyhow::Result<()>,
+    check: impl FnOnce(&[U]) -> Result<Report, Mismatch>,
+    plan: Plan,
+) -> anyhow::Result<Stats> {
+    let guard = match window {
+        Some(w) => Some(gpu.l2_window(table, w)?),
+        None => None,
+    };
+    let v = gpu.verify_then_time_output(out, launch, check, &[plan])?;
+    if let Some(g) = guard {
+        g.reset()?;
+    }
+    Ok(v.time().clone())
 }
 
 /// The windows a table of `bytes` is run with: none; the carve-out at its maximum with
@@ -133,10 +242,6 @@ pub fn reread(
             let want = reference::reread(&words, &stream_host, shape, twice != 0);
             let lookups = gpu.stream.clone_htod(&words)?;
             for window in windows(table_bytes, limits) {
-                let guard = match window {
-                    Some(w) => Some(gpu.l2_window(&lookups, w)?),
-                    None => None,
-                };
                 let label = format!(
                     "l2_reread, {}, table {mib} MiB, {}",
                     reuse.label(),
@@ -149,7 +254,10 @@ pub fn reread(
                     ));
                 }
                 let (n4t_i, n4s_i) = (n4t as i64, n4s as i64);
-                let v = gpu.verify_then_time_output(
+                let time = windowed(
+                    gpu,
+                    &lookups,
+                    window,
                     &mut out,
                     |s, o| {
                         // SAFETY: l2_reread(table, n4t, in, out, n4s, twice); out holds
@@ -167,12 +275,8 @@ pub fn reread(
                         Ok(())
                     },
                     |got| check_exact("l2_reread", &label, got, &want),
-                    &[plan],
+                    plan,
                 )?;
-                if let Some(g) = guard {
-                    g.reset()?;
-                }
-                let time = v.time().clone();
                 r.rereads.push(RereadRun { reuse, table_bytes, window, time });
             }
         }

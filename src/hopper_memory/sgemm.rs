@@ -16,10 +16,10 @@ use super::HopperKernel as K;
 use crate::harness::counters::{Case, Quantity};
 use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::timing::Plan;
-use crate::harness::verify::{self, Mismatch, Report};
+
 use crate::harness::{Gpu, Run, Stats, L2};
 use crate::tiling::device::{self as tiling, Kernels, Operands};
-use crate::tiling::model::{self, Step};
+use crate::tiling::model::Step;
 use crate::tiling::reference::Reference;
 
 /// The block tile (rows x columns of C), the k slice, threads per block.
@@ -169,37 +169,7 @@ pub fn launch(
 
 /// Compares the reference's rows of `got` within the tiling chapter's K-scaled
 /// tolerance; every element must be finite (the poison is NaN).
-pub fn check(
-    name: &str,
-    ops: &Operands,
-    got: &[f32],
-    reference: &Reference,
-) -> Result<Report, Mismatch> {
-    let (n, size) = (ops.n, ops.size());
-    if let Some(i) = got.iter().position(|x| !x.is_finite()) {
-        return Err(Mismatch {
-            kernel: name.into(),
-            size,
-            index: i,
-            got: format!("{:e}", got[i]),
-            want: "a finite value".into(),
-            wrong: got.iter().filter(|x| !x.is_finite()).count(),
-            total: got.len(),
-        });
-    }
-    let picked: Vec<f32> = reference
-        .rows
-        .iter()
-        .flat_map(|&r| got[r * n..r * n + n].iter().copied())
-        .collect();
-    verify::check_close(
-        name,
-        &size,
-        &picked,
-        &reference.values,
-        model::tolerance(ops.k),
-    )
-}
+pub use crate::tiling::device::check_rows as check;
 
 /// Poisons C, runs the kernel once, checks it; then times it under each of `plans`.
 pub fn verify_then_time(
@@ -442,6 +412,7 @@ mod tests {
     use super::*;
     use crate::harness::inputs::random_f32;
     use crate::harness::verify::check_close;
+    use crate::tiling::model;
     use crate::tiling::reference::reference_rows;
 
     #[test]

@@ -3,6 +3,7 @@
 //! (its sections on variable memory space specifiers and the device memory spaces) for the GPUs
 //! this book runs on; the capacities are read from the device at run time.
 
+use crate::harness::format;
 use crate::harness::gpu::DeviceInfo;
 
 /// One row of the chapter's first table.
@@ -31,8 +32,9 @@ fn gib(bytes: usize) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
+/// Whole MiB (the listing's `mib`).
 fn mib(bytes: usize) -> String {
-    format!("{:.0} MiB", bytes as f64 / (1 << 20) as f64)
+    format::mib(bytes, 0)
 }
 
 // ANCHOR: space_rows

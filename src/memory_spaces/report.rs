@@ -2,6 +2,7 @@
 //! example prints. Kept apart from the measuring so that a CPU test can draw them from
 //! made-up results.
 
+use crate::harness::format::{copy_ceiling_line, mib};
 use crate::harness::kernels::KernelName;
 use crate::harness::plot::{Axis, Point, Spec, Ticks};
 use crate::harness::stats::Rate;
@@ -56,10 +57,6 @@ struct SassRow {
 
 fn gb_point(series: &str, x: &str, r: Rate) -> Point {
     Point::new(series, x, r.median / 1e9, r.worst / 1e9, r.best / 1e9)
-}
-
-fn mib(bytes: usize) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
 }
 
 fn stencil_series(r: &Results) -> (String, String) {
@@ -218,7 +215,7 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         s.matrices,
         s.rows,
         s.m,
-        mib(s.matrix_bytes()),
+        mib(s.matrix_bytes(), 1),
         s.m
     );
     run.figure(
@@ -376,11 +373,8 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
 
 /// The lines the example prints once every figure and table is written.
 pub fn summary(r: &Results) -> anyhow::Result<Vec<String>> {
-    let mut lines = vec![format!(
-        "copy ceiling: {:.0} GB/s ({}, L2 cold)",
-        r.copy_cold.1.median / 1e9,
-        mib(r.copy_cold.0)
-    )];
+    let mut lines =
+        vec![copy_ceiling_line(r.copy_cold.1.median / 1e9, &mib(r.copy_cold.0, 1))];
     for (home, t) in &r.signal {
         lines.push(format!(
             "signal, vector in {:<26} {:>7.0} GB/s",

@@ -35,16 +35,7 @@ impl AtaxGpu {
     /// filled as far as its registers allow, never more blocks than row pairs, and beyond one
     /// block per SM no more than one block per 8 rows.
     pub fn blocks(&self, m: usize, n: usize) -> anyhow::Result<u32> {
-        let shape = fused_shape(n, f32::FUSED_COLUMNS_PER_THREAD)
-            .ok_or_else(|| anyhow::anyhow!("no fused instance covers n = {n}"))?;
-        let f = self
-            .table
-            .get(AtaxKernel::new(AtaxFunction::FusedRows(shape.columns_per_thread)));
-        let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(shape.threads, 0, None)?
-            .max(1);
-        let pairs = m.max(1).div_ceil(2) as u32;
-        Ok((self.sms * per_sm).min(pairs).min(self.sms.max((m / 8) as u32)).max(1))
+        self.table.fused_blocks(self.sms, m, n)
     }
 
     // ANCHOR: launch
@@ -78,19 +69,7 @@ impl AtaxGpu {
             .arg(&m32)
             .arg(&n32)
             .launch(cfg)?;
-        let reduce = self.table.get(AtaxKernel::new(AtaxFunction::ReducePartials));
-        let cfg = LaunchConfig {
-            grid_dim: (u32::try_from(n.div_ceil(32))?, 1, 1),
-            block_dim: (32, 32, 1),
-            shared_mem_bytes: 0,
-        };
-        s.launch_builder(reduce)
-            .arg(&partials)
-            .arg(&y)
-            .arg(&blocks)
-            .arg(&n32)
-            .launch(cfg)?;
-        Ok(())
+        self.table.launch_reduce_partials(s, partials, y, blocks, n)
     }
     // ANCHOR_END: launch
 }

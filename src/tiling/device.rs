@@ -167,8 +167,17 @@ pub fn check(
     got: &[f32],
     reference: &Reference,
 ) -> Result<Report, Mismatch> {
+    check_rows(step.label(), ops, got, reference)
+}
+
+/// [`check`] for any kernel `name` (the Hopper chapter's multiplies use it too).
+pub fn check_rows(
+    name: &str,
+    ops: &Operands,
+    got: &[f32],
+    reference: &Reference,
+) -> Result<Report, Mismatch> {
     let (n, size) = (ops.n, ops.size());
-    let name = step.label();
     if let Some(i) = got.iter().position(|x| !x.is_finite()) {
         return Err(Mismatch {
             kernel: name.into(),

@@ -143,25 +143,32 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 17] = [
-        Variant::OneBlockRowMajor,
-        Variant::OneBlockDiagonal,
-        Variant::WarpPerCell,
-        Variant::WarpPerCellGraph,
-        Variant::WarpPerCellCooperative,
-        Variant::Tiled,
-        Variant::TiledLean,
-        Variant::TiledU32,
-        Variant::TiledU32Sweep,
-        Variant::TiledU32Graph,
-        Variant::TiledOrdered,
-        Variant::TiledOrderedGraph,
-        Variant::TiledQuadrants,
-        Variant::TiledQuadrantsGraph,
-        Variant::CpuOneThread,
-        Variant::CpuAllThreads,
-        Variant::CpuBlocked,
-    ];
+    /// Every version: the GPU programs before tiling, the tiled versions, the CPU.
+    pub const ALL: [Variant; 17] = {
+        const BEFORE: [Variant; 5] = [
+            Variant::OneBlockRowMajor,
+            Variant::OneBlockDiagonal,
+            Variant::WarpPerCell,
+            Variant::WarpPerCellGraph,
+            Variant::WarpPerCellCooperative,
+        ];
+        const CPU: [Variant; 3] =
+            [Variant::CpuOneThread, Variant::CpuAllThreads, Variant::CpuBlocked];
+        let mut all = [Variant::CpuBlocked; 17];
+        assert!(BEFORE.len() + Self::TILED.len() + CPU.len() == all.len());
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = if i < BEFORE.len() {
+                BEFORE[i]
+            } else if i < BEFORE.len() + Self::TILED.len() {
+                Self::TILED[i - BEFORE.len()]
+            } else {
+                CPU[i - BEFORE.len() - Self::TILED.len()]
+            };
+            i += 1;
+        }
+        all
+    };
 
     /// The tiled versions, in the order of the versions table.
     pub const TILED: [Variant; 9] = [

@@ -22,6 +22,20 @@ pub struct WalkPoint {
     pub timed: Timed,
 }
 
+/// Verifies one walk of `n` threads and `steps` steps (`launch` writing `out`, `check`
+/// comparing it), then times it under `plan`; the amount is its `n × steps` lane loads.
+fn verified_walk(
+    gpu: &Gpu,
+    out: &mut CudaSlice<f32>,
+    (n, steps): (usize, u32),
+    plan: Plan,
+    launch: impl FnMut(&Arc<CudaStream>, &mut CudaSlice<f32>) -> anyhow::Result<()>,
+    check: impl FnOnce(&[f32]) -> Result<verify::Report, verify::Mismatch>,
+) -> anyhow::Result<Timed> {
+    let verified = gpu.verify_then_time_output(out, launch, check, &[plan])?;
+    Ok(Timed { stats: verified.time().clone(), amount: n as f64 * steps as f64 })
+}
+
 fn launch_walk(
     stream: &Arc<CudaStream>,
     kernels: &Kernels,
@@ -81,21 +95,16 @@ pub fn measure_walks(
         for home in VectorHome::ALL {
             let size = format!("n={n} steps={steps} distinct={distinct}");
             let name = MemoryKernel::Walk(home).function();
-            let verified = gpu.verify_then_time_output(
+            let timed = verified_walk(
+                gpu,
                 &mut out,
+                (n, steps),
+                plan,
                 |s, out| launch_walk(s, kernels, home, &table, out, (distinct, steps)),
                 // The same additions in the same order as the reference: exact.
                 |got| verify::check_exact(&name, &size, got, &want),
-                &[plan],
             )?;
-            points.push(WalkPoint {
-                home,
-                distinct,
-                timed: Timed {
-                    stats: verified.time().clone(),
-                    amount: n as f64 * steps as f64,
-                },
-            });
+            points.push(WalkPoint { home, distinct, timed });
         }
     }
     Ok(points)
@@ -213,22 +222,17 @@ pub fn measure_spaced_walks(
             if counted::SPACED_WALK_DISTINCTS.contains(&distinct) {
                 gpu.count_next(counted::spaced_walk_case(spacing.label(), distinct));
             }
-            let verified = gpu.verify_then_time_output(
+            let timed = verified_walk(
+                gpu,
                 &mut out,
+                (n, steps),
+                plan,
                 |s, out| {
                     launch_walk_spaced(s, kernels, out, (distinct, steps), spacing)
                 },
                 |got| verify::check_exact(&name, &size, got, &want),
-                &[plan],
             )?;
-            points.push(SpacedPoint {
-                spacing,
-                distinct,
-                timed: Timed {
-                    stats: verified.time().clone(),
-                    amount: n as f64 * steps as f64,
-                },
-            });
+            points.push(SpacedPoint { spacing, distinct, timed });
         }
     }
     Ok(points)

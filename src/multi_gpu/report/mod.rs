@@ -1,6 +1,6 @@
 //! Every figure and table of the chapter "Memory across GPUs", drawn from [`Results`].
 
-use crate::harness::format::{ratio, sig3};
+use crate::harness::format::{percent, ratio, sig3};
 use crate::harness::plot::{Axis, Point, Spec};
 use crate::harness::Run;
 
@@ -223,10 +223,6 @@ fn yes(b: bool) -> &'static str {
     } else {
         "no"
     }
-}
-
-fn percent(v: f64) -> String {
-    format!("{:.1}%", 100.0 * v)
 }
 
 /// The fastest copy kernel at the largest size, over the full grid and the in-flight sweep:

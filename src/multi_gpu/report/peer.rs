@@ -26,24 +26,24 @@ pub(super) fn report_peer(
     // A copy within one GPU reads and writes each byte: bytes copied per second is half its
     // read + write rate, the number comparable with a copy that crosses to another GPU.
     let copied = |s: &crate::harness::Stats| s.rate(copy.bytes as f64 / 1e9);
-    let mut rows = vec![
-        PathRow {
-            path: "one GPU, copy kernel (L2 cold)".into(),
-            size: size_text(copy.bytes),
-            median: sig3(copied(&copy.kernel).median),
-            min: sig3(copied(&copy.kernel).worst),
-            max: sig3(copied(&copy.kernel).best),
-            of_copy_engine: "–".into(),
-        },
-        PathRow {
-            path: "one GPU, cuMemcpyDtoD (L2 cold)".into(),
-            size: size_text(copy.bytes),
-            median: sig3(copied(&copy.memcpy).median),
-            min: sig3(copied(&copy.memcpy).worst),
-            max: sig3(copied(&copy.memcpy).best),
-            of_copy_engine: "–".into(),
-        },
+    let local = [
+        ("one GPU, copy kernel (L2 cold)", &copy.kernel),
+        ("one GPU, cuMemcpyDtoD (L2 cold)", &copy.memcpy),
     ];
+    let mut rows: Vec<PathRow> = local
+        .into_iter()
+        .map(|(path, stats)| {
+            let g = copied(stats);
+            PathRow {
+                path: path.into(),
+                size: size_text(copy.bytes),
+                median: sig3(g.median),
+                min: sig3(g.worst),
+                max: sig3(g.best),
+                of_copy_engine: "–".into(),
+            }
+        })
+        .collect();
     let engine = at_largest(&r.peer, Path::CopyEngine).map(|p| p.gbps().median);
     for path in Path::ALL.into_iter().filter(|p| *p != Path::Local) {
         let Some(p) = at_largest(&r.peer, path) else { continue };

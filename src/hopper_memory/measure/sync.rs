@@ -1,0 +1,307 @@
+//! The synchronisation sections: the ladder of barriers (a block, a cluster, the grid,
+//! a kernel boundary, a graph node) and the all-reduces in a cluster through distributed
+//! shared memory or through L2.
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+
+use super::{cfg, Exchange, Results, Rung};
+use crate::harness::inputs::random_f32;
+use crate::harness::kernels::KernelTable;
+use crate::harness::launch::{self, Args};
+use crate::harness::timing::Plan;
+use crate::harness::verify::check_exact;
+use crate::harness::{Gpu, Run, Stats, L2};
+use crate::hopper_memory::reference;
+use crate::hopper_memory::HopperKernel as K;
+
+/// Whether the device runs clusters of `cluster` blocks of `f` with `cfg`; if not, the
+/// reason goes into `skipped` and the size is left out of the measurement.
+fn cluster_runs(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    cfg: LaunchConfig,
+    cluster: u32,
+    skipped: &mut Vec<String>,
+) -> bool {
+    match launch::max_active_clusters(gpu, f, cfg, (cluster, 1, 1)) {
+        Ok(n) if n > 0 => true,
+        Ok(_) => {
+            skipped.push(format!("clusters of {cluster}: no cluster fits"));
+            false
+        }
+        Err(e) => {
+            skipped.push(format!("clusters of {cluster}: {e}"));
+            false
+        }
+    }
+}
+
+/// The cost of one of `extra` events that a `long` run has over a `short` one: each
+/// statistic of the long run less the short run's median, over `extra`.
+fn per_extra(short: &Stats, long: &Stats, extra: f64) -> Stats {
+    let per = |ms: f64| (ms - short.median_ms) / extra;
+    Stats {
+        median_ms: per(long.median_ms),
+        min_ms: per(long.min_ms),
+        max_ms: per(long.max_ms),
+        mean_ms: per(long.mean_ms),
+        reps: long.reps,
+    }
+}
+
+/// The launch of a ladder kernel: (stream, rounds, errors).
+type BarrierLaunch<'a> = Box<
+    dyn FnMut(&Arc<CudaStream>, i32, &mut CudaSlice<u32>) -> anyhow::Result<()> + 'a,
+>;
+
+/// One barrier of the ladder: what it is, who waits at it, the blocks of its grid, the
+/// rounds of its shorter run, its kernel and how to launch it.
+struct Barrier<'a> {
+    what: &'static str,
+    who: String,
+    blocks: u32,
+    lo: i32,
+    kernel: &'static str,
+    launch: BarrierLaunch<'a>,
+}
+
+/// Verifies that `launch(iters)` leaves `errors` all zero at `lo` and `2 lo` rounds, then
+/// times both: the cost of one barrier is the difference over the `2 lo` extra barriers
+/// (two per round), so the launch itself cancels out.
+fn per_barrier(
+    gpu: &Gpu,
+    blocks: usize,
+    lo: i32,
+    plan: Plan,
+    mut launch: impl FnMut(&Arc<CudaStream>, i32, &mut CudaSlice<u32>) -> anyhow::Result<()>,
+    name: &str,
+) -> anyhow::Result<Stats> {
+    let mut errors = gpu.stream.alloc_zeros::<u32>(blocks)?;
+    let zeros = vec![0u32; blocks];
+    let mut times = Vec::new();
+    for iters in [lo, 2 * lo] {
+        let v = gpu.verify_then_time_output(
+            &mut errors,
+            |s, e| launch(s, iters, e),
+            |got| check_exact(name, &format!("{iters} rounds"), got, &zeros),
+            &[plan],
+        )?;
+        times.push(v.time().clone());
+    }
+    Ok(per_extra(&times[0], &times[1], 2.0 * lo as f64))
+}
+
+/// The barriers of a block (256 and 1024 threads), of every cluster size the device
+/// runs, and of the grid (one block per SM, and as many as fit).
+fn barriers<'a>(
+    run: &'a Run,
+    table: &'a KernelTable<K>,
+    r: &mut Results,
+) -> anyhow::Result<Vec<Barrier<'a>>> {
+    let gpu = run.gpu();
+    let sms = gpu.info.sms as u32;
+    let mut barriers = Vec::new();
+    let lo_block = if run.quick { 20 } else { 20_000 };
+    for threads in [256u32, 1024] {
+        let f = table.get(K::LadderBlock);
+        barriers.push(Barrier {
+            what: "__syncthreads",
+            who: format!("{threads} threads (one block)"),
+            blocks: sms,
+            lo: lo_block,
+            kernel: "ladder_block",
+            launch: Box::new(move |s, iters, e| {
+                // SAFETY: ladder_block(int iters, unsigned* errors[grid]).
+                unsafe {
+                    s.launch_builder(f)
+                        .arg(&iters)
+                        .arg(e)
+                        .launch(cfg(sms, threads, 0))?
+                };
+                Ok(())
+            }),
+        });
+    }
+    let lo_cluster = if run.quick { 10 } else { 5_000 };
+    for cluster in [2u32, 4, 8, 16] {
+        let f = table.get(K::LadderCluster);
+        let grid = sms / cluster * cluster;
+        if !cluster_runs(gpu, f, cfg(grid, 256, 0), cluster, &mut r.skipped) {
+            continue;
+        }
+        barriers.push(Barrier {
+            what: "cluster barrier",
+            who: format!("{cluster} blocks of 256 threads"),
+            blocks: grid,
+            lo: lo_cluster,
+            kernel: "ladder_cluster",
+            launch: Box::new(move |_, iters, e| {
+                let args = Args::new().value(iters).buf_mut(e, gpu);
+                // SAFETY: ladder_cluster(int iters, unsigned* errors[grid]).
+                unsafe {
+                    launch::launch_cluster(
+                        gpu,
+                        f,
+                        cfg(grid, 256, 0),
+                        (cluster, 1, 1),
+                        args,
+                    )
+                }
+            }),
+        });
+    }
+    // A shape the device must refuse: the wrapper says so instead of launching.
+    let f = table.get(K::LadderCluster);
+    r.refused_cluster =
+        launch::max_active_clusters(gpu, f, cfg(sms / 32 * 32, 256, 0), (32, 1, 1))
+            .err()
+            .map(|e| e.to_string());
+
+    let lo_grid = if run.quick { 4 } else { 500 };
+    let f = table.get(K::LadderGrid);
+    let capacity = launch::cooperative_capacity(gpu, f, 256, 0)? as u32;
+    for grid in [sms, capacity] {
+        let mut bar = gpu.stream.alloc_zeros::<u32>(2)?;
+        let mut slots = gpu.stream.alloc_zeros::<u32>(grid as usize)?;
+        barriers.push(Barrier {
+            what: "grid barrier",
+            who: format!("{grid} blocks of 256 threads ({} per SM)", grid / sms),
+            blocks: grid,
+            lo: lo_grid,
+            kernel: "ladder_grid",
+            launch: Box::new(move |_, iters, e| {
+                let args = Args::new()
+                    .value(iters)
+                    .buf_mut(&mut bar, gpu)
+                    .buf_mut(&mut slots, gpu)
+                    .buf_mut(e, gpu);
+                // SAFETY: ladder_grid(int iters, unsigned* bar[2], slots[grid], errors[grid]).
+                unsafe { launch::launch_cooperative(gpu, f, cfg(grid, 256, 0), args) }
+            }),
+        });
+    }
+    Ok(barriers)
+}
+
+/// The ladder: every barrier of [`barriers`], then a kernel boundary and a graph node.
+pub(super) fn ladder(
+    run: &Run,
+    table: &KernelTable<K>,
+    r: &mut Results,
+) -> anyhow::Result<()> {
+    let gpu = run.gpu();
+    let plan = Plan::new(2, run.reps(), L2::Warm);
+    for mut b in barriers(run, table, r)? {
+        let per =
+            per_barrier(gpu, b.blocks as usize, b.lo, plan, &mut b.launch, b.kernel)?;
+        r.ladder.push(Rung {
+            what: b.what.into(),
+            who: b.who,
+            per,
+            how: format!("{} vs {} rounds of 2 barriers, difference", b.lo, 2 * b.lo),
+        });
+    }
+
+    // The rungs above a barrier: the ceilings chapter's own measurement of a launch.
+    let batch = if run.quick { 10 } else { 1000 };
+    let launches = crate::ceilings::measure::measure_launch(gpu, plan, batch)?;
+    let per_launch = format!("events around {batch} empty kernels");
+    r.ladder.push(Rung {
+        what: "kernel boundary".into(),
+        who: "the whole GPU (next launch on one stream)".into(),
+        per: launches.back_to_back,
+        how: per_launch.clone(),
+    });
+    r.ladder.push(Rung {
+        what: "CUDA graph node".into(),
+        who: "the whole GPU (next node of one graph)".into(),
+        per: launches.graph_node,
+        how: per_launch,
+    });
+    Ok(())
+}
+
+/// The all-reduces of every cluster size the device runs, through distributed shared
+/// memory and through L2: the cost of one round is the difference of `lo` and `2 lo`
+/// rounds.
+pub(super) fn dsmem(
+    run: &Run,
+    table: &KernelTable<K>,
+    r: &mut Results,
+) -> anyhow::Result<()> {
+    let gpu = run.gpu();
+    let sms = gpu.info.sms as u32;
+    let per_block = 4099usize; // not a multiple of the block: the loop's tail runs
+    let lo: u32 = if run.quick { 4 } else { 2_000 };
+    r.exchange_rounds = lo;
+    let plan = Plan::new(2, run.reps(), L2::Warm);
+    for cluster in [2u32, 4, 8, 16] {
+        let grid = sms / cluster * cluster;
+        let fs = [table.get(K::ExchangeDsmem), table.get(K::ExchangeGlobal)];
+        if !fs
+            .iter()
+            .all(|f| cluster_runs(gpu, f, cfg(grid, 256, 0), cluster, &mut r.skipped))
+        {
+            continue;
+        }
+        let words: Vec<u32> =
+            random_f32(grid as usize * per_block, run.seed + cluster as u64)
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+        let input = gpu.stream.clone_htod(&words)?;
+        let mut slots = gpu.stream.alloc_zeros::<u32>(grid as usize)?;
+        let mut out = gpu.stream.alloc_zeros::<u32>(grid as usize)?;
+        for dsmem in [true, false] {
+            let f = table.get(if dsmem { K::ExchangeDsmem } else { K::ExchangeGlobal });
+            let name = if dsmem { "exchange_dsmem" } else { "exchange_global" };
+            let mut times = Vec::new();
+            for rounds in [lo, 2 * lo] {
+                let want =
+                    reference::exchange(&words, per_block, cluster as usize, rounds);
+                let (pb, rd) = (per_block as i32, rounds as i32);
+                let v = gpu.verify_then_time_output(
+                    &mut out,
+                    |_, o| {
+                        let mut args = Args::new().buf(&input, gpu).value(pb).value(rd);
+                        if !dsmem {
+                            args = args.buf_mut(&mut slots, gpu);
+                        }
+                        let args = args.buf_mut(o, gpu);
+                        // SAFETY: exchange_dsmem(in, per_block, rounds, out) and
+                        // exchange_global(in, per_block, rounds, slots, out).
+                        unsafe {
+                            launch::launch_cluster(
+                                gpu,
+                                f,
+                                cfg(grid, 256, 0),
+                                (cluster, 1, 1),
+                                args,
+                            )
+                        }
+                    },
+                    |got| {
+                        check_exact(
+                            name,
+                            &format!("cluster {cluster}, {rounds} rounds"),
+                            got,
+                            &want,
+                        )
+                    },
+                    &[plan],
+                )?;
+                times.push(v.time().clone());
+            }
+            r.exchanges.push(Exchange {
+                cluster,
+                dsmem,
+                per_round: per_extra(&times[0], &times[1], lo as f64),
+            });
+        }
+    }
+    Ok(())
+}
