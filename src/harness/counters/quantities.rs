@@ -9,35 +9,38 @@ use super::Counted;
 use crate::harness::format::bytes;
 
 // ANCHOR: quantity
-/// What a chapter can predict and ncu can count, one row each: the quantity, its name (in
-/// the labels file and the tables), how the tables show a value, and its value counted in a
-/// case's row of `<chapter>-counters.csv` (`c`, whose columns are summed from ncu's metrics).
+/// What a chapter can predict and ncu can count, one row each: the quantity, its
+/// name (in the labels file and the tables), how the tables show a value, and its
+/// value counted in a case's row of `<chapter>-counters.csv` (`c`, whose columns are
+/// summed from ncu's metrics).
 macro_rules! quantities {
     ($declare:ident) => {
         $declare! {
             /// Bytes read plus bytes written by device memory (DRAM).
             DramBytes("DRAM bytes", Show::Bytes) =
                 |c| c.dram_read_bytes + c.dram_write_bytes;
-            /// 32-byte sectors per global load request (one warp-wide load instruction).
+            /// 32-byte sectors per global load request (one warp-wide load
+            /// instruction).
             LoadSectorsPerRequest("sectors per load request", Show::Decimals(2)) =
                 |c| c.ld_sectors_per_request;
             /// 32-byte sectors per global store request.
             StoreSectorsPerRequest("sectors per store request", Show::Decimals(2)) =
                 |c| c.st_sectors_per_request;
-            /// Shared-memory bank conflicts (extra wavefronts), loads and stores together.
+            /// Shared-memory bank conflicts (extra wavefronts), loads and stores
+            /// together.
             BankConflicts("shared bank conflicts", Show::Decimals(0)) =
                 |c| c.shared_ld_conflicts + c.shared_st_conflicts;
             /// The share of L2 sector lookups that hit, in percent.
             L2HitPercent("L2 hit rate (%)", Show::Decimals(1)) = |c| c.l2_hit_pct;
-            /// Resident warps as a share of the SM's maximum, averaged over active cycles
-            /// (percent).
+            /// Resident warps as a share of the SM's maximum, averaged over active
+            /// cycles (percent).
             OccupancyPercent("achieved occupancy (%)", Show::Decimals(1)) =
                 |c| c.achieved_occupancy_pct;
             /// Warp instructions executed.
             Instructions("warp instructions", Show::Decimals(0)) =
                 |c| c.warp_instructions;
-            /// Bytes global loads request from L1 (32 bytes per sector): what the loads ask
-            /// for, before any cache.
+            /// Bytes global loads request from L1 (32 bytes per sector): what the
+            /// loads ask for, before any cache.
             GlobalLoadBytes("global load bytes", Show::Bytes) = |c| 32.0 * c.ld_sectors;
         }
     };
