@@ -262,8 +262,12 @@ fn kernel_names_match_the_file<T: Element>() {
                 // Written out, or by one of the macros that write an entry point per
                 // signature (`ATAX_THREE_ARRAYS(atax_<stem>, <function>, T, S)`).
                 let entry = format!("void atax_{}_##S(", f.stem());
-                let by_macro = format!("_ARRAYS(atax_{}, {}, T, S)", f.stem(), f.stem());
-                assert!(source.contains(&entry) || source.contains(&by_macro), "{entry}");
+                let by_macro =
+                    format!("_ARRAYS(atax_{}, {}, T, S)", f.stem(), f.stem());
+                assert!(
+                    source.contains(&entry) || source.contains(&by_macro),
+                    "{entry}"
+                );
             }
         }
     }
