@@ -264,7 +264,10 @@ fn sanitize(
         .flat_map(|(c, path)| SANITIZER_TOOLS.iter().map(move |&tool| (*c, path, tool)))
         .collect();
     let bar = progress(runs.len());
-    let scratch = std::env::temp_dir().join("cmbook-sanitizer");
+    // The examples' own output under the sanitizers is thrown away: a folder of this run's,
+    // removed at the end, so that two runs never write into one another's.
+    let scratch_dir = tempfile::Builder::new().prefix("cmbook-sanitizer-").tempdir()?;
+    let scratch = scratch_dir.path();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.jobs.max(1)).build()?;
     // Each run is its own process; the pool only decides how many overlap. Rows keep the
     // registry's order whatever order the runs finish in.

@@ -12,7 +12,6 @@
 
 use std::path::Path;
 
-
 use crate::harness::compare::leading_number;
 use crate::harness::plot::{self, Axis, Point, Spec};
 use crate::harness::record::{self, Meta};

@@ -68,13 +68,11 @@ impl Tools {
 
     /// Assembles `ptx` for `sm` (`"sm_90"`) and disassembles the result.
     pub fn disassemble(&self, ptx: &str, sm: &str) -> anyhow::Result<Sass> {
-        static COUNTER: std::sync::atomic::AtomicUsize =
-            std::sync::atomic::AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let stem = format!("cmbook-sass-{}-{n}", std::process::id());
-        let dir = std::env::temp_dir();
+        // A folder of its own, removed when it goes out of scope: concurrent runs and
+        // threads never share a file name.
+        let dir = tempfile::Builder::new().prefix("cmbook-sass-").tempdir()?;
         let (ptx_path, cubin) =
-            (dir.join(format!("{stem}.ptx")), dir.join(format!("{stem}.cubin")));
+            (dir.path().join("kernel.ptx"), dir.path().join("kernel.cubin"));
         std::fs::write(&ptx_path, ptx)?;
         let arch = format!("-arch={sm}");
         let assembled = run_tool(
@@ -84,8 +82,6 @@ impl Tools {
         let listing = assembled.and_then(|_| {
             run_tool(&self.nvdisasm, &["-c".as_ref(), cubin.as_os_str()])
         });
-        let _ = std::fs::remove_file(&ptx_path);
-        let _ = std::fs::remove_file(&cubin);
         Ok(Sass::parse(&listing?))
     }
 }

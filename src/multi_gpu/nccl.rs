@@ -94,12 +94,14 @@ fn relaunch_with_link_if_needed() {
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();
     let Some(lib) = find_libnccl(&ld_path, &ldconfig) else { return };
-    let dir = std::env::temp_dir().join("cmbook-nccl-link");
+    // A folder of this run's own (two runs never replace each other's link), kept: the
+    // program runs again in its place and loads NCCL through it.
+    let Ok(dir) = tempfile::Builder::new().prefix("cmbook-nccl-link-").tempdir() else {
+        return;
+    };
+    let dir = dir.keep();
     let link = dir.join("libnccl.so");
-    let linked = std::fs::create_dir_all(&dir).is_ok()
-        && (std::fs::read_link(&link).ok().as_deref() == Some(lib.as_path())
-            || (std::fs::remove_file(&link).is_ok() || !link.exists())
-                && std::os::unix::fs::symlink(&lib, &link).is_ok());
+    let linked = std::os::unix::fs::symlink(&lib, &link).is_ok();
     let Ok(exe) = std::env::current_exe() else { return };
     if !linked {
         return;
