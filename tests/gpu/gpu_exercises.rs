@@ -4,12 +4,14 @@
 //! `cargo test --release --test gpu_exercises -- --ignored --test-threads=1`.
 
 use cmbook::exercises::{self, Version};
-use cmbook::harness::{Gpu, Mismatch};
+use cmbook::harness::Mismatch;
+
+use crate::common::gpu;
 
 fn the_exercise_fails_and_the_solution_passes(id: &str) {
     let exercise =
         exercises::find(id).unwrap_or_else(|| panic!("no kernel exercise {id}"));
-    let gpu = Gpu::open(false).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu();
     let starting = (exercise.function)(Version::Exercise);
     match (exercise.check)(&gpu, Version::Exercise) {
         Ok(passed) => panic!(

@@ -8,8 +8,10 @@ use cmbook::tiling::device::{self, Kernels, Operands};
 use cmbook::tiling::model::Step;
 use cmbook::tiling::reference::Reference;
 
+use crate::common::gpu_with_cublas;
+
 fn open() -> (Gpu, Kernels) {
-    let gpu = Gpu::open(true).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu_with_cublas();
     let kernels = Kernels::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
     (gpu, kernels)
 }

@@ -9,8 +9,10 @@ use cmbook::memory_spaces::measure::{
 };
 use cmbook::memory_spaces::{reference, SIGNAL_MAX};
 
+use crate::common::gpu;
+
 fn open() -> (Gpu, Kernels) {
-    let gpu = Gpu::open(false).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu();
     let kernels = Kernels::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
     (gpu, kernels)
 }

@@ -9,12 +9,10 @@
 //! CI installs Debian's `chromium`; where build.rs finds no browser, the test is compiled as
 //! ignored and the test runner says why.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{build_book, chapters, ROOT};
+use crate::common::{build_book, chapters, ROOT};
 
 /// The browser build.rs found (the test is compiled as ignored where it found none).
 fn chromium() -> PathBuf {

@@ -9,8 +9,10 @@ use cmbook::atax::measure::kernels::DeviceProblem;
 use cmbook::atax::measure::{self, HostProblem, KernelVariant, Plans, Strategy};
 use cmbook::harness::Gpu;
 
+use crate::common::gpu_with_cublas;
+
 fn open() -> Gpu {
-    Gpu::open(true).unwrap_or_else(|e| panic!("{e}"))
+    gpu_with_cublas()
 }
 
 fn every_kernel_at_odd_sizes<T: Element>() {

@@ -12,8 +12,10 @@ use cmbook::harness::kernels::KernelName;
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{inputs, verify, Gpu, L2};
 
+use crate::common::gpu;
+
 fn open() -> (Gpu, Kernels) {
-    let gpu = Gpu::open(false).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu();
     let kernels = Kernels::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
     (gpu, kernels)
 }
@@ -224,11 +226,10 @@ fn the_whole_chapter_measures_and_reports_at_quick_sizes() {
 #[ignore = "needs a CUDA GPU"]
 fn the_tma_transpose_is_exact_where_it_can_map_the_rows_and_refused_elsewhere() {
     let (gpu, _) = open();
-    let hopper =
-        cmbook::harness::kernels::KernelTable::<cmbook::hopper_memory::HopperKernel>::load(
-            &gpu,
-        )
-        .unwrap();
+    let hopper = cmbook::harness::kernels::KernelTable::<
+        cmbook::hopper_memory::HopperKernel,
+    >::load(&gpu)
+    .unwrap();
     // Packed rows of 36 and 64 floats are multiples of 16 bytes: the TMA maps them.
     let packed = measure::measure_tma_transpose(
         &gpu,

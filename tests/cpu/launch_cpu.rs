@@ -217,7 +217,9 @@ fn pitched_layouts_and_transpose() {
 
 #[test]
 fn exercise_solutions() {
-    use cmbook::hopper_memory::exercises::{barriers_per_boundary, pitch_for, stages_needed};
+    use cmbook::hopper_memory::exercises::{
+        barriers_per_boundary, pitch_for, stages_needed,
+    };
     // 8.1: a 3.6 µs boundary is worth 76 barriers of 47.4 ns.
     assert_eq!(barriers_per_boundary(47.4, 3639.0), 76);
     assert_eq!(barriers_per_boundary(1000.0, 999.0), 0);

@@ -10,8 +10,10 @@ use cmbook::harness::timing::Plan;
 use cmbook::harness::{Gpu, L2};
 use cudarc::cublas::CudaBlas;
 
+use crate::common::gpu_with_cublas;
+
 fn open() -> (Gpu, CudaBlas) {
-    let gpu = Gpu::open(true).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu_with_cublas();
     let blas = open_blas(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
     (gpu, blas)
 }
