@@ -5,7 +5,7 @@
 //! poison, reference and comparison as the chapter's own kernels.
 //!
 //! `cargo run --release --example exercises -- 1.4` checks the starting kernel of exercise 1.4
-//! (as the reader has changed it); `tests/gpu_exercises.rs` checks that every starting kernel,
+//! (as the reader has changed it); `tests/gpu/gpu_exercises.rs` checks that every starting kernel,
 //! as the book ships it, fails its check and every solution passes it.
 
 use std::fmt;

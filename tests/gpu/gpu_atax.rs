@@ -1,6 +1,6 @@
 //! GPU checks of the ATAX chapter: every kernel variant and every host strategy against the CPU
 //! reference at sizes that are multiples of nothing, in float and double. Run on a GPU machine:
-//! `cargo test --release --test gpu_atax -- --ignored --test-threads=1`.
+//! `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_atax::`.
 
 use cmbook::atax::datasets::{Dataset, ODD_SIZES};
 use cmbook::atax::device::{AtaxFunction, Kernels, TmpKernel, CLUSTER_SIZES};

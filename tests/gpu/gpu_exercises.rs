@@ -1,7 +1,7 @@
 //! Every kernel exercise as the book ships it: the kernel the reader starts from fails its
 //! chapter's check with a [`Mismatch`] (a wrong element, not a crash), and the book's solution
 //! passes the same check. Run on a machine with a GPU:
-//! `cargo test --release --test gpu_exercises -- --ignored --test-threads=1`.
+//! `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_exercises::`.
 
 use cmbook::exercises::{self, Version};
 use cmbook::harness::Mismatch;

@@ -1,6 +1,6 @@
 //! GPU checks of the memory-spaces chapter's kernels against their CPU references, at sizes
 //! that are not multiples of anything. Run on a machine with a GPU:
-//! `cargo test --release --test gpu_memory_spaces -- --ignored --test-threads=1`.
+//! `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_memory_spaces::`.
 
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{inputs, verify, Gpu, UsageError, L2};

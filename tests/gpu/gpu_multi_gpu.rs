@@ -1,7 +1,7 @@
 //! GPU checks of the chapter "Memory across GPUs" against the CPU, at sizes that are multiples of
 //! nothing. The single-GPU checks run on any GPU; those named `two_gpus_*` need two GPUs with
 //! peer access and fail, saying so, on a machine with one. Run on a GPU machine with NCCL:
-//! `cargo test --release --test gpu_multi_gpu -- --ignored --test-threads=1`, adding
+//! `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_multi_gpu::`, adding
 //! `--skip two_gpus` where there is one GPU.
 
 use std::sync::Once;
