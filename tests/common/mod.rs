@@ -2,9 +2,10 @@
 //! library (nothing to install), reading its table of contents, and opening the GPU.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+use std::cell::RefCell;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cmbook::harness::Gpu;
 
@@ -37,15 +38,49 @@ pub fn build_book(dest: &Path) -> Vec<String> {
     text.lines().map(str::to_string).collect()
 }
 
-/// Device 0, with the driver and NVRTC checked first; a machine without them fails the test
-/// with the one-line reason.
-pub fn gpu() -> Gpu {
-    Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
+/// The GPU tests of one binary share one process, and CUDA state is the process's: a graph
+/// being captured on one thread is invalidated by another thread's allocation, and contexts
+/// opened by many threads at once can fail to open. A test therefore holds this lock from
+/// opening the GPU until its thread ends, so the GPU tests run one at a time (when each file
+/// was its own binary, only the tests of one file shared a process). Measured on an H200, `--ignored --skip two_gpus`: 26 to 35 s with this lock; 45 s and three failures
+/// without it.
+static ONE_GPU_TEST_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    static HOLDS_THE_GPU: RefCell<Option<MutexGuard<'static, ()>>> =
+        const { RefCell::new(None) };
 }
 
-/// [`gpu`], with cuBLAS checked as well.
+/// Waits until no other test uses the GPU; held until this test's thread ends (a test that
+/// opens several GPUs, or one twice, takes it once).
+fn wait_for_the_gpu() {
+    HOLDS_THE_GPU.with(|held| {
+        let mut held = held.borrow_mut();
+        if held.is_none() {
+            // A test that failed while holding it leaves it poisoned; the next may still run.
+            *held = Some(
+                ONE_GPU_TEST_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner),
+            );
+        }
+    });
+}
+
+/// Device `ordinal`, once no other test uses the GPU, with the driver and NVRTC (and, when
+/// `need_cublas`, cuBLAS) checked first; a machine without them fails the test with the
+/// one-line reason.
+pub fn gpu_ordinal(ordinal: usize, need_cublas: bool) -> Gpu {
+    wait_for_the_gpu();
+    Gpu::open_ordinal(ordinal, need_cublas).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Device 0 (see [`gpu_ordinal`]).
+pub fn gpu() -> Gpu {
+    gpu_ordinal(0, false)
+}
+
+/// Device 0 with cuBLAS checked as well (see [`gpu_ordinal`]).
 pub fn gpu_with_cublas() -> Gpu {
-    Gpu::open(true).unwrap_or_else(|e| panic!("{e}"))
+    gpu_ordinal(0, true)
 }
 
 /// Every `.html` file under `dir`.

@@ -14,6 +14,8 @@ use cmbook::multi_gpu::devices::{self, time_streams};
 use cmbook::multi_gpu::nccl::{self, Collective, Comms};
 use cmbook::multi_gpu::peer::{self, Pair, Path, PeerKernels};
 
+use crate::common::gpu_ordinal;
+
 /// NVLink multicast off before anything touches NCCL (every test calls this first).
 fn setup() {
     static ONCE: Once = Once::new();
@@ -22,7 +24,7 @@ fn setup() {
 
 fn open(ordinal: usize) -> Gpu {
     setup();
-    Gpu::open_ordinal(ordinal, false).unwrap_or_else(|e| panic!("{e}"))
+    gpu_ordinal(ordinal, false)
 }
 
 /// GPUs 0 and 1 with peer access both ways. A one-GPU machine fails the check with that
