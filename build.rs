@@ -1,10 +1,13 @@
-//! Build script: three jobs, all so that what runs is what the book shows.
+//! Build script: four jobs, the first three so that what runs is what the book shows.
 //!
 //! 1. The kernel registry: every `kernels/*.cu` becomes an `include_str!` entry, so the binaries
 //!    are self-contained and a test can compile every kernel without a list kept by hand.
 //! 2. Provenance known only at build time: the git commit and the cudarc version.
 //! 3. The book's Rust snippets for skeptic, with mdBook's `{{#include}}` directives expanded
 //!    first (skeptic does not expand them), so CI compiles exactly the code the reader sees.
+//! 4. The tools the tests need (ptxas, nvdisasm, libcuda, libnvrtc, Chromium), probed on the
+//!    loader path and `PATH`: a test whose tool is missing is compiled as ignored, with the
+//!    reason, instead of passing unchecked.
 //!
 //! A build with nothing changed must compile nothing: every generated file is written only
 //! when its content changes, the expanded chapters carry their sources' modification time
@@ -200,7 +203,7 @@ fn expand_book_for_skeptic(root: &Path, out: &Path) {
             newest = newest.max(modified(file));
         });
         // A broken include must not stop the build (the examples that write the figures are
-        // built by it); tests/book.rs fails on it with the chapter's name.
+        // built by it); tests/book/book.rs fails on it with the chapter's name.
         for e in errors {
             println!("cargo:warning={}: {}: {}", chapter.display(), e.directive, e.why);
         }

@@ -1,7 +1,7 @@
 // Exercise 7.4 of the chapter "ATAX": kernel 1, tmp = A x, with one warp per row, first
 // unfinished, then finished. `cargo run --release --example exercises -- 7.4` runs the
 // first, followed by the chapter's kernel 2, through the chapter's check of y
-// (`--solution`: the second), and `tests/gpu_exercises.rs` shows that the first fails
+// (`--solution`: the second), and `tests/gpu/gpu_exercises.rs` shows that the first fails
 // the check and the second passes it.
 //
 // Both kernels: A is an m x n row-major float matrix. Parameters (a, x, tmp, m, n);

@@ -1,7 +1,7 @@
 // Exercise 1.4 of the chapter "Measuring a GPU": a copy with 16-byte accesses, first as
 // a reader might write it, then as it must be written. `cargo run --release --example
 // exercises -- 1.4` runs the first through the chapter's check (`--solution`: the
-// second), and `tests/gpu_exercises.rs` shows that the first fails the check and the
+// second), and `tests/gpu/gpu_exercises.rs` shows that the first fails the check and the
 // second passes it.
 //
 // Both kernels: parameters (src, dst, n), any 1D grid of 256-thread blocks; the grid

@@ -2,7 +2,7 @@
 // splitting the k range, first with a mistake in how the lanes' answers are combined,
 // then with the chapter's 64-bit key. `cargo run --release --example exercises -- 6.3`
 // runs the first through the chapter's check (`--solution`: the second), and
-// `tests/gpu_exercises.rs` shows that the first fails the check and the second passes
+// `tests/gpu/gpu_exercises.rs` shows that the first fails the check and the second passes
 // it.
 //
 // Both kernels: launched once per diagonal d = 1 .. n-1, in order, on one stream, with

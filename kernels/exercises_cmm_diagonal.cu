@@ -1,7 +1,7 @@
 // Exercise 5.4 of the chapter "Chained matrix multiplication and the diagonal data
 // layout": one thread per cell of a diagonal, the table diagonal-major, first with a
 // mistake, then right. `cargo run --release --example exercises -- 5.4` runs the first
-// through the chapter's check (`--solution`: the second), and `tests/gpu_exercises.rs`
+// through the chapter's check (`--solution`: the second), and `tests/gpu/gpu_exercises.rs`
 // shows that the first fails the check and the second passes it.
 //
 // Both kernels: launched once per diagonal d = 1 .. n-1, in order, on one stream, with

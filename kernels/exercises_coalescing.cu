@@ -1,7 +1,7 @@
 // Exercise 3.4 of the chapter "Coalescing, alignment and the matrix transpose": a tiled
 // transpose, first with a mistake, then right and with a padded tile. `cargo run
 // --release --example exercises -- 3.4` runs the first through the chapter's check
-// (`--solution`: the second), and `tests/gpu_exercises.rs` shows that the first fails
+// (`--solution`: the second), and `tests/gpu/gpu_exercises.rs` shows that the first fails
 // the check and the second passes it.
 //
 // Both kernels: out (cols x rows) = the transpose of in (rows x cols), both row-major.

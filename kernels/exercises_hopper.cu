@@ -2,7 +2,7 @@
 // whose rows are pitched (each starts `pitch` floats after the previous one, so that
 // every row is 16- or 128-byte aligned), first as a reader might write it, then as it
 // must be. `cargo run --release --example exercises -- 8.4` runs the first through the
-// chapter's exact check (`--solution`: the second); `tests/gpu_exercises.rs` shows that
+// chapter's exact check (`--solution`: the second); `tests/gpu/gpu_exercises.rs` shows that
 // the first fails and the second passes.
 //
 // Both kernels: in and out are side x side float matrices with row pitch `pitch`; out

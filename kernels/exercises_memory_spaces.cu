@@ -1,7 +1,7 @@
 // Exercise 2.4 of the chapter "Memory spaces": the three-point stencil from a shared
 // tile, first with a mistake, then right. `cargo run --release --example exercises --
 // 2.4` runs the first through the chapter's check (`--solution`: the second), and
-// `tests/gpu_exercises.rs` shows that the first fails the check and the second passes
+// `tests/gpu/gpu_exercises.rs` shows that the first fails the check and the second passes
 // it.
 //
 // Both kernels: b[j] = a[j-1] + a[j] + a[j+1] with a[-1] = a[n] = 0. Parameters (a, b,

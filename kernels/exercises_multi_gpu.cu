@@ -1,7 +1,7 @@
 // Exercise 8.5 of the chapter "Memory across GPUs": the peer copy with eight 16-byte
 // loads in flight per thread, first as a reader might write it, then as it must be
 // written. `cargo run --release --example exercises -- 8.5` runs the first through the
-// chapter's check (`--solution`: the second), and `tests/gpu_exercises.rs` shows that
+// chapter's check (`--solution`: the second), and `tests/gpu/gpu_exercises.rs` shows that
 // the first fails the check and the second passes it. Both run on one GPU: source and
 // destination may be on the same device or on a peer, the kernel does not care.
 //

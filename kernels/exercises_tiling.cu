@@ -1,7 +1,7 @@
 // Exercise 4.3 of the chapter "Reuse, loop permutation, tiling": the lecture's
 // shared-memory matrix multiply, first with a mistake, then right. `cargo run --release
 // --example exercises -- 4.3` runs the first through the chapter's check (`--solution`:
-// the second), and `tests/gpu_exercises.rs` shows that the first fails the check and
+// the second), and `tests/gpu/gpu_exercises.rs` shows that the first fails the check and
 // the second passes it.
 //
 // Both kernels: C = A B, row-major, A M x K, B K x N, any M, N, K >= 1. Parameters (a,

@@ -1,4 +1,4 @@
-//! Solutions of the chapter's exercises; `tests/atax_cpu.rs` checks their answers. The check
+//! Solutions of the chapter's exercises; `tests/cpu/atax_cpu.rs` checks their answers. The check
 //! of the kernel exercise is here too.
 
 use std::sync::Arc;

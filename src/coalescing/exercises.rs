@@ -1,4 +1,4 @@
-//! Solutions of the chapter's exercises; `tests/coalescing_cpu.rs` checks their answers.
+//! Solutions of the chapter's exercises; `tests/cpu/coalescing_cpu.rs` checks their answers.
 //! The check of the kernel exercise is here too.
 
 use std::ops::RangeInclusive;

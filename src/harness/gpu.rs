@@ -2,7 +2,7 @@
 //!
 //! cudarc loads `libcuda`, `libnvrtc` and `libcublas` at run time and *panics* when one is missing.
 //! So we look for each library first and turn its absence into [`GpuUnavailable`], which
-//! [`crate::harness::run_main`] prints as one line before exiting with code 2.
+//! [`crate::harness::run::main`] prints as one line before exiting with code 2.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;

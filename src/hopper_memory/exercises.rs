@@ -1,4 +1,4 @@
-//! Solutions of the chapter's exercises; `tests/launch_cpu.rs` checks their answers.
+//! Solutions of the chapter's exercises; `tests/cpu/launch_cpu.rs` checks their answers.
 //! The check of the kernel exercise (8.4) is here too.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};

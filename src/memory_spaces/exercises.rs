@@ -1,4 +1,4 @@
-//! Solutions of the chapter's exercises; `tests/memory_spaces_cpu.rs` checks their answers.
+//! Solutions of the chapter's exercises; `tests/cpu/memory_spaces_cpu.rs` checks their answers.
 //! The check of the kernel exercise is here too.
 
 use rand::{Rng, SeedableRng};

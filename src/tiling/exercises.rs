@@ -1,4 +1,4 @@
-//! Solutions of the chapter's exercises; `tests/tiling_cpu.rs` checks them. The check of the
+//! Solutions of the chapter's exercises; `tests/cpu/tiling_cpu.rs` checks them. The check of the
 //! kernel exercise is here too.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};

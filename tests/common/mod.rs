@@ -1,59 +1,29 @@
-//! Helpers shared by the book's tests: building the book in-process with mdBook's own
-//! library (nothing to install), and reading its table of contents.
-#![allow(dead_code)] // each test file uses a different part of this module
+//! Helpers shared by the test binaries: building the book in-process with mdBook's own
+//! library (nothing to install), reading its table of contents, and opening the GPU.
+#![allow(dead_code)] // each test binary uses a different part of this module
 
+use std::cell::RefCell;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use cmbook::harness::Gpu;
 
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// A tracing subscriber that keeps every mdBook message at WARN or above: mdBook logs a
-/// mistyped key, a missing file or a broken include as an ERROR and still builds.
-struct Collect(Arc<Mutex<Vec<String>>>);
-
-struct Message(String);
-
-impl tracing::field::Visit for Message {
-    fn record_debug(
-        &mut self,
-        field: &tracing::field::Field,
-        value: &dyn std::fmt::Debug,
-    ) {
-        if !self.0.is_empty() {
-            self.0.push(' ');
-        }
-        self.0.push_str(&format!("{}={value:?}", field.name()));
-    }
-}
-
-impl tracing::Subscriber for Collect {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        *metadata.level() <= tracing::Level::WARN
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut m = Message(String::new());
-        event.record(&mut m);
-        let level = event.metadata().level();
-        self.0.lock().unwrap().push(format!(
-            "{level} {}: {}",
-            event.metadata().target(),
-            m.0
-        ));
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 /// Builds the book into `dest` with mdBook's library; returns every WARN and ERROR it
-/// logged. A failed build panics with mdBook's error.
+/// logged (mdBook logs a mistyped key, a missing file or a broken include as an ERROR and
+/// still builds), one message a line. A failed build panics with mdBook's error.
 pub fn build_book(dest: &Path) -> Vec<String> {
-    let messages = Arc::new(Mutex::new(Vec::new()));
-    let collect = Collect(messages.clone());
+    // An unnamed temporary file: `&File` writes, so an `Arc<File>` is a writer the
+    // subscriber can share, and the log is read back from the same file afterwards.
+    let log = Arc::new(tempfile::tempfile().unwrap());
+    let collect = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(log.clone())
+        .with_ansi(false)
+        .without_time()
+        .finish();
     tracing::subscriber::with_default(collect, || {
         let mut book = mdbook_driver::MDBook::load(ROOT)
             .unwrap_or_else(|e| panic!("mdBook could not load the book: {e:#}"));
@@ -61,8 +31,56 @@ pub fn build_book(dest: &Path) -> Vec<String> {
         book.build()
             .unwrap_or_else(|e| panic!("mdBook could not build the book: {e:#}"));
     });
-    let log = messages.lock().unwrap().clone();
-    log
+    let mut text = String::new();
+    let mut file = &*log;
+    file.seek(SeekFrom::Start(0)).unwrap();
+    file.read_to_string(&mut text).unwrap();
+    text.lines().map(str::to_string).collect()
+}
+
+/// The GPU tests of one binary share one process, and CUDA state is the process's: a graph
+/// being captured on one thread is invalidated by another thread's allocation, and contexts
+/// opened by many threads at once can fail to open. A test therefore holds this lock from
+/// opening the GPU until its thread ends, so the GPU tests run one at a time (when each file
+/// was its own binary, only the tests of one file shared a process). Measured on an H200, `--ignored --skip two_gpus`: 26 to 35 s with this lock; 45 s and three failures
+/// without it.
+static ONE_GPU_TEST_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    static HOLDS_THE_GPU: RefCell<Option<MutexGuard<'static, ()>>> =
+        const { RefCell::new(None) };
+}
+
+/// Waits until no other test uses the GPU; held until this test's thread ends (a test that
+/// opens several GPUs, or one twice, takes it once).
+fn wait_for_the_gpu() {
+    HOLDS_THE_GPU.with(|held| {
+        let mut held = held.borrow_mut();
+        if held.is_none() {
+            // A test that failed while holding it leaves it poisoned; the next may still run.
+            *held = Some(
+                ONE_GPU_TEST_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner),
+            );
+        }
+    });
+}
+
+/// Device `ordinal`, once no other test uses the GPU, with the driver and NVRTC (and, when
+/// `need_cublas`, cuBLAS) checked first; a machine without them fails the test with the
+/// one-line reason.
+pub fn gpu_ordinal(ordinal: usize, need_cublas: bool) -> Gpu {
+    wait_for_the_gpu();
+    Gpu::open_ordinal(ordinal, need_cublas).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Device 0 (see [`gpu_ordinal`]).
+pub fn gpu() -> Gpu {
+    gpu_ordinal(0, false)
+}
+
+/// Device 0 with cuBLAS checked as well (see [`gpu_ordinal`]).
+pub fn gpu_with_cublas() -> Gpu {
+    gpu_ordinal(0, true)
 }
 
 /// Every `.html` file under `dir`.

@@ -1,6 +1,6 @@
 //! GPU checks of the ATAX chapter: every kernel variant and every host strategy against the CPU
 //! reference at sizes that are multiples of nothing, in float and double. Run on a GPU machine:
-//! `cargo test --release --test gpu_atax -- --ignored --test-threads=1`.
+//! `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_atax::`.
 
 use cmbook::atax::datasets::{Dataset, ODD_SIZES};
 use cmbook::atax::device::{AtaxFunction, Kernels, TmpKernel, CLUSTER_SIZES};
@@ -9,8 +9,10 @@ use cmbook::atax::measure::kernels::DeviceProblem;
 use cmbook::atax::measure::{self, HostProblem, KernelVariant, Plans, Strategy};
 use cmbook::harness::Gpu;
 
+use crate::common::gpu_with_cublas;
+
 fn open() -> Gpu {
-    Gpu::open(true).unwrap_or_else(|e| panic!("{e}"))
+    gpu_with_cublas()
 }
 
 fn every_kernel_at_odd_sizes<T: Element>() {

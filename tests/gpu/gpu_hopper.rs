@@ -5,13 +5,11 @@ use cmbook::harness::kernels::KernelTable;
 use cmbook::harness::launch::{
     self, Args, L2Access, L2Limits, L2Window, Swizzle, TensorMap,
 };
-use cmbook::harness::{inputs, verify, Gpu};
+use cmbook::harness::{inputs, verify};
 use cmbook::hopper_memory::{reference, tma, HopperKernel as K};
 use cudarc::driver::LaunchConfig;
 
-fn gpu() -> Gpu {
-    Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::common::gpu;
 
 fn cfg(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
     LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: 0 }

@@ -4,11 +4,9 @@
 use cmbook::ceilings::measure::measure_launch;
 use cmbook::harness::ceiling::{self, CopyKernel, Direction, HostMemory};
 use cmbook::harness::timing::Plan;
-use cmbook::harness::{inputs, verify, Gpu, L2};
+use cmbook::harness::{inputs, verify, L2};
 
-fn gpu() -> Gpu {
-    Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::common::gpu;
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

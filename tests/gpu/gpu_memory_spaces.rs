@@ -1,6 +1,6 @@
 //! GPU checks of the memory-spaces chapter's kernels against their CPU references, at sizes
 //! that are not multiples of anything. Run on a machine with a GPU:
-//! `cargo test --release --test gpu_memory_spaces -- --ignored --test-threads=1`.
+//! `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_memory_spaces::`.
 
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{inputs, verify, Gpu, UsageError, L2};
@@ -9,8 +9,10 @@ use cmbook::memory_spaces::measure::{
 };
 use cmbook::memory_spaces::{reference, SIGNAL_MAX};
 
+use crate::common::gpu;
+
 fn open() -> (Gpu, Kernels) {
-    let gpu = Gpu::open(false).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu();
     let kernels = Kernels::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
     (gpu, kernels)
 }

@@ -1,7 +1,7 @@
 //! GPU checks of the matrix chains multiplied with cuBLAS: both orders of every quick chain
 //! (odd sizes, dimensions down to 1) against sampled rows of the exact product and against each
 //! other, every order of a short chain, and products that are wrong on purpose.
-//! Run on a machine with a GPU: `cargo test --release --test gpu_cmm_chain -- --ignored --test-threads=1`.
+//! Run on a machine with a GPU: `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_cmm_chain::`.
 
 use cmbook::cmm::chain::{self, ChainEvaluation, ChainInputs, ChainReference};
 use cmbook::cmm::paren;
@@ -10,8 +10,10 @@ use cmbook::harness::timing::Plan;
 use cmbook::harness::{Gpu, L2};
 use cudarc::cublas::CudaBlas;
 
+use crate::common::gpu_with_cublas;
+
 fn open() -> (Gpu, CudaBlas) {
-    let gpu = Gpu::open(true).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu_with_cublas();
     let blas = open_blas(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
     (gpu, blas)
 }

@@ -6,11 +6,8 @@
 
 use cmbook::cmm::dp;
 use cmbook::cmm::tiled::{self, Config, MinPlus, Sweep, TiledKernels};
-use cmbook::harness::Gpu;
 
-fn gpu() -> Gpu {
-    Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::common::gpu;
 
 const CONFIGS: [Config; 10] = [
     Config { minplus: MinPlus::U64, sweep: Sweep::Pushed },

@@ -5,13 +5,11 @@
 //! - every link to a fragment (`glossary.md#sector`, `introduction.md#seifi-2024`) lands on an
 //!   id of the rendered page, and every glossary entry is linked from some chapter.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::common::{build_book, chapters, ROOT};
 use cmbook::chapters::exercises;
-use common::{build_book, chapters, ROOT};
 
 /// The numbered chapters: the list items of `SUMMARY.md`, in order (chapter 1 first).
 fn numbered_chapters() -> Vec<String> {

@@ -1,6 +1,6 @@
 //! GPU checks of the coalescing chapter's kernels against their CPU references, at sizes that
 //! are not multiples of anything. Run on a machine with a GPU:
-//! `cargo test --release --test gpu_coalescing -- --ignored --test-threads=1`.
+//! `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_coalescing::`.
 
 use cmbook::coalescing::measure::{
     self, AffineSweep, Kernels, Layout, StreamKernel, PITCH_FLOATS,
@@ -12,8 +12,10 @@ use cmbook::harness::kernels::KernelName;
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{inputs, verify, Gpu, L2};
 
+use crate::common::gpu;
+
 fn open() -> (Gpu, Kernels) {
-    let gpu = Gpu::open(false).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu();
     let kernels = Kernels::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
     (gpu, kernels)
 }

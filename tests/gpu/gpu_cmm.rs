@@ -6,11 +6,9 @@ use cmbook::cmm::dp;
 use cmbook::cmm::gpu::{CmmKernels, CostWidth, Kernel};
 use cmbook::cmm::layout::Layout;
 use cmbook::harness::timing::Plan;
-use cmbook::harness::{Gpu, L2};
+use cmbook::harness::L2;
 
-fn gpu() -> Gpu {
-    Gpu::open(false).unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::common::gpu;
 
 fn all_kernels() -> Vec<Kernel> {
     let mut ks = Vec::new();

@@ -9,12 +9,10 @@
 //! CI installs Debian's `chromium`; where build.rs finds no browser, the test is compiled as
 //! ignored and the test runner says why.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{build_book, chapters, ROOT};
+use crate::common::{build_book, chapters, ROOT};
 
 /// The browser build.rs found (the test is compiled as ignored where it found none).
 fn chromium() -> PathBuf {
@@ -59,6 +57,46 @@ fn headless(browser: &Path, profile: &Path, url: &str, extra: &[String]) -> Stri
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// One run of headless Chromium: the page and the switches that select its output.
+struct Job {
+    url: String,
+    extra: Vec<String>,
+}
+
+/// Runs every job on headless Chromium, a few at a time, and returns each one's stdout in the
+/// order of `jobs`. Starting Chromium is what a run costs (about two seconds, against a few
+/// tens of milliseconds for the page itself; the virtual time budget adds nothing measurable),
+/// and while one instance starts another can lay out its page, so the runs overlap. Each
+/// worker keeps its own profile under `profiles`: Chromium locks a profile to one process.
+fn headless_each(browser: &Path, profiles: &Path, jobs: &[Job]) -> Vec<String> {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let workers = (2 * cores).min(jobs.len()).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outputs = std::sync::Mutex::new(vec![String::new(); jobs.len()]);
+    std::thread::scope(|scope| {
+        for worker in 0..workers {
+            let (next, outputs) = (&next, &outputs);
+            scope.spawn(move || {
+                let profile = profiles.join(worker.to_string());
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let out = headless(browser, &profile, &job.url, &job.extra);
+                    outputs.lock().unwrap()[i] = out;
+                }
+            });
+        }
+    });
+    outputs.into_inner().unwrap()
+}
+
+/// The counts a passing browser test reports, written to stderr itself: the test runner
+/// keeps what a passing test prints with `println!`, and CI's log should show them.
+fn report_counts(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Installed at the top of `<head>`, before any of the page's own scripts: records resource
 /// load failures, uncaught errors and console errors; after load, checks the images and writes
 /// a JSON report into the DOM for `--dump-dom` to carry out.
@@ -93,24 +131,16 @@ struct PageReport {
     problems: Vec<String>,
 }
 
-/// A screenshot of `url` in a window 1280 pixels wide and `height` high, into `png`; `what`
-/// names the page where none was written.
-fn screenshot(
-    browser: &Path,
-    profile: &Path,
-    url: &str,
-    png: &Path,
-    height: u32,
-    what: &str,
-) {
-    let window = format!("--window-size=1280,{height}");
-    headless(
-        browser,
-        profile,
+/// A screenshot of `url` in a window 1280 pixels wide and `height` high, into `png` (whether
+/// it was written is checked once the job has run).
+fn screenshot_job(url: String, png: &Path, height: u32) -> Job {
+    Job {
         url,
-        &[window, format!("--screenshot={}", png.display())],
-    );
-    assert!(png.exists(), "no screenshot was written for {what}");
+        extra: vec![
+            format!("--window-size=1280,{height}"),
+            format!("--screenshot={}", png.display()),
+        ],
+    }
 }
 
 /// What every browser test starts from: the browser, the book built into a temporary folder
@@ -136,16 +166,19 @@ fn session() -> Session {
     Session { browser, book, profile, shots }
 }
 
+/// The text of an element as `--dump-dom` escapes it, unescaped; `&amp;` last, so an escaped
+/// `&amp;lt;` becomes `&lt;` and not `<`.
+fn unescape_html(text: &str) -> String {
+    text.replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
 fn parse_report(dom: &str) -> Option<PageReport> {
     let start =
         dom.find("<pre id=\"cmbook-report\">")? + "<pre id=\"cmbook-report\">".len();
-    let json = dom[start..]
-        .split("</pre>")
-        .next()?
-        .replace("&quot;", "\"")
-        .replace("&amp;", "&")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">");
+    let json = dom[start..].split("</pre>").next().map(unescape_html)?;
     let images =
         json.split("\"images\":").nth(1)?.split(',').next()?.trim().parse().ok()?;
     let list = |key: &str| -> Vec<String> {
@@ -174,7 +207,7 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
     let mut pages: Vec<String> =
         chapters().iter().map(|c| c.replace(".md", ".html")).collect();
     pages.extend(["index.html".to_string(), "print.html".to_string()]);
-    let (mut images, mut failures) = (0, Vec::new());
+    let mut jobs = Vec::new();
     for page in &pages {
         let html = std::fs::read_to_string(book.path().join(page))
             .unwrap_or_else(|e| panic!("{page}: {e}"));
@@ -184,15 +217,51 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
             html.replacen("<head>", &format!("<head>{CHECKER}"), 1),
         )
         .unwrap();
-        let url = format!("file://{}", book.path().join(&checked).display());
         // A desktop window: the text column at mdBook's full 750 px, beside the sidebar.
-        let dom = headless(
-            &browser,
-            profile.path(),
-            &url,
-            &["--window-size=1280,2000".to_string(), "--dump-dom".to_string()],
-        );
-        match parse_report(&dom) {
+        jobs.push(Job {
+            url: format!("file://{}", book.path().join(&checked).display()),
+            extra: vec![
+                "--window-size=1280,2000".to_string(),
+                "--dump-dom".to_string(),
+            ],
+        });
+    }
+
+    // Search runs in the page's own JavaScript from the index shipped with the book.
+    jobs.push(Job {
+        url: format!(
+            "file://{}?search=coalescing",
+            book.path().join("index.html").display()
+        ),
+        extra: vec!["--dump-dom".to_string()],
+    });
+
+    // Screenshots of every chapter in the light and the dark (navy) theme, chosen the way a
+    // reader's stored choice selects them. Every page of a file:// book shares one storage, so
+    // both versions set the theme explicitly.
+    let mut screenshots = Vec::new();
+    for page in chapters().iter().map(|c| c.replace(".md", ".html")) {
+        let html = std::fs::read_to_string(book.path().join(&page)).unwrap();
+        for (theme, mdbook_theme) in [("light", "light"), ("dark", "navy")] {
+            let file = page.replace(".html", &format!(".cmbook-{theme}.html"));
+            let choose = format!("<head><script>try {{ localStorage.setItem('mdbook-theme', '{mdbook_theme}'); }} catch (e) {{}}</script>");
+            std::fs::write(
+                book.path().join(&file),
+                html.replacen("<head>", &choose, 1),
+            )
+            .unwrap();
+            let png =
+                shots.join(format!("{}-{theme}.png", page.trim_end_matches(".html")));
+            let url = format!("file://{}", book.path().join(&file).display());
+            jobs.push(screenshot_job(url, &png, 2000));
+            screenshots.push((png, file));
+        }
+    }
+
+    let outputs = headless_each(&browser, profile.path(), &jobs);
+    let (mut images, mut failures) = (0, Vec::new());
+    for (page, dom) in pages.iter().zip(&outputs) {
+        match parse_report(dom) {
             None => failures.push(format!(
                 "{page}: the page did not finish loading (no report in the DOM)"
             )),
@@ -207,17 +276,7 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
             }
         }
     }
-
-    // Search runs in the page's own JavaScript from the index shipped with the book.
-    let search = headless(
-        &browser,
-        profile.path(),
-        &format!(
-            "file://{}?search=coalescing",
-            book.path().join("index.html").display()
-        ),
-        &["--dump-dom".to_string()],
-    );
+    let search = &outputs[pages.len()];
     let hits = search
         .split("search results for")
         .next()
@@ -227,35 +286,17 @@ fn every_page_loads_offline_with_its_images_and_no_errors_and_search_works() {
     if hits == 0 || !search.contains("coalescing.html") {
         failures.push("search for \"coalescing\" found nothing".into());
     }
-
-    // Screenshots of every chapter in the light and the dark (navy) theme, chosen the way a
-    // reader's stored choice selects them. Every page of a file:// book shares one storage, so
-    // both versions set the theme explicitly.
-    let mut taken = 0;
-    for page in chapters().iter().map(|c| c.replace(".md", ".html")) {
-        let html = std::fs::read_to_string(book.path().join(&page)).unwrap();
-        for (theme, mdbook_theme) in [("light", "light"), ("dark", "navy")] {
-            let file = page.replace(".html", &format!(".cmbook-{theme}.html"));
-            let choose = format!("<head><script>try {{ localStorage.setItem('mdbook-theme', '{mdbook_theme}'); }} catch (e) {{}}</script>");
-            std::fs::write(
-                book.path().join(&file),
-                html.replacen("<head>", &choose, 1),
-            )
-            .unwrap();
-            let png =
-                shots.join(format!("{}-{theme}.png", page.trim_end_matches(".html")));
-            let url = format!("file://{}", book.path().join(&file).display());
-            screenshot(&browser, profile.path(), &url, &png, 2000, &file);
-            taken += 1;
-        }
+    for (png, file) in &screenshots {
+        assert!(png.exists(), "no screenshot was written for {file}");
     }
+    let taken = screenshots.len();
 
-    println!(
+    report_counts(&format!(
         "browser: {} pages loaded offline, {images} images decoded, {} problems, search found {hits} results for \"coalescing\", {taken} screenshots in {}",
         pages.len(),
         failures.len(),
         shots.display()
-    );
+    ));
     assert!(failures.is_empty(), "problems in the browser:\n{}", failures.join("\n"));
     assert!(images > 0);
 }
@@ -383,47 +424,21 @@ fn every_figure_reads_in_the_browser_and_is_screenshot_on_its_page() {
     page.push_str("</body></html>");
     let all = book.path().join("cmbook-all-figures.html");
     std::fs::write(&all, page).unwrap();
-    let dom = headless(
-        &browser,
-        profile.path(),
-        &format!("file://{}", all.display()),
-        &["--window-size=1280,2000".to_string(), "--dump-dom".to_string()],
-    );
-    let json = dom
-        .split("<pre id=\"cmbook-figures\">")
-        .nth(1)
-        .and_then(|r| r.split("</pre>").next())
-        .map(|j| {
-            j.replace("&quot;", "\"")
-                .replace("&amp;", "&")
-                .replace("&lt;", "<")
-                .replace("&gt;", ">")
-        })
-        .unwrap_or_else(|| {
-            panic!("the figure page did not report (no report in the DOM)")
-        });
-    let selftest = json.split("\"cmbook-selftest\":[").nth(1).unwrap_or("");
-    assert!(
-        selftest.contains("overlaps") && selftest.contains("covers the mark"),
-        "the browser's figure checker missed the planted overlaps: {json}"
-    );
-    for (stem, _) in &figures {
-        let key = format!("\"{stem}\":[");
-        let Some(body) = json.split(&key).nth(1).and_then(|r| r.split(']').next())
-        else {
-            failures.push(format!("{stem}: not checked in the browser"));
-            continue;
-        };
-        failures.extend(
-            body.split("\",\"")
-                .map(|p| p.trim_matches('"'))
-                .filter(|p| !p.is_empty())
-                .map(|p| format!("{stem}.svg in Chromium: {p}")),
-        );
-    }
+    let mut jobs = vec![Job {
+        url: format!("file://{}", all.display()),
+        extra: vec!["--window-size=1280,2000".to_string(), "--dump-dom".to_string()],
+    }];
 
     // 2. Each figure on its chapter's page: its displayed width, and a screenshot per theme.
-    let mut taken = 0;
+    // The light run also dumps the DOM, which carries the displayed width.
+    struct Shown<'a> {
+        stem: &'a str,
+        svg: &'a str,
+        page: String,
+        theme: &'static str,
+        png: PathBuf,
+    }
+    let mut on_pages = Vec::new();
     let mut shown = std::collections::BTreeSet::new();
     for page in chapters().iter().map(|c| c.replace(".md", ".html")) {
         let html = std::fs::read_to_string(book.path().join(&page)).unwrap();
@@ -457,53 +472,79 @@ fn every_figure_reads_in_the_browser_and_is_screenshot_on_its_page() {
                 .unwrap();
                 let url = format!("file://{}", book.path().join(&file).display());
                 let png = shots.join(format!("figure-{stem}-{theme}.png"));
-                let what = format!("{stem} ({theme})");
-                screenshot(&browser, profile.path(), &url, &png, 1000, &what);
-                taken += 1;
+                let mut job = screenshot_job(url, &png, 1000);
                 if theme == "light" {
-                    let dom = headless(
-                        &browser,
-                        profile.path(),
-                        &url,
-                        &[
-                            "--window-size=1280,1000".to_string(),
-                            "--dump-dom".to_string(),
-                        ],
-                    );
-                    let widths: Vec<f64> = dom
-                        .split("<pre id=\"cmbook-width\">")
-                        .nth(1)
-                        .and_then(|r| r.split("</pre>").next())
-                        .map(|w| {
-                            w.split_whitespace()
-                                .filter_map(|n| n.parse().ok())
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    match widths[..] {
-                        [shown_w, natural] if natural > 0.0 => {
-                            let px = smallest_font(svg) * shown_w / natural;
-                            if px < 11.0 {
-                                failures.push(format!("{stem}.svg on {page}: shown {shown_w} px wide, its smallest text is {px:.1} px"));
-                            }
-                        }
-                        _ => failures
-                            .push(format!("{stem}.svg on {page}: no displayed width")),
-                    }
+                    job.extra.push("--dump-dom".to_string());
                 }
+                jobs.push(job);
+                on_pages.push(Shown { stem, svg, page: page.clone(), theme, png });
             }
         }
     }
+
+    let outputs = headless_each(&browser, profile.path(), &jobs);
+    let json = outputs[0]
+        .split("<pre id=\"cmbook-figures\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .map(unescape_html)
+        .unwrap_or_else(|| {
+            panic!("the figure page did not report (no report in the DOM)")
+        });
+    let selftest = json.split("\"cmbook-selftest\":[").nth(1).unwrap_or("");
+    assert!(
+        selftest.contains("overlaps") && selftest.contains("covers the mark"),
+        "the browser's figure checker missed the planted overlaps: {json}"
+    );
+    for (stem, _) in &figures {
+        let key = format!("\"{stem}\":[");
+        let Some(body) = json.split(&key).nth(1).and_then(|r| r.split(']').next())
+        else {
+            failures.push(format!("{stem}: not checked in the browser"));
+            continue;
+        };
+        failures.extend(
+            body.split("\",\"")
+                .map(|p| p.trim_matches('"'))
+                .filter(|p| !p.is_empty())
+                .map(|p| format!("{stem}.svg in Chromium: {p}")),
+        );
+    }
+
+    for (Shown { stem, svg, page, theme, png }, dom) in
+        on_pages.iter().zip(&outputs[1..])
+    {
+        assert!(png.exists(), "no screenshot was written for {stem} ({theme})");
+        if *theme != "light" {
+            continue;
+        }
+        let widths: Vec<f64> = dom
+            .split("<pre id=\"cmbook-width\">")
+            .nth(1)
+            .and_then(|r| r.split("</pre>").next())
+            .map(|w| w.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+            .unwrap_or_default();
+        match widths[..] {
+            [shown_w, natural] if natural > 0.0 => {
+                let px = smallest_font(svg) * shown_w / natural;
+                if px < 11.0 {
+                    failures.push(format!("{stem}.svg on {page}: shown {shown_w} px wide, its smallest text is {px:.1} px"));
+                }
+            }
+            _ => failures.push(format!("{stem}.svg on {page}: no displayed width")),
+        }
+    }
+    let taken = on_pages.len();
     for (stem, _) in &figures {
         if !shown.contains(stem) {
             failures.push(format!("{stem}.svg is on no chapter page"));
         }
     }
-    println!(
+    report_counts(&format!(
         "browser: {} figures checked, {taken} figure screenshots in {}",
         figures.len(),
         shots.display()
-    );
+    ));
     assert!(
         failures.is_empty(),
         "{} problems:\n{}",
@@ -523,4 +564,9 @@ fn the_page_checker_reports_what_it_sees() {
     let r = parse_report(clean).unwrap();
     assert!(r.broken.is_empty() && r.problems.is_empty());
     assert!(parse_report("<body></body>").is_none());
+}
+
+#[test]
+fn dumped_text_is_unescaped_once() {
+    assert_eq!(unescape_html("&quot;a&quot; &lt;b&gt; &amp;lt;"), "\"a\" <b> &lt;");
 }

@@ -3,12 +3,10 @@
 //! book carries no Rust source; every include names an anchor that exists and every anchor in
 //! the sources is included somewhere; the appendix's table is the chapter registry's.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::{build_book, chapters, html_files, ROOT};
 use cmbook::harness::includes;
-use common::{build_book, chapters, html_files, ROOT};
 
 /// Every `href="…"` and `src="…"` value in an HTML text.
 fn references(html: &str) -> Vec<String> {

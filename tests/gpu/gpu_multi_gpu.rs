@@ -1,7 +1,7 @@
 //! GPU checks of the chapter "Memory across GPUs" against the CPU, at sizes that are multiples of
 //! nothing. The single-GPU checks run on any GPU; those named `two_gpus_*` need two GPUs with
 //! peer access and fail, saying so, on a machine with one. Run on a GPU machine with NCCL:
-//! `cargo test --release --test gpu_multi_gpu -- --ignored --test-threads=1`, adding
+//! `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_multi_gpu::`, adding
 //! `--skip two_gpus` where there is one GPU.
 
 use std::sync::Once;
@@ -14,6 +14,8 @@ use cmbook::multi_gpu::devices::{self, time_streams};
 use cmbook::multi_gpu::nccl::{self, Collective, Comms};
 use cmbook::multi_gpu::peer::{self, Pair, Path, PeerKernels};
 
+use crate::common::gpu_ordinal;
+
 /// NVLink multicast off before anything touches NCCL (every test calls this first).
 fn setup() {
     static ONCE: Once = Once::new();
@@ -22,7 +24,7 @@ fn setup() {
 
 fn open(ordinal: usize) -> Gpu {
     setup();
-    Gpu::open_ordinal(ordinal, false).unwrap_or_else(|e| panic!("{e}"))
+    gpu_ordinal(ordinal, false)
 }
 
 /// GPUs 0 and 1 with peer access both ways. A one-GPU machine fails the check with that

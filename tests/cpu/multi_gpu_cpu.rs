@@ -21,7 +21,7 @@ fn nvlink_multicast_counts_as_off_only_when_set_to_zero() {
 
 #[test]
 fn the_torch_scripts_header_is_the_one_the_chapter_reads() {
-    let script = include_str!("../src/multi_gpu/torch_reference.py");
+    let script = include_str!("../../src/multi_gpu/torch_reference.py");
     let header = script
         .lines()
         .find_map(|l| l.trim().strip_prefix("f.write(\"collective,"))

@@ -1,6 +1,6 @@
 //! GPU checks of the tiling chapter: every step of the matrix multiply (and cuBLAS) against
 //! the double-precision CPU reference, at sizes that are not tile multiples. Run on a machine
-//! with a GPU: `cargo test --release --test gpu_tiling -- --ignored --test-threads=1`.
+//! with a GPU: `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_tiling::`.
 
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{Gpu, L2};
@@ -8,8 +8,10 @@ use cmbook::tiling::device::{self, Kernels, Operands};
 use cmbook::tiling::model::Step;
 use cmbook::tiling::reference::Reference;
 
+use crate::common::gpu_with_cublas;
+
 fn open() -> (Gpu, Kernels) {
-    let gpu = Gpu::open(true).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu_with_cublas();
     let kernels = Kernels::load(&gpu).unwrap_or_else(|e| panic!("{e:#}"));
     (gpu, kernels)
 }

@@ -1,15 +1,17 @@
 //! Every kernel exercise as the book ships it: the kernel the reader starts from fails its
 //! chapter's check with a [`Mismatch`] (a wrong element, not a crash), and the book's solution
 //! passes the same check. Run on a machine with a GPU:
-//! `cargo test --release --test gpu_exercises -- --ignored --test-threads=1`.
+//! `cargo test --release --test gpu -- --ignored --test-threads=1 gpu_exercises::`.
 
 use cmbook::chapters::exercises::{self, Version};
-use cmbook::harness::{Gpu, Mismatch};
+use cmbook::harness::Mismatch;
+
+use crate::common::gpu;
 
 fn the_exercise_fails_and_the_solution_passes(id: &str) {
     let exercise =
         exercises::find(id).unwrap_or_else(|| panic!("no kernel exercise {id}"));
-    let gpu = Gpu::open(false).unwrap_or_else(|e| panic!("{e}"));
+    let gpu = gpu();
     let exercise = exercise.exercise;
     let starting = (exercise.function)(Version::Exercise);
     match (exercise.check)(&gpu, Version::Exercise) {
