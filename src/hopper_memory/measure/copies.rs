@@ -103,11 +103,8 @@ pub(super) fn tma(
             }
         }
         for (kernel, pitch) in layouts {
-            let mut host = vec![0f32; len];
-            for row in 0..side {
-                host[row * pitch..row * pitch + side]
-                    .copy_from_slice(&dense[row * side..][..side]);
-            }
+            let mut host = reference::pitch(&dense, side, side, pitch);
+            host.resize(len, 0.0); // the input, too, is `len` long at every pitch
             let input = gpu.stream.clone_htod(&host)?;
             let mut out = gpu.stream.alloc_zeros::<f32>(len)?;
             let transposes = kernel.contains("transpose");
