@@ -175,30 +175,15 @@ pub(super) fn tma(
                                 (side, side),
                             )?;
                         }
-                        (K::TransposePadded, _) => {
-                            // SAFETY: transpose_padded(in, out, rows, cols, in_pitch, out_pitch).
-                            unsafe {
-                                s.launch_builder(f)
-                                    .arg(&input)
-                                    .arg(o)
-                                    .arg(&si)
-                                    .arg(&si)
-                                    .arg(&pi)
-                                    .arg(&pi)
-                                    .launch(c2((32, 8, 1)))?
-                            };
-                        }
                         _ => {
-                            // SAFETY: copy_pitched(in, out, rows, cols, pitch).
-                            unsafe {
-                                s.launch_builder(f)
-                                    .arg(&input)
-                                    .arg(o)
-                                    .arg(&si)
-                                    .arg(&si)
-                                    .arg(&pi)
-                                    .launch(c2((32, 8, 1)))?
-                            };
+                            let mut b = s.launch_builder(f);
+                            b.arg(&input).arg(o).arg(&si).arg(&si).arg(&pi);
+                            if k == K::TransposePadded {
+                                b.arg(&pi); // the output's pitch
+                            }
+                            // SAFETY: copy_pitched(in, out, rows, cols, pitch) and
+                            // transpose_padded(in, out, rows, cols, in_pitch, out_pitch).
+                            unsafe { b.launch(c2((32, 8, 1)))? };
                         }
                     }
                     Ok(())
