@@ -124,13 +124,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
             bar.inc(1);
         }
     }
-    let grid_stride = measure_grid_stride(
-        gpu,
-        &copy,
-        largest,
-        Plan::new(3, reps, L2::Cold),
-        run.seed,
-    )?;
+    let grid_stride = measure_grid_stride(run, &copy, largest)?;
 
     let mut transfers = Vec::new();
     for &bytes in &transfer_sizes {
@@ -180,23 +174,23 @@ fn copy_case(kernel: &str, bytes: usize) -> Case {
         .predict(Quantity::StoreSectorsPerRequest, 16.0)
 }
 
-/// Verifies, then times, the grid-stride copy kernel on `bytes` bytes.
+/// Verifies, then times, the grid-stride copy kernel on `bytes` bytes, under the plan of
+/// the cold copies it is compared with.
 fn measure_grid_stride(
-    gpu: &Gpu,
+    run: &Run,
     copy: &CopyKernel,
     bytes: usize,
-    plan: Plan,
-    seed: u64,
 ) -> anyhow::Result<Stats> {
+    let (gpu, plan) = (run.gpu(), Plan::new(3, run.reps(), L2::Cold));
     let n = bytes / 4;
-    let host = crate::harness::inputs::random_f32(n, seed);
+    let host = crate::harness::inputs::random_f32(n, run.seed);
     let src = gpu.stream.clone_htod(&host)?;
     let mut dst = gpu.stream.alloc_zeros::<f32>(n)?;
     gpu.count_next(copy_case("copy_f32_grid_stride", bytes));
     let size = format!("{bytes} bytes");
     let v = gpu.verify_then_time_output(
         &mut dst,
-        |s, dst| copy.launch_grid_stride(s, &src, dst, n),
+        |s, dst| copy.launch_as(CeilingKernel::CopyGridStride, s, &src, dst, n),
         |got| {
             crate::harness::verify::check_exact(
                 "copy_f32_grid_stride",

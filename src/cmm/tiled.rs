@@ -235,60 +235,46 @@ impl<'g> TiledKernels<'g> {
         after(0, &p.keys)?;
         for d in 1..p.tiles {
             if d >= 2 {
-                self.enqueue_minplus(stream, p, d)?;
+                self.enqueue_step(stream, p, d, true)?;
             }
-            self.enqueue_sweep(stream, p, d)?;
+            self.enqueue_step(stream, p, d, false)?;
             after(d, &p.keys)?;
         }
         Ok(())
     }
 
-    /// Enqueues the min-plus launch of block diagonal `d >= 2`: `splits` blocks per
-    /// tile of the diagonal, each `chunk` of its `d - 1` tile products.
-    fn enqueue_minplus(
+    /// Enqueues block diagonal `d`'s min-plus launch (`minplus`, `d >= 2`: `splits`
+    /// blocks per tile of the diagonal, each `chunk` of its `d - 1` tile products) or
+    /// its sweep (one block per tile of the diagonal).
+    fn enqueue_step(
         &self,
         stream: &Arc<CudaStream>,
         p: &mut TiledProblem,
         d: usize,
+        minplus: bool,
     ) -> anyhow::Result<()> {
         let (n, stride, d_arg) = (p.n as i32, p.stride() as i32, d as i32);
-        let (chunk, splits) = minplus_split(p.tiles, d, self.minplus_wave);
-        let chunk_arg = chunk as i32;
+        let (minplus_kernel, sweep_kernel) = p.config.kernels();
+        let (kernel, splits, threads, shared, chunk) = if minplus {
+            let (chunk, splits) = minplus_split(p.tiles, d, self.minplus_wave);
+            let shared = p.config.minplus_shared_bytes();
+            (minplus_kernel, splits, THREADS, shared, Some(chunk as i32))
+        } else {
+            let (threads, shared) =
+                (p.config.sweep_threads(), p.config.sweep_shared_bytes());
+            (sweep_kernel, 1, threads, shared, None)
+        };
         let cfg = LaunchConfig {
             grid_dim: ((p.tiles - d) as u32, splits as u32, p.chains as u32),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: p.config.minplus_shared_bytes(),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: shared,
         };
-        let mut b = stream.launch_builder(self.table.get(p.config.kernels().0));
-        b.arg(&p.dims)
-            .arg(&mut p.keys)
-            .arg(&n)
-            .arg(&stride)
-            .arg(&d_arg)
-            .arg(&chunk_arg);
-        // SAFETY: (dims, keys, n, stride, D, chunk) as in the header; splits * chunk
-        // covers the D - 1 tiles.
-        unsafe { b.launch(cfg)? };
-        Ok(())
-    }
-
-    /// Enqueues block diagonal `d`'s sweep: one block per tile of the diagonal.
-    fn enqueue_sweep(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &mut TiledProblem,
-        d: usize,
-    ) -> anyhow::Result<()> {
-        let (n, stride, d_arg) = (p.n as i32, p.stride() as i32, d as i32);
-        let cfg = LaunchConfig {
-            grid_dim: ((p.tiles - d) as u32, 1, p.chains as u32),
-            block_dim: (p.config.sweep_threads(), 1, 1),
-            shared_mem_bytes: p.config.sweep_shared_bytes(),
-        };
-        let mut b = stream.launch_builder(self.table.get(p.config.kernels().1));
+        let mut b = stream.launch_builder(self.table.get(kernel));
         b.arg(&p.dims).arg(&mut p.keys).arg(&n).arg(&stride).arg(&d_arg);
-        // SAFETY: (dims, keys, n, stride, D) as in the header; one block per block of
-        // diagonal D.
+        if let Some(chunk) = &chunk {
+            b.arg(chunk); // splits * chunk covers the D - 1 tiles
+        }
+        // SAFETY: (dims, keys, n, stride, D[, chunk]) as in the kernels' headers.
         unsafe { b.launch(cfg)? };
         Ok(())
     }
@@ -309,11 +295,7 @@ impl<'g> TiledKernels<'g> {
             "block diagonal {d} of {} has no min-plus part",
             p.tiles
         );
-        if minplus {
-            self.enqueue_minplus(&self.gpu.stream, p, d)
-        } else {
-            self.enqueue_sweep(&self.gpu.stream, p, d)
-        }
+        self.enqueue_step(&self.gpu.stream, p, d, minplus)
     }
 
     /// The same solve captured once as a CUDA graph, replayed with one launch.

@@ -64,11 +64,20 @@ mod tests {
 
     #[test]
     fn sector_arithmetic() {
-        assert_eq!(sectors_per_warp(4, 1, 0), 4);
-        assert_eq!(sectors_per_warp(4, 1, 1), 5);
-        assert_eq!(sectors_per_warp(4, 2, 0), 8);
-        assert_eq!(sectors_per_warp(4, 8, 0), 32);
-        assert_eq!(sectors_per_warp(8, 1, 0), 8);
-        assert_eq!(sectors_per_warp(4, 32, 0), 32);
+        // ((element bytes, stride, offset), sectors one warp touches)
+        for ((elem_bytes, stride, offset), sectors) in [
+            ((4, 1, 0), 4),
+            ((4, 1, 1), 5),
+            ((4, 2, 0), 8),
+            ((4, 8, 0), 32),
+            ((8, 1, 0), 8),
+            ((4, 32, 0), 32),
+        ] {
+            assert_eq!(
+                sectors_per_warp(elem_bytes, stride, offset),
+                sectors,
+                "{elem_bytes}-byte elements, stride {stride}, offset {offset}"
+            );
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-use super::kernels::KernelTable;
+use super::kernels::{KernelName, KernelTable};
 use super::stats::Rate;
 use super::timing::Plan;
 use super::{inputs, verify, Gpu, Stats};
@@ -56,38 +56,37 @@ impl CopyKernel {
         dst: &mut CudaSlice<f32>,
         n: usize,
     ) -> anyhow::Result<()> {
-        // One thread per float4, and at least the three threads of a tail.
-        let threads = (n / 4).max(n % 4).max(1);
-        let blocks = threads.div_ceil(COPY_BLOCK as usize);
-        anyhow::ensure!(
-            blocks <= i32::MAX as usize,
-            "a copy of {n} floats is too large"
-        );
-        self.launch_as(CeilingKernel::Copy, stream, src, dst, n, blocks as u32)
+        self.launch_as(CeilingKernel::Copy, stream, src, dst, n)
     }
 
-    /// Enqueues the same copy through the grid-stride variant (resident blocks only).
-    pub fn launch_grid_stride(
-        &self,
-        stream: &Arc<CudaStream>,
-        src: &CudaSlice<f32>,
-        dst: &mut CudaSlice<f32>,
-        n: usize,
-    ) -> anyhow::Result<()> {
-        let blocks_needed = n.div_ceil(4).div_ceil(COPY_BLOCK as usize).max(1) as u32;
-        let grid = self.resident_grid.min(blocks_needed);
-        self.launch_as(CeilingKernel::CopyGridStride, stream, src, dst, n, grid)
-    }
-
-    fn launch_as(
+    /// Enqueues the same copy through `kernel`: [`CeilingKernel::Copy`] (one thread per
+    /// float4) or [`CeilingKernel::CopyGridStride`] (resident blocks only).
+    pub fn launch_as(
         &self,
         kernel: CeilingKernel,
         stream: &Arc<CudaStream>,
         src: &CudaSlice<f32>,
         dst: &mut CudaSlice<f32>,
         n: usize,
-        blocks: u32,
     ) -> anyhow::Result<()> {
+        let blocks = match kernel {
+            CeilingKernel::Copy => {
+                // One thread per float4, and at least the three threads of a tail.
+                let threads = (n / 4).max(n % 4).max(1);
+                let blocks = threads.div_ceil(COPY_BLOCK as usize);
+                anyhow::ensure!(
+                    blocks <= i32::MAX as usize,
+                    "a copy of {n} floats is too large"
+                );
+                blocks as u32
+            }
+            CeilingKernel::CopyGridStride => {
+                let blocks_needed =
+                    n.div_ceil(4).div_ceil(COPY_BLOCK as usize).max(1) as u32;
+                self.resident_grid.min(blocks_needed)
+            }
+            other => anyhow::bail!("`{}` is not a copy kernel", other.function()),
+        };
         assert!(src.len() >= n && dst.len() >= n);
         let n64 = n as u64;
         let cfg = LaunchConfig {

@@ -54,11 +54,7 @@ pub fn check_transpose_pitched(gpu: &Gpu, version: Version) -> anyhow::Result<Pa
     check_sizes::<TransposePitched, _>(gpu, version, PITCHED_SIDES, |f, name, side| {
         let pitch = pitch_for(side, 4, 128);
         let dense = random_f32(side * side, side as u64);
-        let mut host = vec![0f32; side * pitch];
-        for r in 0..side {
-            host[r * pitch..r * pitch + side]
-                .copy_from_slice(&dense[r * side..][..side]);
-        }
+        let host = reference::pitch(&dense, side, side, pitch);
         let input = gpu.stream.clone_htod(&host)?;
         let want_dense = reference::transpose(&dense, side, side);
         let grid = side.div_ceil(32) as u32;

@@ -46,6 +46,22 @@ pub fn exchange(
     out
 }
 
+/// The dense row-major `rows x cols` matrix `dense` laid out with its rows `pitch`
+/// elements apart, in a buffer of `rows * pitch` elements (the padding zero): what
+/// [`unpitch`] undoes.
+pub fn pitch<T: Copy + Default>(
+    dense: &[T],
+    rows: usize,
+    cols: usize,
+    pitch: usize,
+) -> Vec<T> {
+    let mut buf = vec![T::default(); rows * pitch];
+    for r in 0..rows {
+        buf[r * pitch..r * pitch + cols].copy_from_slice(&dense[r * cols..][..cols]);
+    }
+    buf
+}
+
 /// The `rows x cols` matrix of a buffer whose rows start `pitch` elements apart, as a
 /// dense row-major vector (the padding left out).
 pub fn unpitch<T: Copy>(buf: &[T], rows: usize, cols: usize, pitch: usize) -> Vec<T> {
@@ -97,4 +113,18 @@ pub fn reread(
     let mut out = stream.to_vec();
     out.extend(partial);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pitch_pads_each_row_with_zeros_and_unpitch_undoes_it() {
+        let dense = [1, 2, 3, 4, 5, 6];
+        let pitched = pitch(&dense, 2, 3, 4);
+        assert_eq!(pitched, [1, 2, 3, 0, 4, 5, 6, 0]);
+        assert_eq!(unpitch(&pitched, 2, 3, 4), dense);
+        assert_eq!(pitch(&dense, 2, 3, 3), dense);
+    }
 }

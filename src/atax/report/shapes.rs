@@ -118,19 +118,25 @@ pub(super) fn shapes_table(run: &Run, r: &Results) -> anyhow::Result<()> {
             best_of_copy: s.best_of_copy_cell(r.copy_gbps),
         })
         .collect();
-    let shown = [
-        ("l2", "cold"),
-        (
-            "headers",
-            "fused_us = fused, two launches (µs) | grid_barrier_us = fused, grid barrier (µs) \
-             | atomics_us = fused, atomics (µs) | cluster_us = fused, cluster + atomics (µs) \
-             | cublas_us = cuBLAS gemv ×2 (µs) | \
-             best_fused = fastest fused | speedup = cuBLAS ÷ fastest fused | \
-             best_of_copy = fastest fused, of copy",
-        ),
-    ];
+    let headers = "fused_us = fused, two launches (µs) | grid_barrier_us = fused, grid \
+                   barrier (µs) | atomics_us = fused, atomics (µs) | cluster_us = fused, \
+                   cluster + atomics (µs) | cublas_us = cuBLAS gemv ×2 (µs) | \
+                   best_fused = fastest fused | speedup = cuBLAS ÷ fastest fused | \
+                   best_of_copy = fastest fused, of copy";
     let title = "The fused passes and cuBLAS at large float shapes, L2 cold";
-    run.table("atax-shapes", title, &shown, &rows)
+    cold_table(run, "atax-shapes", title, headers, &rows)
+}
+
+/// Writes the table `stem` of `rows`, all measured with L2 cold, its columns described
+/// by `headers`.
+fn cold_table<R: serde::Serialize>(
+    run: &Run,
+    stem: &str,
+    title: &str,
+    headers: &str,
+    rows: &[R],
+) -> anyhow::Result<()> {
+    run.table(stem, title, &[("l2", "cold"), ("headers", headers)], rows)
 }
 
 #[derive(serde::Serialize)]
@@ -162,20 +168,14 @@ pub(super) fn pitched_table(run: &Run, r: &Results) -> anyhow::Result<String> {
             best_of_copy: s.best_of_copy_cell(r.copy_gbps),
         })
         .collect();
-    let shown = [
-        ("l2", "cold"),
-        (
-            "headers",
-            "row_bytes = bytes per row | fused_us = fused, two launches (µs) | \
-             atomics_us = fused, atomics (µs) | best_fused = fastest fused (every fused \
-             variant) | cublas_us = cuBLAS gemv ×2 (µs) | speedup = cuBLAS ÷ fastest fused | \
-             best_of_copy = fastest fused, of copy",
-        ),
-    ];
+    let headers = "row_bytes = bytes per row | fused_us = fused, two launches (µs) | \
+                   atomics_us = fused, atomics (µs) | best_fused = fastest fused (every \
+                   fused variant) | cublas_us = cuBLAS gemv ×2 (µs) | speedup = cuBLAS ÷ \
+                   fastest fused | best_of_copy = fastest fused, of copy";
     let title =
         "Odd sides as allocated and with rows pitched to whole 128-byte lines, \
                  float, L2 cold";
-    run.table("atax-pitched", title, &shown, &rows)?;
+    cold_table(run, "atax-pitched", title, headers, &rows)?;
     let worst = |pitched: bool| {
         let of = shapes.iter().filter(|s| s.d.name.ends_with("pitched") == pitched);
         of.filter_map(|s| s.speedup()).min_by(f64::total_cmp)

@@ -265,7 +265,21 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     .into_iter()
     .map(|(k, m)| (k, m.expect("timed: a plan was given")))
     .collect();
-    let mut tma = vec![tma_run(gpu, &tma_table, n, Layout::Packed, plan, seed + 6)?];
+    // The TMA transpose on a `side` × `side` matrix laid out as `layout`, verified and
+    // timed under the plan of every transpose.
+    let tma_run = |side: usize, layout: Layout, seed: u64| -> anyhow::Result<TmaRun> {
+        let time = measure_tma_transpose(
+            gpu,
+            &tma_table,
+            (side, side),
+            layout,
+            Some(plan),
+            seed,
+        )?
+        .map(|m| m.expect("timed: a plan was given"));
+        Ok(TmaRun { side, layout, time })
+    };
+    let mut tma = vec![tma_run(n, Layout::Packed, seed + 6)?];
     bar.inc(1);
     let mut side_results = Vec::new();
     for (i, side) in sides.into_iter().enumerate() {
@@ -273,7 +287,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         let seed = seed + 20 + i as u64;
         side_results.push(measure_side(gpu, &kernels, &copy, side, plan, seed)?);
         for layout in [Layout::Packed, Layout::Pitched(PITCH_FLOATS)] {
-            tma.push(tma_run(gpu, &tma_table, side, layout, plan, seed)?);
+            tma.push(tma_run(side, layout, seed)?);
         }
         bar.inc(1);
     }
@@ -324,21 +338,6 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         sass,
         granularity,
     })
-}
-
-/// The TMA transpose on a `side` × `side` matrix laid out as `layout`, verified and timed.
-fn tma_run(
-    gpu: &Gpu,
-    tma_table: &KernelTable<TmaKernel>,
-    side: usize,
-    layout: Layout,
-    plan: Plan,
-    seed: u64,
-) -> anyhow::Result<TmaRun> {
-    let time =
-        measure_tma_transpose(gpu, tma_table, (side, side), layout, Some(plan), seed)?
-            .map(|m| m.expect("timed: a plan was given"));
-    Ok(TmaRun { side, layout, time })
 }
 
 /// The best copy of `side`² floats, then each kernel of [`SIDE_KERNELS`] verified and timed

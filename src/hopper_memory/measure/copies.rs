@@ -103,11 +103,8 @@ pub(super) fn tma(
             }
         }
         for (kernel, pitch) in layouts {
-            let mut host = vec![0f32; len];
-            for row in 0..side {
-                host[row * pitch..row * pitch + side]
-                    .copy_from_slice(&dense[row * side..][..side]);
-            }
+            let mut host = reference::pitch(&dense, side, side, pitch);
+            host.resize(len, 0.0); // the input, too, is `len` long at every pitch
             let input = gpu.stream.clone_htod(&host)?;
             let mut out = gpu.stream.alloc_zeros::<f32>(len)?;
             let transposes = kernel.contains("transpose");
@@ -178,30 +175,15 @@ pub(super) fn tma(
                                 (side, side),
                             )?;
                         }
-                        (K::TransposePadded, _) => {
-                            // SAFETY: transpose_padded(in, out, rows, cols, in_pitch, out_pitch).
-                            unsafe {
-                                s.launch_builder(f)
-                                    .arg(&input)
-                                    .arg(o)
-                                    .arg(&si)
-                                    .arg(&si)
-                                    .arg(&pi)
-                                    .arg(&pi)
-                                    .launch(c2((32, 8, 1)))?
-                            };
-                        }
                         _ => {
-                            // SAFETY: copy_pitched(in, out, rows, cols, pitch).
-                            unsafe {
-                                s.launch_builder(f)
-                                    .arg(&input)
-                                    .arg(o)
-                                    .arg(&si)
-                                    .arg(&si)
-                                    .arg(&pi)
-                                    .launch(c2((32, 8, 1)))?
-                            };
+                            let mut b = s.launch_builder(f);
+                            b.arg(&input).arg(o).arg(&si).arg(&si).arg(&pi);
+                            if k == K::TransposePadded {
+                                b.arg(&pi); // the output's pitch
+                            }
+                            // SAFETY: copy_pitched(in, out, rows, cols, pitch) and
+                            // transpose_padded(in, out, rows, cols, in_pitch, out_pitch).
+                            unsafe { b.launch(c2((32, 8, 1)))? };
                         }
                     }
                     Ok(())

@@ -4,30 +4,27 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 
 use super::{cfg, Exchange, Results, Rung};
 use crate::harness::inputs::random_f32;
-use crate::harness::kernels::KernelTable;
+use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::launch::{self, Args};
 use crate::harness::timing::Plan;
 use crate::harness::verify::check_exact;
-use crate::harness::{Gpu, Run, Stats, L2};
+use crate::harness::{FullQuick, Gpu, Run, Stats, L2};
 use crate::hopper_memory::reference;
 use crate::hopper_memory::HopperKernel as K;
 
-/// Whether the device runs clusters of `cluster` blocks of `f` with `cfg`; if not, the
-/// reason goes into `skipped` and the size is left out of the measurement.
+/// Whether the device runs `grid` blocks of 256 threads of `f` in clusters of `cluster`;
+/// if not, the reason goes into `skipped` and the size is left out of the measurement.
 fn cluster_runs(
     gpu: &Gpu,
     f: &CudaFunction,
-    cfg: LaunchConfig,
-    cluster: u32,
+    (grid, cluster): (u32, u32),
     skipped: &mut Vec<String>,
 ) -> bool {
-    match launch::max_active_clusters(gpu, f, cfg, (cluster, 1, 1)) {
+    match launch::max_active_clusters(gpu, f, cfg(grid, 256, 0), (cluster, 1, 1)) {
         Ok(n) if n > 0 => true,
         Ok(_) => {
             skipped.push(format!("clusters of {cluster}: no cluster fits"));
@@ -40,17 +37,38 @@ fn cluster_runs(
     }
 }
 
-/// The cost of one of `extra` events that a `long` run has over a `short` one: each
-/// statistic of the long run less the short run's median, over `extra`.
-fn per_extra(short: &Stats, long: &Stats, extra: f64) -> Stats {
+/// Launches `f` on `grid` blocks of 256 threads in clusters of `cluster`: every
+/// cluster kernel of the chapter's sections.
+///
+/// # Safety
+/// `args` must be `f`'s parameters, each buffer as large as `f` reads or writes it.
+unsafe fn launch_clusters(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    (grid, cluster): (u32, u32),
+    args: Args<'_>,
+) -> anyhow::Result<()> {
+    launch::launch_cluster(gpu, f, cfg(grid, 256, 0), (cluster, 1, 1), args)
+}
+
+/// The cost of one of `extra` events that a run of `rounds[1]` rounds has over one of
+/// `rounds[0]`, each verified, then timed, by `time`: each statistic of the long run
+/// less the short run's median, over `extra`.
+fn per_extra<R>(
+    [short, long]: [R; 2],
+    extra: f64,
+    mut time: impl FnMut(R) -> anyhow::Result<Stats>,
+) -> anyhow::Result<Stats> {
+    let short = time(short)?;
+    let long = time(long)?;
     let per = |ms: f64| (ms - short.median_ms) / extra;
-    Stats {
+    Ok(Stats {
         median_ms: per(long.median_ms),
         min_ms: per(long.min_ms),
         max_ms: per(long.max_ms),
         mean_ms: per(long.mean_ms),
         reps: long.reps,
-    }
+    })
 }
 
 /// The launch of a ladder kernel: (stream, rounds, errors).
@@ -58,15 +76,25 @@ type BarrierLaunch<'a> = Box<
     dyn FnMut(&Arc<CudaStream>, i32, &mut CudaSlice<u32>) -> anyhow::Result<()> + 'a,
 >;
 
-/// One barrier of the ladder: what it is, who waits at it, the blocks of its grid, the
-/// rounds of its shorter run, its kernel and how to launch it.
+/// One barrier of the ladder: its kernel, who waits at it, the blocks of its grid and how
+/// to launch it.
 struct Barrier<'a> {
-    what: &'static str,
+    kernel: K,
     who: String,
     blocks: u32,
-    lo: i32,
-    kernel: &'static str,
     launch: BarrierLaunch<'a>,
+}
+
+impl Barrier<'_> {
+    /// What the barrier is, and the rounds of its shorter run (a full run's, a quick
+    /// run's): fewer where a barrier costs more.
+    fn kind(&self) -> (&'static str, FullQuick<i32>) {
+        match self.kernel {
+            K::LadderBlock => ("__syncthreads", FullQuick::new(20_000, 20)),
+            K::LadderCluster => ("cluster barrier", FullQuick::new(5_000, 10)),
+            _ => ("grid barrier", FullQuick::new(500, 4)),
+        }
+    }
 }
 
 /// Verifies that `launch(iters)` leaves `errors` all zero at `lo` and `2 lo` rounds, then
@@ -82,17 +110,15 @@ fn per_barrier(
 ) -> anyhow::Result<Stats> {
     let mut errors = gpu.stream.alloc_zeros::<u32>(blocks)?;
     let zeros = vec![0u32; blocks];
-    let mut times = Vec::new();
-    for iters in [lo, 2 * lo] {
+    per_extra([lo, 2 * lo], 2.0 * lo as f64, |iters| {
         let v = gpu.verify_then_time_output(
             &mut errors,
             |s, e| launch(s, iters, e),
             |got| check_exact(name, &format!("{iters} rounds"), got, &zeros),
             &[plan],
         )?;
-        times.push(v.time().clone());
-    }
-    Ok(per_extra(&times[0], &times[1], 2.0 * lo as f64))
+        Ok(v.time().clone())
+    })
 }
 
 /// The barriers of a block (256 and 1024 threads), of every cluster size the device
@@ -105,15 +131,12 @@ fn barriers<'a>(
     let gpu = run.gpu();
     let sms = gpu.info.sms as u32;
     let mut barriers = Vec::new();
-    let lo_block = if run.quick { 20 } else { 20_000 };
     for threads in [256u32, 1024] {
         let f = table.get(K::LadderBlock);
         barriers.push(Barrier {
-            what: "__syncthreads",
+            kernel: K::LadderBlock,
             who: format!("{threads} threads (one block)"),
             blocks: sms,
-            lo: lo_block,
-            kernel: "ladder_block",
             launch: Box::new(move |s, iters, e| {
                 // SAFETY: ladder_block(int iters, unsigned* errors[grid]).
                 unsafe {
@@ -126,31 +149,20 @@ fn barriers<'a>(
             }),
         });
     }
-    let lo_cluster = if run.quick { 10 } else { 5_000 };
     for cluster in [2u32, 4, 8, 16] {
         let f = table.get(K::LadderCluster);
         let grid = sms / cluster * cluster;
-        if !cluster_runs(gpu, f, cfg(grid, 256, 0), cluster, &mut r.skipped) {
+        if !cluster_runs(gpu, f, (grid, cluster), &mut r.skipped) {
             continue;
         }
         barriers.push(Barrier {
-            what: "cluster barrier",
+            kernel: K::LadderCluster,
             who: format!("{cluster} blocks of 256 threads"),
             blocks: grid,
-            lo: lo_cluster,
-            kernel: "ladder_cluster",
             launch: Box::new(move |_, iters, e| {
                 let args = Args::new().value(iters).buf_mut(e, gpu);
                 // SAFETY: ladder_cluster(int iters, unsigned* errors[grid]).
-                unsafe {
-                    launch::launch_cluster(
-                        gpu,
-                        f,
-                        cfg(grid, 256, 0),
-                        (cluster, 1, 1),
-                        args,
-                    )
-                }
+                unsafe { launch_clusters(gpu, f, (grid, cluster), args) }
             }),
         });
     }
@@ -161,18 +173,15 @@ fn barriers<'a>(
             .err()
             .map(|e| e.to_string());
 
-    let lo_grid = if run.quick { 4 } else { 500 };
     let f = table.get(K::LadderGrid);
     let capacity = launch::cooperative_capacity(gpu, f, 256, 0)? as u32;
     for grid in [sms, capacity] {
         let mut bar = gpu.stream.alloc_zeros::<u32>(2)?;
         let mut slots = gpu.stream.alloc_zeros::<u32>(grid as usize)?;
         barriers.push(Barrier {
-            what: "grid barrier",
+            kernel: K::LadderGrid,
             who: format!("{grid} blocks of 256 threads ({} per SM)", grid / sms),
             blocks: grid,
-            lo: lo_grid,
-            kernel: "ladder_grid",
             launch: Box::new(move |_, iters, e| {
                 let args = Args::new()
                     .value(iters)
@@ -196,13 +205,15 @@ pub(super) fn ladder(
     let gpu = run.gpu();
     let plan = Plan::new(2, run.reps(), L2::Warm);
     for mut b in barriers(run, table, r)? {
-        let per =
-            per_barrier(gpu, b.blocks as usize, b.lo, plan, &mut b.launch, b.kernel)?;
+        let (what, lo) = b.kind();
+        let lo = lo.pick(run.quick);
+        let name = b.kernel.function();
+        let per = per_barrier(gpu, b.blocks as usize, lo, plan, &mut b.launch, &name)?;
         r.ladder.push(Rung {
-            what: b.what.into(),
+            what: what.into(),
             who: b.who,
             per,
-            how: format!("{} vs {} rounds of 2 barriers, difference", b.lo, 2 * b.lo),
+            how: format!("{lo} vs {} rounds of 2 barriers, difference", 2 * lo),
         });
     }
 
@@ -242,10 +253,7 @@ pub(super) fn dsmem(
     for cluster in [2u32, 4, 8, 16] {
         let grid = sms / cluster * cluster;
         let fs = [table.get(K::ExchangeDsmem), table.get(K::ExchangeGlobal)];
-        if !fs
-            .iter()
-            .all(|f| cluster_runs(gpu, f, cfg(grid, 256, 0), cluster, &mut r.skipped))
-        {
+        if !fs.iter().all(|f| cluster_runs(gpu, f, (grid, cluster), &mut r.skipped)) {
             continue;
         }
         let words: Vec<u32> =
@@ -259,8 +267,7 @@ pub(super) fn dsmem(
         for dsmem in [true, false] {
             let f = table.get(if dsmem { K::ExchangeDsmem } else { K::ExchangeGlobal });
             let name = if dsmem { "exchange_dsmem" } else { "exchange_global" };
-            let mut times = Vec::new();
-            for rounds in [lo, 2 * lo] {
+            let per_round = per_extra([lo, 2 * lo], lo as f64, |rounds| {
                 let want =
                     reference::exchange(&words, per_block, cluster as usize, rounds);
                 let (pb, rd) = (per_block as i32, rounds as i32);
@@ -274,15 +281,7 @@ pub(super) fn dsmem(
                         let args = args.buf_mut(o, gpu);
                         // SAFETY: exchange_dsmem(in, per_block, rounds, out) and
                         // exchange_global(in, per_block, rounds, slots, out).
-                        unsafe {
-                            launch::launch_cluster(
-                                gpu,
-                                f,
-                                cfg(grid, 256, 0),
-                                (cluster, 1, 1),
-                                args,
-                            )
-                        }
+                        unsafe { launch_clusters(gpu, f, (grid, cluster), args) }
                     },
                     |got| {
                         check_exact(
@@ -294,13 +293,9 @@ pub(super) fn dsmem(
                     },
                     &[plan],
                 )?;
-                times.push(v.time().clone());
-            }
-            r.exchanges.push(Exchange {
-                cluster,
-                dsmem,
-                per_round: per_extra(&times[0], &times[1], lo as f64),
-            });
+                Ok(v.time().clone())
+            })?;
+            r.exchanges.push(Exchange { cluster, dsmem, per_round });
         }
     }
     Ok(())

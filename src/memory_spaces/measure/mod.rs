@@ -31,7 +31,7 @@ pub use signal::{
 };
 pub use stencils::{launch_stencil, measure_stencils, StencilKernel};
 pub use walks::{
-    measure_spaced_walks, measure_walks, SpacedPoint, WalkPoint, WalkSpacing,
+    measure_spaced_walks, measure_walks, SpacedPoint, WalkPoint, WalkSizes, WalkSpacing,
 };
 
 use crate::ceilings::peaks::{measure_l2_read, L2_PASSES};
@@ -248,27 +248,18 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let signal = measure_signal(gpu, &kernels, signal_size, cold, seed + 2)?;
     bar.inc(1);
 
+    let walk_sizes = WalkSizes {
+        n: walk_threads,
+        steps: walk_steps,
+        distincts: &distincts,
+        plan: warm,
+        seed: seed + 3,
+    };
     bar.set_message("divergent walks");
-    let walks = measure_walks(
-        gpu,
-        &kernels,
-        walk_threads,
-        walk_steps,
-        &distincts,
-        warm,
-        seed + 3,
-    )?;
+    let walks = walk_sizes.walks(gpu, &kernels)?;
     bar.inc(1);
     bar.set_message("constant-memory walks, three spacings");
-    let spaced_walks = measure_spaced_walks(
-        gpu,
-        &kernels,
-        walk_threads,
-        walk_steps,
-        &distincts,
-        warm,
-        seed + 3,
-    )?;
+    let spaced_walks = walk_sizes.spaced_walks(gpu, &kernels)?;
     bar.inc(1);
 
     bar.set_message("stencils");

@@ -36,6 +36,16 @@ fn verified_walk(
     Ok(Timed { stats: verified.time().clone(), amount: n as f64 * steps as f64 })
 }
 
+/// The launch of every walk kernel: one thread per element of `out`, in blocks of
+/// [`BLOCK`].
+fn walk_cfg(out: &CudaSlice<f32>) -> anyhow::Result<LaunchConfig> {
+    Ok(LaunchConfig {
+        grid_dim: (u32::try_from((out.len() as u64).div_ceil(BLOCK as u64))?, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
 fn launch_walk(
     stream: &Arc<CudaStream>,
     kernels: &Kernels,
@@ -44,13 +54,8 @@ fn launch_walk(
     out: &mut CudaSlice<f32>,
     (distinct, steps): (u32, u32),
 ) -> anyhow::Result<()> {
-    let n = out.len() as u64;
-    let cfg = LaunchConfig {
-        grid_dim: (u32::try_from(n.div_ceil(BLOCK as u64))?, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let (distinct, steps) = (distinct as i32, steps as i32);
+    let cfg = walk_cfg(out)?;
+    let (n, distinct, steps) = (out.len() as u64, distinct as i32, steps as i32);
     let f = kernels.get(MemoryKernel::Walk(home));
     let mut launch = stream.launch_builder(f);
     if home != VectorHome::Constant {
@@ -63,8 +68,19 @@ fn launch_walk(
     Ok(())
 }
 
-/// Verifies, then times, the walks of `n` threads, `steps` loads each, for every number of
-/// distinct addresses per warp in `distincts` and every home of the table.
+/// What both walks are measured at: `n` threads of `steps` loads each, for every number of
+/// distinct addresses per warp in `distincts`, timed under `plan`, the table drawn from
+/// `seed`.
+#[derive(Debug, Clone, Copy)]
+pub struct WalkSizes<'a> {
+    pub n: usize,
+    pub steps: u32,
+    pub distincts: &'a [u32],
+    pub plan: Plan,
+    pub seed: u64,
+}
+
+/// [`WalkSizes::walks`], the sizes given one by one.
 pub fn measure_walks(
     gpu: &Gpu,
     kernels: &Kernels,
@@ -74,40 +90,116 @@ pub fn measure_walks(
     plan: Plan,
     seed: u64,
 ) -> anyhow::Result<Vec<WalkPoint>> {
-    if n == 0
-        || steps == 0
-        || steps > i32::MAX as u32
-        || distincts.iter().any(|d| !(1..=32).contains(d))
-    {
-        return Err(UsageError(format!(
-            "the walks need threads > 0, 1 to {} steps and 1 to 32 distinct addresses",
-            i32::MAX
-        ))
-        .into());
-    }
-    let table_host = inputs::random_f32(SIGNAL_MAX, seed);
-    set_signal_const(gpu, kernels, &table_host)?;
-    let table = gpu.stream.clone_htod(&table_host)?;
-    let mut out = gpu.stream.alloc_zeros::<f32>(n)?;
-    let mut points = Vec::new();
-    for &distinct in distincts {
-        let want = reference::walk(&table_host, n, distinct, steps);
-        for home in VectorHome::ALL {
-            let size = format!("n={n} steps={steps} distinct={distinct}");
-            let name = MemoryKernel::Walk(home).function();
-            let timed = verified_walk(
-                gpu,
-                &mut out,
-                (n, steps),
-                plan,
-                |s, out| launch_walk(s, kernels, home, &table, out, (distinct, steps)),
-                // The same additions in the same order as the reference: exact.
-                |got| verify::check_exact(&name, &size, got, &want),
-            )?;
-            points.push(WalkPoint { home, distinct, timed });
+    WalkSizes { n, steps, distincts, plan, seed }.walks(gpu, kernels)
+}
+
+/// [`WalkSizes::spaced_walks`], the sizes given one by one.
+pub fn measure_spaced_walks(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    n: usize,
+    steps: u32,
+    distincts: &[u32],
+    plan: Plan,
+    seed: u64,
+) -> anyhow::Result<Vec<SpacedPoint>> {
+    WalkSizes { n, steps, distincts, plan, seed }.spaced_walks(gpu, kernels)
+}
+
+impl WalkSizes<'_> {
+    /// Verifies, then times, the walks for every number of distinct addresses per warp
+    /// and every home of the table.
+    pub fn walks(self, gpu: &Gpu, kernels: &Kernels) -> anyhow::Result<Vec<WalkPoint>> {
+        if self.n == 0
+            || self.steps == 0
+            || self.steps > i32::MAX as u32
+            || self.distincts.iter().any(|d| !(1..=32).contains(d))
+        {
+            return Err(UsageError(format!(
+                "the walks need threads > 0, 1 to {} steps and 1 to 32 distinct addresses",
+                i32::MAX
+            ))
+            .into());
         }
+        let WalkSizes { n, steps, distincts, plan, seed } = self;
+        let table_host = inputs::random_f32(SIGNAL_MAX, seed);
+        set_signal_const(gpu, kernels, &table_host)?;
+        let table = gpu.stream.clone_htod(&table_host)?;
+        let mut out = gpu.stream.alloc_zeros::<f32>(n)?;
+        let mut points = Vec::new();
+        for &distinct in distincts {
+            let want = reference::walk(&table_host, n, distinct, steps);
+            for home in VectorHome::ALL {
+                let size = format!("n={n} steps={steps} distinct={distinct}");
+                let name = MemoryKernel::Walk(home).function();
+                let timed = verified_walk(
+                    gpu,
+                    &mut out,
+                    (n, steps),
+                    plan,
+                    |s, out| {
+                        launch_walk(s, kernels, home, &table, out, (distinct, steps))
+                    },
+                    // The same additions in the same order as the reference: exact.
+                    |got| verify::check_exact(&name, &size, got, &want),
+                )?;
+                points.push(WalkPoint { home, distinct, timed });
+            }
+        }
+        Ok(points)
     }
-    Ok(points)
+
+    /// Verifies, then times, `walk_const_spaced` for every spacing and every number of
+    /// distinct addresses: the same instructions each time, only the addresses differ.
+    pub fn spaced_walks(
+        self,
+        gpu: &Gpu,
+        kernels: &Kernels,
+    ) -> anyhow::Result<Vec<SpacedPoint>> {
+        if self.n == 0 || self.steps == 0 || self.steps > i32::MAX as u32 {
+            return Err(
+                UsageError("the walks need threads > 0 and steps > 0".into()).into()
+            );
+        }
+        let WalkSizes { n, steps, distincts, plan, seed } = self;
+        let table_host = inputs::random_f32(SIGNAL_MAX, seed);
+        set_signal_const(gpu, kernels, &table_host)?;
+        let mut out = gpu.stream.alloc_zeros::<f32>(n)?;
+        let name = MemoryKernel::WalkConstSpaced.function();
+        let mut points = Vec::new();
+        for spacing in WalkSpacing::ALL {
+            for &distinct in distincts {
+                let want = reference::walk_spaced(
+                    &table_host,
+                    n,
+                    distinct,
+                    steps,
+                    spacing.words(),
+                );
+                let (g, w) = spacing.words();
+                let size =
+                    format!("n={n} steps={steps} distinct={distinct} spacing={g},{w}");
+                if counted::SPACED_WALK_DISTINCTS.contains(&distinct) {
+                    gpu.count_next(counted::spaced_walk_case(
+                        spacing.label(),
+                        distinct,
+                    ));
+                }
+                let timed = verified_walk(
+                    gpu,
+                    &mut out,
+                    (n, steps),
+                    plan,
+                    |s, out| {
+                        launch_walk_spaced(s, kernels, out, (distinct, steps), spacing)
+                    },
+                    |got| verify::check_exact(&name, &size, got, &want),
+                )?;
+                points.push(SpacedPoint { spacing, distinct, timed });
+            }
+        }
+        Ok(points)
+    }
 }
 
 /// Where the `distinct` addresses of the constant-memory walk lie: how far apart the groups of
@@ -161,13 +253,8 @@ fn launch_walk_spaced(
     (distinct, steps): (u32, u32),
     spacing: WalkSpacing,
 ) -> anyhow::Result<()> {
-    let n = out.len() as u64;
-    let cfg = LaunchConfig {
-        grid_dim: (u32::try_from(n.div_ceil(BLOCK as u64))?, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let (distinct, steps) = (distinct as i32, steps as i32);
+    let cfg = walk_cfg(out)?;
+    let (n, distinct, steps) = (out.len() as u64, distinct as i32, steps as i32);
     let (group_words, warp_words) = spacing.words();
     let f = kernels.get(MemoryKernel::WalkConstSpaced);
     // SAFETY: matches walk_const_spaced(float* out, u64 n, int distinct, int steps,
@@ -184,56 +271,4 @@ fn launch_walk_spaced(
             .launch(cfg)?
     };
     Ok(())
-}
-
-/// Verifies, then times, `walk_const_spaced` for every spacing and every number of distinct
-/// addresses in `distincts`: the same instructions each time, only the addresses differ.
-pub fn measure_spaced_walks(
-    gpu: &Gpu,
-    kernels: &Kernels,
-    n: usize,
-    steps: u32,
-    distincts: &[u32],
-    plan: Plan,
-    seed: u64,
-) -> anyhow::Result<Vec<SpacedPoint>> {
-    if n == 0 || steps == 0 || steps > i32::MAX as u32 {
-        return Err(
-            UsageError("the walks need threads > 0 and steps > 0".into()).into()
-        );
-    }
-    let table_host = inputs::random_f32(SIGNAL_MAX, seed);
-    set_signal_const(gpu, kernels, &table_host)?;
-    let mut out = gpu.stream.alloc_zeros::<f32>(n)?;
-    let name = MemoryKernel::WalkConstSpaced.function();
-    let mut points = Vec::new();
-    for spacing in WalkSpacing::ALL {
-        for &distinct in distincts {
-            let want = reference::walk_spaced(
-                &table_host,
-                n,
-                distinct,
-                steps,
-                spacing.words(),
-            );
-            let (g, w) = spacing.words();
-            let size =
-                format!("n={n} steps={steps} distinct={distinct} spacing={g},{w}");
-            if counted::SPACED_WALK_DISTINCTS.contains(&distinct) {
-                gpu.count_next(counted::spaced_walk_case(spacing.label(), distinct));
-            }
-            let timed = verified_walk(
-                gpu,
-                &mut out,
-                (n, steps),
-                plan,
-                |s, out| {
-                    launch_walk_spaced(s, kernels, out, (distinct, steps), spacing)
-                },
-                |got| verify::check_exact(&name, &size, got, &want),
-            )?;
-            points.push(SpacedPoint { spacing, distinct, timed });
-        }
-    }
-    Ok(points)
 }

@@ -113,12 +113,8 @@ pub(super) fn report_targets(
             });
         }
     }
-    run.table(
-        "multi_gpu-targets",
-        "The issue's targets and what this run measured",
-        meta,
-        &rows,
-    )?;
+    let title = "The issue's targets and what this run measured";
+    run.table("multi_gpu-targets", title, meta, &rows)?;
     for t in &rows {
         println!(
             "target {:<60} {:<12} {:<44} {}",
