@@ -193,7 +193,7 @@ impl<T: Element> KernelTable<AtaxKernel<T>> {
         Ok((sms * per_sm).min(pairs).min(partials_cap).max(1))
     }
 
-    /// Enqueues y[j] = Σ_b partials[b][j] over `blocks` rows, in b order.
+    /// Enqueues y\[j\] = Σ_b partials\[b\]\[j\] over `blocks` rows, in b order.
     ///
     /// # Safety
     /// `partials` must hold blocks·n elements and `y` n.

@@ -3,13 +3,13 @@
 //!
 //! * [`datasets`]: the PolyBench 4.2 sizes, the large size and the odd verification sizes, and
 //!   the bytes each variant must move (the floor times the chapter predicts);
-//! * [`reference`]: the CPU reference (double accumulation), the tolerance, and the slides'
+//! * [`reference`](mod@reference): the CPU reference (double accumulation), the tolerance, and the slides'
 //!   claims (Testoni & Chiarabini);
 //! * [`element`]: the element types (`float`, `double`) and device addresses for cuBLAS;
 //! * [`device`]: the kernels of `kernels/atax.cu`, named by type, and cuBLAS, and how each is
 //!   launched;
-//! * [`measure`]: every kernel variant and every host strategy, verified then timed;
-//! * [`report`]: the chapter's figures and tables, computed from the results;
+//! * [`measure()`]: every kernel variant and every host strategy, verified then timed;
+//! * [`report()`]: the chapter's figures and tables, computed from the results;
 //! * [`exercises`]: the solutions of the chapter's exercises.
 
 pub mod args;

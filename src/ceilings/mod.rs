@@ -1,6 +1,6 @@
 //! The chapter "Measuring a GPU": the ceilings every later chapter is measured against.
 //!
-//! [`measure`] verifies and times; [`report`] draws every figure and table from the results.
+//! [`measure()`] verifies and times; [`report()`] draws every figure and table from the results.
 //! The copy and transfer measurements themselves live in [`crate::harness::ceiling`], because
 //! every chapter measures its own ceiling in the same run.
 

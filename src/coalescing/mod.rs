@@ -8,14 +8,14 @@
 //!   and the bandwidth the sector arithmetic predicts for each;
 //! * [`transpose`]: the transpose kernels' shapes, their per-warp sectors and banks, and the
 //!   CPU transpose;
-//! * [`reference`]: CPU references and inputs for every kernel;
+//! * [`reference`](mod@reference): CPU references and inputs for every kernel;
 //! * [`readonly`]: the kernels of the read-only data path section;
 //! * [`ptx`]: which load instructions the compiler emitted (`ld.global` or `ld.global.nc`);
 //! * [`exercises`]: the solutions of the chapter's exercises.
 //!
-//! The measurements: [`measure`] holds the chapter's kernel table, verifies every kernel of
+//! The measurements: [`measure()`] holds the chapter's kernel table, verifies every kernel of
 //! `kernels/coalescing.cu` against its CPU reference, then times it, at the sizes of one run;
-//! [`report`] draws the chapter's figures and tables from the results.
+//! [`report()`] draws the chapter's figures and tables from the results.
 
 pub mod args;
 pub mod banks;

@@ -86,7 +86,7 @@ fn away_from_zero(u: f32) -> f32 {
     u.signum() * (0.5 + u.abs())
 }
 
-/// `n` particles: positions and masses uniform in [-1, 1), velocities as [`away_from_zero`].
+/// `n` particles: positions and masses uniform in [-1, 1), velocities as `away_from_zero`.
 pub fn random_particles(n: usize, seed: u64) -> ParticlesSoa {
     let field = |k: u64| inputs::random_f32(n, seed.wrapping_mul(31).wrapping_add(k));
     let velocity =

@@ -21,7 +21,7 @@
 //! | [`roof`]      | the peaks a roofline divides by, read back from a run, and datasheets  |
 //! | [`table`]     | the Markdown tables the chapters include, shaped by their CSV's keys  |
 //! | [`plot`]      | SVG figures drawn from those CSV files alone                          |
-//! | [`format`]    | how numbers are written into tables                                   |
+//! | [`format`](mod@format)    | how numbers are written into tables                                   |
 //! | [`includes`]  | mdBook's `{{#include}}`, for the snippet tests and the anchor checks  |
 //! | [`sanitizer`] | compute-sanitizer's summaries, for the appendix's table              |
 //! | [`tma`]       | the TMA's tensor maps and launches, for any chapter that uses them     |

@@ -5,7 +5,7 @@
 //! stages in flight, the Tensor Memory Accelerator (TMA) on a copy and a transpose, and
 //! ([`sgemm`]) an FP32 matrix multiply fed by `cp.async` stages beside cuBLAS.
 //!
-//! [`measure`] verifies and times; [`report`] draws every table and figure from the
+//! [`measure()`] verifies and times; [`report()`] draws every table and figure from the
 //! results. The launches the driver offers beyond a plain one (cooperative, cluster, tensor
 //! maps, L2 windows) go through [`crate::harness::launch`].
 

@@ -2,11 +2,11 @@
 //!
 //! * [`map`]: the table of memory spaces (scope, lifetime, place, cache, who reads and writes),
 //!   with this GPU's capacities read from the device;
-//! * [`reference`]: CPU references and inputs for every kernel of `kernels/memory_spaces.cu`,
+//! * [`reference`](mod@reference): CPU references and inputs for every kernel of `kernels/memory_spaces.cu`,
 //!   and the random cyclic permutations the pointer chases follow;
-//! * [`measure`]: the chapter's kernel table; verifies every kernel against its reference
+//! * [`measure()`]: the chapter's kernel table; verifies every kernel against its reference
 //!   (outputs poisoned first), then times it, at the sizes of one run;
-//! * [`report`]: the chapter's figures and tables, drawn from a run's results;
+//! * [`report()`]: the chapter's figures and tables, drawn from a run's results;
 //! * [`exercises`]: the solutions of the chapter's exercises.
 
 pub mod args;

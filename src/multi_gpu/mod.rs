@@ -8,7 +8,7 @@
 //! * [`collectives`]: all-reduce, all-gather and reduce-scatter from bytes to GiB;
 //! * [`torch`]: PyTorch's all-reduce, recorded by `torch_reference.py`, as the reference;
 //! * [`atax`]: the ATAX chapter's fused kernel on rows split over the GPUs;
-//! * [`measure`]: everything, verified then timed; [`report`]: every figure and table;
+//! * [`measure()`]: everything, verified then timed; [`report()`]: every figure and table;
 //! * [`exercises`]: the solutions of the chapter's exercises.
 //!
 //! Every process that starts NCCL here sets `NCCL_NVLS_ENABLE=0` first ([`nccl::prepare`]):

@@ -184,7 +184,7 @@ fn function_body<'a>(ptx: &'a str, name: &str) -> Option<(String, &'a str)> {
     Some((full, &rest[..end]))
 }
 
-/// Finds every instruction of [`LOOKED_FOR`] in `ptx`; an error if one is missing (the
+/// Finds every instruction of `LOOKED_FOR` in `ptx`; an error if one is missing (the
 /// compiler then did something the chapter does not describe).
 pub fn ptx_evidence(ptx: &str) -> anyhow::Result<Vec<PtxEvidence>> {
     LOOKED_FOR

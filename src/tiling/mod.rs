@@ -11,7 +11,7 @@
 //! | [`strip`] | `D[i] += B[j][i]`: original, strip-mined, strip-mined + permuted, measured |
 //! | [`model`] | the steps of the tiled matrix multiply and what each should cost (bytes per FLOP) |
 //! | [`device`] | the GPU side: the kernels, launching each step and cuBLAS, the check, occupancy |
-//! | [`reference`] | the multiply's CPU reference (double accumulation, all rows or a sample) |
+//! | [`reference`](mod@reference) | the multiply's CPU reference (double accumulation, all rows or a sample) |
 //! | [`out_of_core`] | a multiply larger than the device budget: panels staged from the host, streams |
 //! | [`generic`] | one pointer for global and shared memory: generic addressing, checked and shown in PTX |
 //! | [`lecture`] | the lecture's numbers (its tiled multiply's GFLOP/s, its GPU) kept as data |

@@ -240,7 +240,7 @@ impl<T: Element> Kernels<T> {
         launch::launch_planned_cluster(s, f, &l.plan, args)
     }
 
-    /// Enqueues y[j] = Σ_b partials[b][j] over `blocks` rows, in b order.
+    /// Enqueues y\[j\] = Σ_b partials\[b\]\[j\] over `blocks` rows, in b order.
     ///
     /// # Safety
     /// `partials` must hold blocks·n elements and `y` n.

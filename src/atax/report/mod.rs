@@ -1,5 +1,5 @@
 //! The chapter's figures and tables, computed from the measurements alone, and the console
-//! summary. Here: what the tables share and [`report`], which writes them all; the tables
+//! summary. Here: what the tables share and [`report()`], which writes them all; the tables
 //! of the measurements are in `tables`, the shapes in `shapes`, the targets and the
 //! playbook in `targets`, the figures in `figures`, the host side in `host` and the
 //! occupancy in `occupancy`.

@@ -1,7 +1,7 @@
 //! Chapter "CMM beyond the paper": the same dynamic program from n = 128 to n = 16384, and
 //! matrix chains multiplied in the order it finds.
 //!
-//! [`measure`] verifies and times; [`report`] draws every figure and table from the results.
+//! [`measure()`] verifies and times; [`report()`] draws every figure and table from the results.
 
 pub mod args;
 pub mod batch;

@@ -62,7 +62,8 @@ pub(super) fn random_chains(
 ///
 /// Every chain holds at most about 3.2 GB on the device (30 inputs of at most 3000 x 3000 floats,
 /// and at most as many intermediates per order) and its left-to-right order needs at most
-/// 29 x 3000^3 multiplications, about 31 ms at [`BUDGET_FLOP_PER_S`]: see [`footprint`].
+/// 29 x 3000^3 multiplications, about 31 ms at [`BUDGET_FLOP_PER_S`](super::plan::BUDGET_FLOP_PER_S): see
+/// [`footprint`](super::plan::footprint).
 pub fn realistic_chains(seed: u64) -> Vec<NamedChain> {
     let mut chains = vec![
         NamedChain::new("worked example x50", vec![1000, 100, 1500, 600, 400]),

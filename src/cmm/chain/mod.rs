@@ -9,14 +9,14 @@
 //!   [`crate::cmm::paren::ParenTree::cost`]), and [`footprint`] with
 //!   [`Footprint::within_budget`], which keep each chain's device memory under
 //!   [`DEVICE_BYTES_LIMIT`] and its costlier order under [`MAX_SECONDS_PER_RUN`];
-//! * [`reference`]: the inputs, [`chain_matrices`], scaled so that every partial product keeps
+//! * [`reference`](mod@reference): the inputs, [`chain_matrices`], scaled so that every partial product keeps
 //!   the size of a single factor, and [`ChainReference`] (sampled rows of the exact product, in
 //!   `f64` on the CPU);
 //! * [`device`]: [`ChainEvaluation`] turns an order into a list of SGEMMs, with one buffer per
 //!   product allocated before any timing; [`multiply_chain`] is the one-shot form;
 //! * [`verify`]: [`tolerance`], [`check_product`], [`check_agreement`], and both orders verified
 //!   then timed on the GPU ([`verify_then_time_orders`]);
-//! * [`measure`]: one chain predicted, verified and timed ([`measure_chain`], [`measure_chains`]);
+//! * [`measure`](mod@measure): one chain predicted, verified and timed ([`measure_chain`], [`measure_chains`]);
 //! * [`figure`]: the chapter's figure ([`figure_points`], [`figure_spec`]).
 //!
 //! **Tolerance.** Every order performs one product per interior dimension: the product that joins

@@ -116,7 +116,7 @@ fn input_bytes(dims: &[u32]) -> u128 {
 }
 
 /// Device memory the evaluation of `orders` holds at once: the inputs, plus one buffer per
-/// product of every order (what [`ChainEvaluation`] allocates), in bytes.
+/// product of every order (what [`ChainEvaluation`](super::device::ChainEvaluation) allocates), in bytes.
 pub fn device_bytes(dims: &[u32], orders: &[&ParenTree]) -> Result<u128, CmmError> {
     let mut bytes = input_bytes(dims);
     for order in orders {

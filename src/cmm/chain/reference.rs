@@ -85,7 +85,7 @@ pub struct ChainReference {
     /// `rows.len() x p_n` exact entries.
     pub values: Vec<f64>,
     /// The root mean square of the entries' sizes (see [`exact_rows`]): the `scale` of
-    /// [`tolerance`].
+    /// [`tolerance`](super::verify::tolerance).
     pub scale: f64,
 }
 

@@ -1,7 +1,7 @@
 //! The chapter "Chained matrix multiplication and the diagonal layout": the systems of Seifi &
 //! Al-Mamun (2024), sections 4 to 8, rebuilt and measured.
 //!
-//! [`measure`] verifies and times; [`report`] draws every figure and table from the results.
+//! [`measure()`] verifies and times; [`report()`] draws every figure and table from the results.
 //! [`solve`] answers one chain (`--dims`, `--matrices`), on the CPU and, unless `--cpu-only`,
 //! on the GPU.
 

@@ -181,7 +181,7 @@ pub const MINPLUS_U32_SHARED_BYTES: u32 = (2 * TILE * MINPLUS_SLICE * 8
 pub const MAX_N: usize = (1 << SPLIT_BITS) - 2;
 
 impl Config {
-    /// [`dependent_steps`] for this configuration's sweep: the sweep in quadrants takes
+    /// [`dependent_steps`](super::dependent_steps) for this configuration's sweep: the sweep in quadrants takes
     /// three sweeps of 2 x 32 - 1 steps per block diagonal, the others one of 2 x 64 - 1.
     pub fn dependent_steps(self, n: usize) -> usize {
         let per_block_diagonal = match self.sweep {

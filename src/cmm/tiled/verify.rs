@@ -63,7 +63,7 @@ impl<'g> TiledKernels<'g> {
         Ok(())
     }
 
-    /// Correct before fast, through [`Gpu::verify_then_time`]: poisons the keys (the solve
+    /// Correct before fast, through [`Gpu::verify_then_time`](crate::harness::Gpu::verify_then_time): poisons the keys (the solve
     /// itself resets them, so this proves the reset), solves once, compares every cell with the
     /// CPU's table, and only then times complete solves under each of `plans` (table resident
     /// on the GPU, no transfers).

@@ -10,7 +10,7 @@
 //! | [`transpose`] | the transposes, verified at odd sizes and timed at one |
 //! | [`readonly`] | the read-only data path: a copy and gathers |
 //!
-//! [`measure`] runs them all at the sizes of one run, next to the copy ceiling measured in
+//! [`measure()`] runs them all at the sizes of one run, next to the copy ceiling measured in
 //! the same run, and returns the [`Results`] the report draws.
 
 pub mod affine;

@@ -6,7 +6,7 @@
 //!
 //! 1. the **parent** (the example as the reader started it) starts `ncu` on a **child** — the
 //!    same binary with the same arguments — with profiling off from the start, one fixed
-//!    metric set ([`metric_list`]), ncu's raw CSV written to a file ([`profile`]);
+//!    metric set ([`metric_list`]), ncu's raw CSV written to a file ([`profile()`]);
 //! 2. in the child, a chapter marks the launches worth counting with [`Gpu::count_next`]
 //!    (a label and the chapter's predictions); [`Gpu::verify_then_time`] then wraps the
 //!    verification launch of that work in `cuProfilerStart`/`cuProfilerStop`, preceded by one
@@ -15,7 +15,7 @@
 //!    thrown away);
 //! 3. the parent parses ncu's CSV ([`parse_raw`]), splits the launches at the markers, sums
 //!    each case's counters ([`Counted`]) and writes `<chapter>-counters.csv` and the
-//!    predicted-vs-counted table `<chapter>-counted` ([`report`]).
+//!    predicted-vs-counted table `<chapter>-counted` ([`report`](mod@report)).
 //!
 //! What is counted is declared in two tables: the columns of `<chapter>-counters.csv`, each
 //! with the ncu metrics it is summed from ([`counted`]), and the quantities a chapter can

@@ -66,7 +66,7 @@ impl TensorMapSpec {
     }
 }
 
-/// An encoded tensor map, ready to pass to a kernel with [`Args::tensor_map`].
+/// An encoded tensor map, ready to pass to a kernel with [`Args::tensor_map`](super::Args::tensor_map).
 #[derive(Debug, Clone, Copy)]
 pub struct TensorMap {
     raw: TensorMapBytes,

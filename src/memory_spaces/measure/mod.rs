@@ -11,7 +11,7 @@
 //! | [`chases`] | pointer chases: the latency of one load in each space |
 //! | [`onchip`] | the bytes per second shared memory and registers deliver |
 //!
-//! [`measure`] runs them all at the sizes of one run and returns the [`Results`] the report
+//! [`measure()`] runs them all at the sizes of one run and returns the [`Results`] the report
 //! draws.
 
 pub mod chases;

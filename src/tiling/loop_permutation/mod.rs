@@ -2,7 +2,7 @@
 //! `D[i] += B[j][i]`, each pair of orders checked for identical results, then timed on the
 //! host clock; and the matrix-multiply model's predictions, which need no measurement.
 //!
-//! [`measure`] checks and times; [`report`] draws every figure and table from the results.
+//! [`measure()`] checks and times; [`report()`] draws every figure and table from the results.
 
 pub mod args;
 pub mod measure;

@@ -2,7 +2,7 @@
 //! cuBLAS SGEMM (FP32, TF32 off), verified against a double-precision CPU reference at sizes
 //! that are not tile multiples, then timed at one square size with L2 cold.
 //!
-//! [`measure`] verifies and times; [`report`] draws every figure and table from the results.
+//! [`measure()`] verifies and times; [`report()`] draws every figure and table from the results.
 
 pub mod args;
 pub mod measure;
