@@ -92,20 +92,23 @@ fn wrong_products_are_caught() {
     let p = chain::predict(&dims).unwrap();
     let mut ltr = ChainEvaluation::new(&gpu.stream, &dims, &p.left_to_right).unwrap();
     let mut opt = ChainEvaluation::new(&gpu.stream, &dims, &p.optimal).unwrap();
-    chain::verify_orders(&gpu, &blas, &inputs, "right", &mut ltr, &mut opt, &reference)
-        .unwrap();
+    // No plans: both orders verified, nothing timed.
+    let verify = |inputs: &ChainInputs, name, ltr: &mut _, opt: &mut _| {
+        chain::verify_then_time_orders(
+            &gpu,
+            &blas,
+            inputs,
+            name,
+            ltr,
+            opt,
+            &reference,
+            &[],
+        )
+    };
+    verify(&inputs, "right", &mut ltr, &mut opt).unwrap();
 
     inputs.device.swap(1, 2);
-    let err = chain::verify_orders(
-        &gpu,
-        &blas,
-        &inputs,
-        "swapped factors",
-        &mut ltr,
-        &mut opt,
-        &reference,
-    )
-    .unwrap_err();
+    let err = verify(&inputs, "swapped factors", &mut ltr, &mut opt).unwrap_err();
     assert!(format!("{err}").contains("verification FAILED"), "{err}");
     inputs.device.swap(1, 2);
 

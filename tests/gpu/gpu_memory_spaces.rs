@@ -4,6 +4,7 @@
 
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{inputs, verify, Gpu, UsageError, L2};
+use cmbook::memory_spaces::measure::WalkSizes;
 use cmbook::memory_spaces::measure::{
     self, ChaseSpace, HistogramKernel, Kernels, SignalSize, StencilKernel, VectorHome,
 };
@@ -56,13 +57,20 @@ fn the_signal_kernels_match_the_cpu_with_the_vector_in_each_home() {
 fn the_walks_match_the_cpu_for_every_number_of_distinct_addresses() {
     let (gpu, kernels) = open();
     for n in [1usize, 33, 1027] {
-        let points =
-            measure::measure_walks(&gpu, &kernels, n, 37, &[1, 3, 32], QUICK, n as u64)
-                .unwrap();
+        let sizes = WalkSizes {
+            n,
+            steps: 37,
+            distincts: &[1, 3, 32],
+            plan: QUICK,
+            seed: n as u64,
+        };
+        let points = sizes.walks(&gpu, &kernels).unwrap();
         assert_eq!(points.len(), 9);
     }
     assert!(is_usage_error(
-        &measure::measure_walks(&gpu, &kernels, 10, 5, &[33], QUICK, 1).unwrap_err()
+        &WalkSizes { n: 10, steps: 5, distincts: &[33], plan: QUICK, seed: 1 }
+            .walks(&gpu, &kernels)
+            .unwrap_err()
     ));
 }
 
@@ -71,16 +79,14 @@ fn the_walks_match_the_cpu_for_every_number_of_distinct_addresses() {
 fn the_spaced_constant_walks_match_the_cpu() {
     let (gpu, kernels) = open();
     for n in [1usize, 33, 1027] {
-        let points = measure::measure_spaced_walks(
-            &gpu,
-            &kernels,
+        let sizes = WalkSizes {
             n,
-            37,
-            &[1, 3, 32],
-            QUICK,
-            n as u64,
-        )
-        .unwrap();
+            steps: 37,
+            distincts: &[1, 3, 32],
+            plan: QUICK,
+            seed: n as u64,
+        };
+        let points = sizes.spaced_walks(&gpu, &kernels).unwrap();
         assert_eq!(points.len(), 9);
     }
 }

@@ -239,19 +239,4 @@ impl<T: Element> Kernels<T> {
             .value(n32);
         launch::launch_planned_cluster(s, f, &l.plan, args)
     }
-
-    /// Enqueues y\[j\] = Σ_b partials\[b\]\[j\] over `blocks` rows, in b order.
-    ///
-    /// # Safety
-    /// `partials` must hold blocks·n elements and `y` n.
-    pub unsafe fn launch_reduce_partials(
-        &self,
-        s: &Arc<CudaStream>,
-        partials: CUdeviceptr,
-        y: CUdeviceptr,
-        blocks: u32,
-        n: usize,
-    ) -> anyhow::Result<()> {
-        self.table.launch_reduce_partials(s, partials, y, blocks, n)
-    }
 }

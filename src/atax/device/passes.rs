@@ -180,7 +180,7 @@ impl<T: Element> Kernels<T> {
             .arg(&cols32)
             .arg(&shape.rows_per_slice)
             .launch(cfg)?;
-        self.launch_reduce_partials(s, partials, out, shape.slices, cols)
+        self.table.launch_reduce_partials(s, partials, out, shape.slices, cols)
     }
 
     /// Enqueues cuBLAS's two gemv calls on the timing stream. Row-major A (m × n) is, read

@@ -228,7 +228,7 @@ impl<T: Element> EndToEnd<'_, T> {
                 Some(_) => {
                     self.k.launch_y(s, YKernel::ThreadPerCol, a, tmp, y, (m, n))?
                 }
-                None => self.k.launch_reduce_partials(
+                None => self.k.table.launch_reduce_partials(
                     s,
                     partials,
                     y,

@@ -333,7 +333,13 @@ pub fn enqueue_variant<T: Element>(
             KernelVariant::Tiled => (TmpKernel::TileShared, YKernel::TileShared),
             KernelVariant::Fused => {
                 k.launch_fused(s, a, x, partials, (m, n), dev.fused_blocks)?;
-                return k.launch_reduce_partials(s, partials, y, dev.fused_blocks, n);
+                return k.table.launch_reduce_partials(
+                    s,
+                    partials,
+                    y,
+                    dev.fused_blocks,
+                    n,
+                );
             }
             KernelVariant::FusedOnce => {
                 let l = dev

@@ -59,6 +59,6 @@ pub use plan::{
 };
 pub use reference::{chain_matrices, exact_rows, ChainReference};
 pub use verify::{
-    check_agreement, check_product, tolerance, verify_orders, verify_then_time_orders,
-    ChainReports, VerifiedOrders,
+    check_agreement, check_product, tolerance, verify_then_time_orders, ChainReports,
+    VerifiedOrders,
 };

@@ -181,29 +181,6 @@ pub fn verify_then_time_orders(
     })
 }
 
-/// [`verify_then_time_orders`] without timing: both orders checked, nothing timed.
-pub fn verify_orders(
-    gpu: &Gpu,
-    blas: &CudaBlas,
-    inputs: &ChainInputs,
-    name: &str,
-    left_to_right: &mut ChainEvaluation,
-    optimal: &mut ChainEvaluation,
-    reference: &ChainReference,
-) -> anyhow::Result<ChainReports> {
-    let verified = verify_then_time_orders(
-        gpu,
-        blas,
-        inputs,
-        name,
-        left_to_right,
-        optimal,
-        reference,
-        &[],
-    )?;
-    Ok(verified.reports)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::chains::realistic_chains_quick;

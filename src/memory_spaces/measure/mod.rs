@@ -30,9 +30,7 @@ pub use signal::{
     launch_signal, measure_signal, set_signal_const, SignalSize, VectorHome,
 };
 pub use stencils::{launch_stencil, measure_stencils, StencilKernel};
-pub use walks::{
-    measure_spaced_walks, measure_walks, SpacedPoint, WalkPoint, WalkSizes, WalkSpacing,
-};
+pub use walks::{SpacedPoint, WalkPoint, WalkSizes, WalkSpacing};
 
 use crate::ceilings::peaks::{measure_l2_read, L2_PASSES};
 use crate::harness::ceiling::{self, CeilingKernel, CopyKernel};

@@ -80,32 +80,6 @@ pub struct WalkSizes<'a> {
     pub seed: u64,
 }
 
-/// [`WalkSizes::walks`], the sizes given one by one.
-pub fn measure_walks(
-    gpu: &Gpu,
-    kernels: &Kernels,
-    n: usize,
-    steps: u32,
-    distincts: &[u32],
-    plan: Plan,
-    seed: u64,
-) -> anyhow::Result<Vec<WalkPoint>> {
-    WalkSizes { n, steps, distincts, plan, seed }.walks(gpu, kernels)
-}
-
-/// [`WalkSizes::spaced_walks`], the sizes given one by one.
-pub fn measure_spaced_walks(
-    gpu: &Gpu,
-    kernels: &Kernels,
-    n: usize,
-    steps: u32,
-    distincts: &[u32],
-    plan: Plan,
-    seed: u64,
-) -> anyhow::Result<Vec<SpacedPoint>> {
-    WalkSizes { n, steps, distincts, plan, seed }.spaced_walks(gpu, kernels)
-}
-
 impl WalkSizes<'_> {
     /// Verifies, then times, the walks for every number of distinct addresses per warp
     /// and every home of the table.
