@@ -1,7 +1,8 @@
 //! Build script: four jobs, the first three so that what runs is what the book shows.
 //!
 //! 1. The kernel registry: every `kernels/*.cu` becomes an `include_str!` entry, so the binaries
-//!    are self-contained and a test can compile every kernel without a list kept by hand.
+//!    are self-contained and a test can compile every kernel without a list kept by hand; every
+//!    `kernels/*.cuh` (code the kernel files share) likewise, in a list of its own.
 //! 2. Provenance known only at build time: the git commit and the cudarc version.
 //! 3. The book's Rust snippets for skeptic, with mdBook's `{{#include}}` directives expanded
 //!    first (skeptic does not expand them), so CI compiles exactly the code the reader sees.
@@ -104,24 +105,31 @@ fn write_if_changed(path: &Path, content: &str) {
 fn write_kernel_registry(root: &Path, out: &Path) {
     let dir = root.join("kernels");
     watch(&dir);
-    let mut files: Vec<String> = fs::read_dir(&dir)
+    let names: Vec<String> = fs::read_dir(&dir)
         .expect("kernels/ must exist")
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".cu"))
         .collect();
-    files.sort();
-    let mut registry = String::from("&[\n");
-    for name in &files {
-        let path = dir.join(name);
-        watch(&path);
-        registry.push_str(&format!(
-            "    KernelSource {{ file: {name:?}, source: include_str!({:?}) }},\n",
-            path.display().to_string()
-        ));
+    // The kernel files, and apart from them the headers they share code through: a header
+    // is never compiled on its own, only pasted into the files that include it.
+    for (ext, registry) in
+        [(".cu", "kernel_registry.rs"), (".cuh", "kernel_headers.rs")]
+    {
+        let mut files: Vec<&String> =
+            names.iter().filter(|name| name.ends_with(ext)).collect();
+        files.sort();
+        let mut entries = String::from("&[\n");
+        for name in files {
+            let path = dir.join(name);
+            watch(&path);
+            entries.push_str(&format!(
+                "    KernelSource {{ file: {name:?}, source: include_str!({:?}) }},\n",
+                path.display().to_string()
+            ));
+        }
+        entries.push(']');
+        write_if_changed(&out.join(registry), &entries);
     }
-    registry.push(']');
-    write_if_changed(&out.join("kernel_registry.rs"), &registry);
 }
 
 fn emit_provenance(root: &Path) {

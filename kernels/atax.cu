@@ -468,26 +468,8 @@ __device__ void fused_atomic_wide(const T* a, const T* x, T* acc, T* y,
 // cluster add their y together through distributed shared memory first, so that each
 // column of the accumulator takes one atomic per cluster instead of one per block.
 // Cluster barriers and `mapa` are PTX of sm_90; NVRTC ships no cooperative_groups
-// header, so they are written here as in kernels/hopper_sync.cu.
-__device__ __forceinline__ unsigned cluster_rank() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ unsigned cluster_blocks() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
-    return r;
-}
-
-// Every thread of every block of the cluster arrives, then waits for all the others.
-// Release on arrival, acquire on the wait: what a thread wrote before the barrier
-// (its block's shared memory, global memory) is visible to every thread of the
-// cluster after it.
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
+// header, so they are written in kernels/cluster.cuh, with the cluster's rank and size.
+#include "cluster.cuh"
 
 // The address of `local` (a variable in this block's shared memory) in the shared
 // memory of block `rank` of the cluster, as a generic pointer: `mapa` without a state

@@ -28,20 +28,7 @@
 // (cmm::layout::MAX_N_FOR_I32_INDEX); every value the program computes fits the cost type
 // (cmm::dp::gpu_safe_bound for _u64, gpu_safe_bound_u32 for _u32).
 
-typedef unsigned long long u64;
-typedef unsigned int u32;
-
-// First element of diagonal d: diagonals 0 .. d-1 hold n + (n - 1) + ... + (n - d + 1) cells.
-__device__ __forceinline__ int diagonal_offset(int n, int d)
-{
-    return d * (2 * n + 1 - d) / 2;
-}
-
-// Element holding M[i][j], 1 <= i <= j <= n: position i - 1 on diagonal j - i.
-__device__ __forceinline__ int diag_index(int n, int i, int j)
-{
-    return diagonal_offset(n, j - i) + (i - 1);
-}
+#include "cmm_cell.cuh"  // diag_index, diagonal_cell: one cell of the table
 
 // ANCHOR: diagonal_oneblock
 template <typename Cost>
@@ -56,43 +43,8 @@ __device__ void diagonal_oneblock(const u32* __restrict__ dims_global,
     __syncthreads();  // diagonal 0 is written before diagonal 1 reads it
 
     for (int d = 1; d < n; ++d) {
-        for (int i = threadIdx.x + 1; i <= n - d; i += blockDim.x) {
-            const int j = i + d;
-            const Cost p_before_i = dims_global[i - 1];  // rows of A_i
-            const Cost p_j = dims_global[j];             // columns of A_j
-            Cost best_cost = ~Cost(0);
-            int best_k = i;
-            // For neighbouring threads (i, i + 1) both loads below are neighbouring
-            // elements: M[i][k] is position i - 1 of diagonal k - i, M[k+1][j] is
-            // position k of diagonal j - k - 1, and both diagonals are the same for
-            // every thread at a step.
-            // &M[i][k] for k = i
-            const Cost* left = cost_global + diag_index(n, i, i);
-            // &M[k+1][j] for k = i
-            const Cost* right = cost_global + diag_index(n, i + 1, j);
-            for (int k = i; k < j; ++k) {
-                // TUTORIAL: left == &cost_global[diag_index(n, i, k)],
-                //           right == &cost_global[diag_index(n, k + 1, j)].
-                const Cost candidate = *left     // M[i][k]
-                                     + *right    // M[k+1][j]
-                                     + p_before_i * dims_global[k] * p_j;
-                // Strictly smaller: on a tie the smaller k, met first, stays
-                // (as on the CPU).
-                if (candidate < best_cost) {
-                    best_cost = candidate;
-                    best_k = k;
-                }
-                // Step both pointers to k + 1 (cmm::layout::Layout::{left_step,
-                // right_step}): M[i][k+1] is at the same position one diagonal up,
-                // n - (k - i) cells on;
-                left += n - (k - i);
-                // M[k+2][j] is one diagonal down (which starts n - f + 1 cells earlier,
-                // f = j - k - 1) and one position further along: f - n in all.
-                right += (j - k - 1) - n;
-            }
-            cost_global[diag_index(n, i, j)] = best_cost;
-            split_global[diag_index(n, i, j)] = best_k;
-        }
+        for (int i = threadIdx.x + 1; i <= n - d; i += blockDim.x)
+            diagonal_cell(dims_global, cost_global, split_global, n, i, i + d);
         __syncthreads();  // diagonal d is written before diagonal d + 1 reads it
     }
 }

@@ -23,10 +23,9 @@
 // Preconditions, checked by the host: (n + 1)^2 < 2^31 so int indices do not wrap
 // (cmm::layout::MAX_N_FOR_I32_INDEX); every value the program computes fits the cost type
 // (cmm::dp::gpu_safe_bound for _u64, gpu_safe_bound_u32 for _u32), since the adds and
-// multiplies below are unchecked.
+// multiplies of the cell (kernels/cmm_cell.cuh) are unchecked.
 
-typedef unsigned long long u64;
-typedef unsigned int u32;
+#include "cmm_cell.cuh"  // rowmajor_cell: one cell of the table
 
 // ANCHOR: rowmajor_oneblock
 template <typename Cost>
@@ -43,31 +42,8 @@ __device__ void rowmajor_oneblock(const u32* __restrict__ dims_global,
     __syncthreads();  // diagonal 0 is written before diagonal 1 reads it
 
     for (int d = 1; d < n; ++d) {
-        for (int i = threadIdx.x + 1; i <= n - d; i += blockDim.x) {
-            const int j = i + d;
-            const Cost p_before_i = dims_global[i - 1];  // rows of A_i
-            const Cost p_j = dims_global[j];             // columns of A_j
-            Cost best_cost = ~Cost(0);
-            int best_k = i;
-            for (int k = i; k < j; ++k) {
-                // Neighbouring threads (i, i + 1) read addresses row + 1 elements
-                // apart, so (for all but the smallest n) each lane of a warp touches
-                // its own sector. Some of that is reuse L1 can catch: a lane's M[i][k]
-                // walks along its row, and its M[k+1][j] at step k is next to what lane
-                // i + 1 read at step k - 1.
-                const Cost candidate = cost_global[row * i + k]          // M[i][k]
-                                     + cost_global[row * (k + 1) + j]    // M[k+1][j]
-                                     + p_before_i * dims_global[k] * p_j;
-                // Strictly smaller: on a tie the smaller k, met first, stays
-                // (as on the CPU).
-                if (candidate < best_cost) {
-                    best_cost = candidate;
-                    best_k = k;
-                }
-            }
-            cost_global[row * i + j] = best_cost;
-            split_global[row * i + j] = best_k;
-        }
+        for (int i = threadIdx.x + 1; i <= n - d; i += blockDim.x)
+            rowmajor_cell(dims_global, cost_global, split_global, n, i, i + d);
         __syncthreads();  // diagonal d is written before diagonal d + 1 reads it
     }
 }

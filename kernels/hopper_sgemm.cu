@@ -7,6 +7,8 @@
 //
 // Compiled at run time by NVRTC for compute_90 (cp.async is PTX of sm_80 and later).
 
+#include "cp_async.cuh"  // the groups of copies: commit, wait
+
 #define SG_BM 128
 #define SG_BN 128
 #define SG_BK 16
@@ -40,14 +42,6 @@ __device__ __forceinline__ void cp_async_4z(float* smem, const float* gmem,
                  : "memory");
 }
 // ANCHOR_END: sgemm_copy
-
-__device__ __forceinline__ void sg_commit() {
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void sg_wait() {
-    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
 
 // ANCHOR: sgemm_load
 // Starts the copies of slice k0 (A: 128 rows x 16 k; B: 16 k x 128 columns) into one
@@ -163,19 +157,19 @@ __device__ void sgemm_stages(const float* __restrict__ a, const float* __restric
         if (s < slices)
             load_stage(stages + s * SG_STAGE_FLOATS, a, b, M, N, K, block_row,
                        block_col, s * SG_BK, vec_a, vec_b);
-        sg_commit();
+        cp_async_commit();
     }
     for (int s = 0; s < slices; ++s) {
-        sg_wait<STAGES - 2>();  // this thread's copies of slice s have landed
-        __syncthreads();        // everyone's have; everyone is done with slice s - 1
+        cp_async_wait<STAGES - 2>();  // this thread's copies of slice s have landed
+        __syncthreads();  // everyone's have; everyone is done with slice s - 1
         const int next = s + STAGES - 1;
         if (next < slices)
             load_stage(stages + (next % STAGES) * SG_STAGE_FLOATS, a, b, M, N, K,
                        block_row, block_col, next * SG_BK, vec_a, vec_b);
-        sg_commit();
+        cp_async_commit();
         compute_stage(stages + (s % STAGES) * SG_STAGE_FLOATS, tr, tc, acc);
     }
-    sg_wait<0>();  // no copy outlives the block
+    cp_async_wait<0>();  // no copy outlives the block
     const bool vec_c = N % 4 == 0;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
@@ -426,19 +420,19 @@ __device__ __forceinline__ void sgemm_warp(const float* __restrict__ a,
             wt_load_b<BK, BN>(b, N, K, block_col, s * BK, vec_b, rb);
         else
             wt_copy_b<BK, BN>(st, b, N, K, block_col, s * BK, vec_b);
-        if constexpr (MODE != WT_REGS) sg_commit();
+        if constexpr (MODE != WT_REGS) cp_async_commit();
     };
     auto land = [&](int s) {
         float* st = smem + (s % STAGES) * T::STAGE;
         if constexpr (MODE != WT_ASYNC) wt_store_a<BK, BN>(st, ra);
         if constexpr (MODE == WT_REGS) wt_store_b<BK, BN>(st, rb);
-        if constexpr (MODE != WT_REGS) sg_wait<STAGES - 2>();
+        if constexpr (MODE != WT_REGS) cp_async_wait<STAGES - 2>();
     };
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < slices) {
             fetch(s);
         } else if constexpr (MODE != WT_REGS) {
-            sg_commit();  // one group per slice, empty past the end
+            cp_async_commit();  // one group per slice, empty past the end
         }
     }
     land(0);
@@ -457,7 +451,7 @@ __device__ __forceinline__ void sgemm_warp(const float* __restrict__ a,
         const float* cur = smem + (s % STAGES) * T::STAGE;
         const float* next = smem + ((s + 1) % STAGES) * T::STAGE;
         if (s + STAGES - 1 < slices) fetch(s + STAGES - 1);
-        else if constexpr (MODE != WT_REGS) sg_commit();
+        else if constexpr (MODE != WT_REGS) cp_async_commit();
         if (active) {
 #pragma unroll
             for (int k = 0; k + 1 < BK; ++k) {
@@ -474,7 +468,7 @@ __device__ __forceinline__ void sgemm_warp(const float* __restrict__ a,
         }
         if (active) wt_fma_step(fa[LAST], fb[LAST], acc);
     }
-    if constexpr (MODE != WT_REGS) sg_wait<0>();  // no copy outlives the block
+    if constexpr (MODE != WT_REGS) cp_async_wait<0>();  // no copy outlives the block
     const bool vec_c = N % 4 == 0;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {

@@ -3,6 +3,9 @@
 //! `build.rs` lists every `kernels/*.cu` and embeds it with `include_str!`, so a release binary
 //! carries its kernels and a new file is registered by existing. Compilation happens at run time
 //! for the device's own `compute_XY`; a failure names the file and carries NVRTC's log.
+//!
+//! Kernel files share code through headers, `kernels/*.cuh`, embedded the same way: NVRTC is
+//! given no files, so [`expand`] pastes each `#include "<name>.cuh"` before it compiles.
 
 use std::fmt;
 use std::sync::Arc;
@@ -25,9 +28,119 @@ pub struct KernelSource {
 pub const ALL: &[KernelSource] =
     include!(concat!(env!("OUT_DIR"), "/kernel_registry.rs"));
 
-/// The embedded source of `kernels/<file>`.
+/// Every `kernels/*.cuh`, sorted by name: code that several kernel files share. A header is
+/// never compiled on its own; [`expand`] pastes it into each file that includes it.
+pub const HEADERS: &[KernelSource] =
+    include!(concat!(env!("OUT_DIR"), "/kernel_headers.rs"));
+
+/// The embedded source of `kernels/<file>`, as written (its includes not expanded). The
+/// entry points are always there: a header holds only what they call.
 pub fn source(file: &str) -> Option<&'static KernelSource> {
     ALL.iter().find(|k| k.file == file)
+}
+
+/// An `#include "…"` of a kernel file that [`expand`] cannot resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IncludeError {
+    /// The file under `kernels/` whose line holds the directive.
+    pub file: String,
+    /// That line, counted from 1.
+    pub line: usize,
+    /// The header the directive names.
+    pub header: String,
+    pub why: String,
+}
+
+impl fmt::Display for IncludeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernels/{}:{}: cannot include \"{}\": {}",
+            self.file, self.line, self.header, self.why
+        )
+    }
+}
+
+impl std::error::Error for IncludeError {}
+
+/// The text NVRTC compiles for `kernels/<file>` (`source` is its text): every line
+/// `#include "<name>.cuh"` replaced by that header from [`HEADERS`]. `#line` directives before
+/// and after the header's text keep the line info true: NVRTC's errors, the PTX's `.loc`
+/// lines and so compute-sanitizer's reports name `<name>.cuh` and its own lines inside it,
+/// and the kernel file's own lines after it. A file without such an include is returned as
+/// it is. A header that includes another, or a header included twice, is an error: one
+/// level keeps every file's text a plain concatenation a reader can follow.
+/// (`#include <…>` is left to NVRTC, which has a few headers built in.)
+pub fn expand(file: &str, source: &str) -> Result<String, IncludeError> {
+    expand_with(file, source, HEADERS)
+}
+
+fn expand_with(
+    file: &str,
+    source: &str,
+    headers: &[KernelSource],
+) -> Result<String, IncludeError> {
+    if !source.lines().any(|l| quoted_include(l).is_some()) {
+        return Ok(source.to_string());
+    }
+    let mut text = String::with_capacity(source.len());
+    let mut included: Vec<&str> = Vec::new();
+    for (line, number) in source.split_inclusive('\n').zip(1..) {
+        let Some(name) = quoted_include(line) else {
+            text.push_str(line);
+            continue;
+        };
+        let refuse = |why: String| IncludeError {
+            file: file.to_string(),
+            line: number,
+            header: name.to_string(),
+            why,
+        };
+        let header = headers.iter().find(|h| h.file == name).ok_or_else(|| {
+            let known: Vec<&str> = headers.iter().map(|h| h.file).collect();
+            refuse(format!(
+                "no such header in kernels/ (headers: {})",
+                known.join(", ")
+            ))
+        })?;
+        if included.contains(&name) {
+            return Err(refuse("included twice".into()));
+        }
+        included.push(name);
+        if let Some((nested, at)) = header
+            .source
+            .lines()
+            .zip(1..)
+            .find_map(|(l, at)| quoted_include(l).map(|n| (n, at)))
+        {
+            return Err(IncludeError {
+                file: header.file.to_string(),
+                line: at,
+                header: nested.to_string(),
+                why: format!(
+                    "a header includes no other header (include both from kernels/{file})"
+                ),
+            });
+        }
+        // The names are the registry's own file names (ASCII, no quotes), so Rust's string
+        // quoting is C's.
+        text.push_str(&format!("#line 1 {:?}\n", header.file));
+        text.push_str(header.source);
+        if !header.source.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("#line {} {file:?}\n", number + 1));
+    }
+    Ok(text)
+}
+
+/// The header a line `#include "name"` names (a comment may follow it).
+fn quoted_include(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("include")?.trim_start().strip_prefix('"')?;
+    let (name, after) = rest.split_once('"')?;
+    let after = after.trim();
+    (after.is_empty() || after.starts_with("//")).then_some(name)
 }
 
 /// A kernel file that NVRTC rejected (or that is not in the registry).
@@ -65,12 +178,18 @@ pub fn options(arch: &str) -> CompileOptions {
     }
 }
 
-/// Compiles NVRTC source text to PTX. `file` names the source in errors.
+/// Compiles the text of a kernel file to PTX, its includes expanded first ([`expand`]).
+/// `file` names the source in errors, and NVRTC's line info.
 pub fn compile_source(
     file: &str,
     source: &str,
     arch: &str,
 ) -> Result<Ptx, KernelCompileError> {
+    let source = expand(file, source).map_err(|e| KernelCompileError {
+        file: file.to_string(),
+        arch: arch.to_string(),
+        log: e.to_string(),
+    })?;
     let mut opts = options(arch);
     opts.name = Some(file.to_string());
     compile_ptx_with_opts(source, opts).map_err(|e| KernelCompileError {
@@ -322,4 +441,157 @@ impl Module {
         Ok(())
     }
     // ANCHOR_END: set_constant
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: KernelSource =
+        KernelSource { file: "pair.cuh", source: "int first;\nint second;\n" };
+
+    #[test]
+    fn an_include_becomes_the_header_between_line_directives() {
+        let source = "// top\n#include \"pair.cuh\"  // shared\nint after;\n";
+        let text = expand_with("k.cu", source, &[HEADER]).unwrap();
+        assert_eq!(
+            text,
+            "// top\n#line 1 \"pair.cuh\"\nint first;\nint second;\n#line 3 \"k.cu\"\nint after;\n"
+        );
+    }
+
+    #[test]
+    fn a_header_without_a_final_newline_still_ends_its_line() {
+        let header = KernelSource { file: "one.cuh", source: "int only;" };
+        let text = expand_with("k.cu", "#include \"one.cuh\"", &[header]).unwrap();
+        assert_eq!(text, "#line 1 \"one.cuh\"\nint only;\n#line 2 \"k.cu\"\n");
+    }
+
+    #[test]
+    fn a_missing_header_names_the_file_its_line_and_the_header() {
+        let source = "int a;\n#include \"absent.cuh\"\n";
+        let e = expand_with("k.cu", source, &[HEADER]).unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.header.as_str()),
+            ("k.cu", 2, "absent.cuh")
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with("kernels/k.cu:2: cannot include \"absent.cuh\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("pair.cuh"),
+            "the error lists the headers there are: {text}"
+        );
+    }
+
+    /// The include is resolved before NVRTC is reached (this needs no libnvrtc).
+    #[test]
+    fn compiling_a_file_with_a_missing_header_fails_naming_both() {
+        let source = "#include \"absent.cuh\"\nextern \"C\" __global__ void k() {}\n";
+        let e = compile_source("broken.cu", source, "compute_90").unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("kernels/broken.cu:1"), "{text}");
+        assert!(text.contains("\"absent.cuh\""), "{text}");
+    }
+
+    #[test]
+    fn a_header_that_includes_another_is_refused_at_its_own_line() {
+        let nested = KernelSource {
+            file: "outer.cuh",
+            source: "int x;\n#include \"pair.cuh\"\n",
+        };
+        let e = expand_with("k.cu", "#include \"outer.cuh\"\n", &[nested, HEADER])
+            .unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.header.as_str()),
+            ("outer.cuh", 2, "pair.cuh")
+        );
+        assert!(e.to_string().contains("kernels/k.cu"), "{e}");
+    }
+
+    #[test]
+    fn a_header_included_twice_is_refused() {
+        let source = "#include \"pair.cuh\"\n#include \"pair.cuh\"\n";
+        let e = expand_with("k.cu", source, &[HEADER]).unwrap_err();
+        assert_eq!((e.line, e.why.as_str()), (2, "included twice"));
+    }
+
+    #[test]
+    fn system_includes_and_other_lines_are_left_to_nvrtc() {
+        for source in [
+            "#include <cuda_fp16.h>\n",
+            "// #include \"pair.cuh\"\n",
+            "int a; #include \"pair.cuh\"\n",
+        ] {
+            assert_eq!(expand_with("k.cu", source, &[HEADER]).unwrap(), source);
+        }
+    }
+
+    /// The `#line` directives of every registered kernel file's expansion are true: each
+    /// line after one is that line of the file it names.
+    #[test]
+    fn every_expanded_line_is_the_line_its_directive_names() {
+        let text_of = |file: &str| {
+            ALL.iter()
+                .chain(HEADERS)
+                .find(|k| k.file == file)
+                .unwrap_or_else(|| {
+                    panic!("a #line names {file}, which is not registered")
+                })
+                .source
+        };
+        for k in ALL {
+            let expanded = expand(k.file, k.source).unwrap_or_else(|e| panic!("{e}"));
+            let (mut file, mut line) = (k.file.to_string(), 1);
+            for text in expanded.lines() {
+                if let Some(directive) = text.strip_prefix("#line ") {
+                    let (number, name) = directive.split_once(' ').unwrap();
+                    (file, line) =
+                        (name.trim_matches('"').to_string(), number.parse().unwrap());
+                    continue;
+                }
+                assert_eq!(
+                    Some(text),
+                    text_of(&file).lines().nth(line - 1),
+                    "kernels/{}: expanded line claimed to be {file}:{line}",
+                    k.file
+                );
+                line += 1;
+            }
+        }
+    }
+
+    /// Where the sources are at hand: the registry holds every header, every header is
+    /// included by a kernel file, and none defines an entry point (a kernel table finds a
+    /// function by the file that defines it, and the checks look for it there).
+    #[test]
+    fn every_header_is_registered_used_and_free_of_entry_points() {
+        if let Ok(dir) =
+            std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"))
+        {
+            let mut on_disk: Vec<String> = dir
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".cuh"))
+                .collect();
+            on_disk.sort();
+            assert_eq!(on_disk, HEADERS.iter().map(|h| h.file).collect::<Vec<_>>());
+        }
+        for h in HEADERS {
+            assert!(
+                ALL.iter().any(|k| k
+                    .source
+                    .lines()
+                    .any(|l| quoted_include(l) == Some(h.file))),
+                "kernels/{} is included by no kernel file",
+                h.file
+            );
+            assert!(
+                !h.source.contains("__global__"),
+                "kernels/{} defines a kernel",
+                h.file
+            );
+        }
+    }
 }

@@ -134,7 +134,9 @@ fn anchored_sources() -> Vec<std::path::PathBuf> {
         all_files(&Path::new(ROOT).join(dir), &mut files);
     }
     files.push(Path::new(ROOT).join("build.rs"));
-    files.retain(|f| f.extension().is_some_and(|e| e == "rs" || e == "cu"));
+    files.retain(|f| {
+        f.extension().is_some_and(|e| e == "rs" || e == "cu" || e == "cuh")
+    });
     files
 }
 
@@ -212,7 +214,7 @@ fn every_included_source_line_fits_the_code_column() {
     for chapter in chapters() {
         let text = std::fs::read_to_string(book.join(&chapter)).unwrap();
         for inc in includes::includes_in(&text) {
-            if !(inc.path.ends_with(".rs") || inc.path.ends_with(".cu")) {
+            if ![".rs", ".cu", ".cuh"].iter().any(|ext| inc.path.ends_with(ext)) {
                 continue;
             }
             let body = std::fs::read_to_string(book.join(&inc.path)).unwrap();
