@@ -7,7 +7,7 @@
 //! | [`chapter`]   | what a chapter's entry declares: needs, outputs, headlines, claims     |
 //! | [`exercise`]  | a kernel exercise: the reader's version and the book's, one check      |
 //! | [`gpu`]       | find the driver, NVRTC and cuBLAS without panicking; open the device   |
-//! | [`kernels`]   | `kernels/*.cu` embedded, compiled by NVRTC, looked up by typed names  |
+//! | [`kernels`]   | `kernels/*.cu` (and the `*.cuh` they share) embedded, compiled by NVRTC, looked up by typed names |
 //! | [`launch`]    | cooperative and cluster launches, tensor maps, L2 windows: checked first |
 //! | [`inputs`]    | fresh seeded random inputs (never zeros)                               |
 //! | [`verify`]    | poison, compare against CPU references, then time: correct before fast |
