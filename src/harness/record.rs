@@ -5,7 +5,8 @@
 //! and, for a figure, how to draw it — followed by an ordinary CSV table. A figure or a table in
 //! the book is always re-derived from such a file, never typed.
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -159,38 +160,122 @@ pub fn write_csv<T: serde::Serialize>(
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    std::fs::write(path, to_csv_string(meta, rows)?)
-        .with_context(|| format!("cannot write {}", path.display()))
+    write_atomic(path, to_csv_string(meta, rows)?.as_bytes())
 }
 
-/// Parses a record from text.
+/// Writes `bytes` to `path` so that a reader (or a run killed halfway, or a full disk) only
+/// ever sees the old file or the new one: the bytes go to a temporary file in the same folder,
+/// which is flushed to disk and then renamed over `path`. A symlink at `path` is written
+/// through (atomically, at its target) only where its target lies in the same folder; one that
+/// leads out of it is refused, so that a run never writes outside its output folder.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let target = write_target(path)?;
+    let dir = parent_of(&target);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".cmbook-").suffix(".tmp");
+    // A temporary file is private (0600); the files a run leaves are as readable as any
+    // file the reader creates (0666 less their umask), as they were before writes were atomic.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir).with_context(|| {
+        format!("cannot write {}: no temporary file in its folder", path.display())
+    })?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(&target)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Where a write to `path` lands: `path` itself, or the target of a symlink at `path` that
+/// stays in `path`'s folder.
+fn write_target(path: &Path) -> anyhow::Result<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {}
+        Ok(m) if m.is_file() => return Ok(path.to_path_buf()),
+        Ok(_) => anyhow::bail!("cannot write {}: it is not a regular file", path.display()),
+        Err(_) => return Ok(path.to_path_buf()),
+    }
+    let dir = parent_of(path)
+        .canonicalize()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    match path.canonicalize() {
+        Ok(target) if target.parent() == Some(dir.as_path()) && !target.is_dir() => {
+            Ok(target)
+        }
+        Ok(target) => anyhow::bail!(
+            "refusing to write {}: it is a symlink to {}, outside its folder",
+            path.display(),
+            target.display()
+        ),
+        Err(_) => anyhow::bail!(
+            "refusing to write {}: it is a symlink whose target does not exist",
+            path.display()
+        ),
+    }
+}
+
+/// Parses a record from text. A UTF-8 byte-order mark and CRLF line endings are read as
+/// what they are (an editor's habits), not as part of the first key or of the values.
 pub fn parse_csv(text: &str) -> anyhow::Result<Record> {
+    Ok(parse_csv_with_lines(text)?.0)
+}
+
+/// [`parse_csv`], with the line of the file (counted from 1) each row starts on, so that a
+/// bad value can be named by its line.
+pub fn parse_csv_with_lines(text: &str) -> anyhow::Result<(Record, Vec<u64>)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut meta = Meta::default();
     let mut body_start = 0;
-    for line in text.lines() {
+    let mut meta_lines = 0;
+    for raw in text.split_inclusive('\n') {
+        let line = raw.trim_end_matches(['\n', '\r']);
         let Some(rest) = line.strip_prefix("# ") else { break };
         let (k, v) = rest
             .split_once(": ")
             .with_context(|| format!("bad metadata line `{line}`"))?;
         meta.0.push((k.to_string(), v.to_string()));
-        body_start += line.len() + 1;
+        body_start += raw.len();
+        meta_lines += 1;
     }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(&text.as_bytes()[body_start.min(text.len())..]);
     let header = reader.headers()?.iter().map(str::to_string).collect();
     let mut rows = Vec::new();
+    let mut lines = Vec::new();
     for row in reader.records() {
-        rows.push(row?.iter().map(str::to_string).collect());
+        let row = row?;
+        lines.push(meta_lines + row.position().map_or(0, |p| p.line()));
+        rows.push(row.iter().map(str::to_string).collect());
     }
-    Ok(Record { meta, header, rows })
+    Ok((Record { meta, header, rows }, lines))
 }
 
 /// Reads a record from `path`.
 pub fn read_csv(path: &Path) -> anyhow::Result<Record> {
+    Ok(read_csv_with_lines(path)?.0)
+}
+
+/// [`read_csv`] with each row's line ([`parse_csv_with_lines`]).
+pub fn read_csv_with_lines(path: &Path) -> anyhow::Result<(Record, Vec<u64>)> {
+    // A FIFO would block the read forever, a device would never end: only files are records.
+    let kind = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    anyhow::ensure!(kind.is_file(), "{} is not a regular file", path.display());
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    parse_csv(&text).with_context(|| format!("{} is not a record", path.display()))
+    parse_csv_with_lines(&text)
+        .with_context(|| format!("{} is not a record", path.display()))
 }
 
 /// Renders a record as the Markdown table a chapter includes, with the line saying where its
@@ -210,11 +295,132 @@ pub fn write_table<T: serde::Serialize>(
     let csv_path = dir.join("data").join(format!("{stem}.csv"));
     write_csv(&csv_path, meta, rows)?;
     let record = read_csv(&csv_path)?;
-    std::fs::write(
-        dir.join(format!("{stem}.md")),
-        markdown_table(&record, &format!("figures/data/{stem}.csv"))?,
-    )?;
-    Ok(())
+    let md = markdown_table(&record, &format!("figures/data/{stem}.csv"))?;
+    write_atomic(&dir.join(format!("{stem}.md")), md.as_bytes())
+}
+
+/// The CSVs under `dir/data/`, by stem, in order of name.
+fn csv_stems(dir: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)>> {
+    let data = dir.join("data");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&data)
+        .with_context(|| format!("cannot read {}", data.display()))?
+    {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "csv") {
+            continue;
+        }
+        if let Some(stem) = path.file_stem() {
+            found.push((stem.to_string_lossy().into_owned(), path));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// [`audit_figures`](super::plot::audit_figures) for the records `is_record` accepts by stem: the CSVs it refuses are
+/// not read, and an SVG or table whose stem it refuses (a reader's own `README.md`, the
+/// comparison page) needs no CSV.
+pub fn audit_records(
+    dir: &Path,
+    is_record: impl Fn(&str) -> bool,
+) -> anyhow::Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let mut stems = Vec::new();
+    for (stem, path) in csv_stems(dir)? {
+        if !is_record(&stem) {
+            continue;
+        }
+        let name = format!("{stem}.csv");
+        let rec = match read_csv(&path) {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(format!("{name}: {e:#}"));
+                continue;
+            }
+        };
+        let missing = rec.meta.missing_provenance();
+        if !missing.is_empty() {
+            problems.push(format!("{name}: provenance lacks {}", missing.join(", ")));
+        }
+        let (own, other) =
+            if rec.meta.get("plot").is_some() { ("svg", "md") } else { ("md", "svg") };
+        if dir.join(format!("{stem}.{other}")).exists() {
+            problems.push(format!("{stem}.{other} shares its stem with a {own} record: one CSV per figure or table"));
+        }
+        if rec.meta.get("plot").is_some() {
+            let svg = dir.join(format!("{stem}.svg"));
+            match (std::fs::read_to_string(&svg), super::plot::draw_svg(&rec, &name)) {
+                (Ok(committed), Ok(drawn)) if committed == drawn => {}
+                (Ok(_), Ok(_)) => problems.push(format!(
+                    "{stem}.svg differs from what {name} draws (stale or hand-edited)"
+                )),
+                (Err(_), _) => problems.push(format!("{stem}.svg is missing")),
+                (_, Err(e)) => problems.push(format!("{name} cannot be drawn: {e:#}")),
+            }
+        } else {
+            let md = dir.join(format!("{stem}.md"));
+            match std::fs::read_to_string(&md) {
+                Ok(committed) => {
+                    match markdown_table(&rec, &format!("figures/data/{name}")) {
+                        Ok(drawn) if drawn == committed => {}
+                        Ok(_) => problems.push(format!(
+                            "{stem}.md differs from the table {name} renders (stale or hand-edited)"
+                        )),
+                        Err(e) => {
+                            problems.push(format!("{name} cannot be shown as a table: {e:#}"))
+                        }
+                    }
+                }
+                Err(_) => problems.push(format!("{stem}.md is missing")),
+            }
+        }
+        stems.push(stem);
+    }
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let is_output = path.extension().is_some_and(|e| e == "svg" || e == "md");
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        if is_output
+            && stem.as_deref().is_some_and(|s| is_record(s) && !stems.iter().any(|k| k == s))
+        {
+            problems.push(format!("{} has no CSV under data/", path.display()));
+        }
+    }
+    Ok(problems)
+}
+
+/// Redraws the figures and tables under `dir` whose stems `is_record` accepts, and returns how
+/// many, with the names of the CSVs it left alone. Every record is read and drawn before
+/// anything is written, so a bad CSV leaves the folder as it was; each file is then replaced
+/// whole ([`write_atomic`]).
+pub fn redraw_records(
+    dir: &Path,
+    is_record: impl Fn(&str) -> bool,
+) -> anyhow::Result<(usize, Vec<String>)> {
+    let mut drawn = Vec::new();
+    let mut ignored = Vec::new();
+    for (stem, path) in csv_stems(dir)? {
+        if !is_record(&stem) {
+            ignored.push(format!("{stem}.csv"));
+            continue;
+        }
+        let rec = read_csv(&path)?;
+        let name = format!("{stem}.csv");
+        if rec.meta.get("plot").is_some() {
+            let svg = super::plot::draw_svg(&rec, &name)
+                .with_context(|| format!("cannot draw {}", path.display()))?;
+            drawn.push((dir.join(format!("{stem}.svg")), svg));
+        } else {
+            let md = markdown_table(&rec, &format!("figures/data/{name}"))
+                .with_context(|| format!("cannot show {} as a table", path.display()))?;
+            drawn.push((dir.join(format!("{stem}.md")), md));
+        }
+    }
+    for (path, text) in &drawn {
+        write_atomic(path, text.as_bytes())?;
+    }
+    Ok((drawn.len(), ignored))
 }
 
 /// How a record written by a new run differs in shape from the book's record of the same

@@ -80,6 +80,8 @@ pub struct Run {
     reps: Option<u32>,
     /// Whether a figure or table was written (a one-chain answer writes nothing).
     wrote: std::cell::Cell<bool>,
+    /// The output folder's lock, held until the run ends.
+    _lock: OutLock,
 }
 
 impl Run {
@@ -182,7 +184,9 @@ pub fn example_name() -> String {
 /// ARGS`, from the binary's own name, its build profile and its arguments. `--out DIR` is left
 /// out: where the files went says nothing about how they were measured.
 pub fn command_line() -> String {
-    command_line_from(&example_name(), profile(), std::env::args().skip(1))
+    // args_os: a path that is not UTF-8 is recorded as best it can be, never a panic.
+    let args = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned());
+    command_line_from(&example_name(), profile(), args)
 }
 
 /// `args` without `--out DIR` (or `--out=DIR`): where a run writes says nothing about
@@ -325,6 +329,9 @@ pub fn start(
         );
     }
     let out = common.out.clone().unwrap_or_else(|| default_out(&device));
+    // Before anything is measured: a folder that cannot take the results, or that another
+    // run is writing into, ends the run now rather than after minutes of measuring.
+    let lock = claim_out(&out)?;
     Ok(Run {
         chapter,
         gpu,
@@ -334,7 +341,136 @@ pub fn start(
         seed: common.seed,
         reps: common.reps,
         wrote: std::cell::Cell::new(false),
+        _lock: lock,
     })
+}
+
+/// The environment variable through which a process that holds its output folder's lock
+/// lets the processes it starts (`reproduce`'s chapter examples) write into that folder: its
+/// value is the folder's canonical path.
+pub const OUT_LOCK_ENV: &str = "CMBOOK_OUT_LOCKED";
+
+/// The lock file in an output folder. It exists only while a run holds it.
+pub const LOCK_FILE: &str = ".cmbook.lock";
+
+/// The folders this process holds the lock of (a run that composes records through another
+/// [`Run`], as the roofline does, holds its folder once).
+static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// An output folder claimed for one run: checked, and locked with `flock(2)` on
+/// [`LOCK_FILE`] until dropped, so that two runs never write into one folder at once.
+#[derive(Debug)]
+pub struct OutLock {
+    /// The folder's canonical path.
+    pub dir: PathBuf,
+    /// The locked file, where this claim took the lock (not where a parent process or an
+    /// earlier claim in this process holds it).
+    file: Option<std::fs::File>,
+}
+
+impl Drop for OutLock {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            // Removed while still locked: a run that opened the file meanwhile finds it
+            // unlinked once it gets the lock, and takes a new one (see `claim_out`).
+            let _ = std::fs::remove_file(self.dir.join(LOCK_FILE));
+            HELD.lock().unwrap_or_else(|e| e.into_inner()).retain(|d| d != &self.dir);
+        }
+    }
+}
+
+/// Checks that `out` can receive a run's files, creating it where needed: a folder (or a
+/// symlink to one) that this user can write into. Every failure is bad input (exit code 2),
+/// told before anything is measured.
+pub fn check_out(out: &Path) -> Result<(), UsageError> {
+    let shown = out.display();
+    match std::fs::symlink_metadata(out) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::metadata(out) {
+            Ok(t) if t.is_dir() => {}
+            Ok(_) => {
+                return Err(UsageError(format!(
+                    "--out {shown} is a symlink to something that is not a folder"
+                )))
+            }
+            Err(e) => {
+                return Err(UsageError(format!(
+                    "--out {shown} is a symlink that leads nowhere ({e})"
+                )))
+            }
+        },
+        Ok(m) if !m.is_dir() => {
+            return Err(UsageError(format!("--out {shown} is a file, not a folder")))
+        }
+        _ => {}
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| UsageError(format!("cannot create --out {shown}: {e}")))?;
+    let data = out.join("data");
+    if data.exists() && !data.is_dir() {
+        return Err(UsageError(format!(
+            "{} is not a folder: the records of a run go there",
+            data.display()
+        )));
+    }
+    tempfile::tempfile_in(out)
+        .map_err(|e| UsageError(format!("cannot write into --out {shown}: {e}")))?;
+    Ok(())
+}
+
+/// Checks `out` ([`check_out`]) and takes its lock for this run. A folder another run holds is
+/// refused (exit code 2) with that run's process id.
+pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    use std::os::unix::io::AsRawFd;
+    check_out(out)?;
+    let dir = out.canonicalize()?;
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    let from_parent = std::env::var_os(OUT_LOCK_ENV).is_some_and(|v| Path::new(&v) == dir);
+    // The counting child of a --counters run writes where its parent, which holds the lock,
+    // told it to.
+    if from_parent || held.contains(&dir) || args_counting() {
+        return Ok(OutLock { dir, file: None });
+    }
+    let path = dir.join(LOCK_FILE);
+    loop {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|e| UsageError(format!("cannot lock {}: {e}", path.display())))?;
+        // SAFETY: flock on a descriptor this function owns; no memory is shared.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = match holder.trim() {
+                "" => "another process".to_string(),
+                pid => format!("process {pid}"),
+            };
+            return Err(UsageError(format!(
+                "{} is in use: {holder} is writing into it (lock {}); wait for it to end, \
+                 or give another --out",
+                out.display(),
+                path.display()
+            ))
+            .into());
+        }
+        // The file may have been removed by the run that held it, between our open and our
+        // lock: then the lock is on a file nobody else will open, and the claim starts over.
+        let same = match (file.metadata(), std::fs::symlink_metadata(&path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        if !same {
+            continue;
+        }
+        let mut file = file;
+        file.set_len(0)?;
+        std::io::Write::write_all(&mut file, format!("{}\n", std::process::id()).as_bytes())?;
+        held.push(dir.clone());
+        return Ok(OutLock { dir, file: Some(file) });
+    }
 }
 
 /// Prints the chapter's headline numbers and claims beside the book's, when the book's data

@@ -33,8 +33,7 @@ pub fn redraw(csv_path: &Path, svg_path: &Path) -> anyhow::Result<()> {
         .unwrap_or_default();
     let svg = draw_svg(&record, &name)
         .with_context(|| format!("cannot draw {}", csv_path.display()))?;
-    std::fs::write(svg_path, svg)
-        .with_context(|| format!("cannot write {}", svg_path.display()))
+    record::write_atomic(svg_path, svg.as_bytes())
 }
 
 pub(super) fn points_of(record: &Record) -> anyhow::Result<Vec<Point>> {
@@ -63,92 +62,11 @@ pub(super) fn points_of(record: &Record) -> anyhow::Result<Vec<Point>> {
 /// record must carry full provenance, and every SVG or table must have its CSV.
 /// Returns one line per problem; empty means the figures are exactly their data.
 pub fn audit_figures(dir: &Path) -> anyhow::Result<Vec<String>> {
-    let mut problems = Vec::new();
-    let mut stems = Vec::new();
-    for entry in std::fs::read_dir(dir.join("data"))? {
-        let path = entry?.path();
-        if path.extension().is_none_or(|e| e != "csv") {
-            continue;
-        }
-        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let name = format!("{stem}.csv");
-        let rec = match record::read_csv(&path) {
-            Ok(r) => r,
-            Err(e) => {
-                problems.push(format!("{name}: {e:#}"));
-                continue;
-            }
-        };
-        let missing = rec.meta.missing_provenance();
-        if !missing.is_empty() {
-            problems.push(format!("{name}: provenance lacks {}", missing.join(", ")));
-        }
-        let (own, other) =
-            if rec.meta.get("plot").is_some() { ("svg", "md") } else { ("md", "svg") };
-        if dir.join(format!("{stem}.{other}")).exists() {
-            problems.push(format!("{stem}.{other} shares its stem with a {own} record: one CSV per figure or table"));
-        }
-        if rec.meta.get("plot").is_some() {
-            let svg = dir.join(format!("{stem}.svg"));
-            match (std::fs::read_to_string(&svg), draw_svg(&rec, &name)) {
-                (Ok(committed), Ok(drawn)) if committed == drawn => {}
-                (Ok(_), Ok(_)) => problems.push(format!(
-                    "{stem}.svg differs from what {name} draws (stale or hand-edited)"
-                )),
-                (Err(_), _) => problems.push(format!("{stem}.svg is missing")),
-                (_, Err(e)) => problems.push(format!("{name} cannot be drawn: {e:#}")),
-            }
-        } else {
-            let md = dir.join(format!("{stem}.md"));
-            match std::fs::read_to_string(&md) {
-                Ok(committed) => {
-                    match record::markdown_table(&rec, &format!("figures/data/{name}")) {
-                        Ok(drawn) if drawn == committed => {}
-                        Ok(_) => problems.push(format!(
-                            "{stem}.md differs from the table {name} renders (stale or hand-edited)"
-                        )),
-                        Err(e) => {
-                            problems.push(format!("{name} cannot be shown as a table: {e:#}"))
-                        }
-                    }
-                }
-                Err(_) => problems.push(format!("{stem}.md is missing")),
-            }
-        }
-        stems.push(stem);
-    }
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let is_output = path.extension().is_some_and(|e| e == "svg" || e == "md");
-        if is_output
-            && !stems
-                .contains(&path.file_stem().unwrap().to_string_lossy().into_owned())
-        {
-            problems.push(format!("{} has no CSV under data/", path.display()));
-        }
-    }
-    Ok(problems)
+    record::audit_records(dir, |_| true)
 }
+
 
 /// Redraws every figure and table under `dir` from its CSV (no GPU needed).
 pub fn redraw_all(dir: &Path) -> anyhow::Result<usize> {
-    let mut count = 0;
-    for entry in std::fs::read_dir(dir.join("data"))? {
-        let path = entry?.path();
-        if path.extension().is_none_or(|e| e != "csv") {
-            continue;
-        }
-        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let rec = record::read_csv(&path)?;
-        if rec.meta.get("plot").is_some() {
-            redraw(&path, &dir.join(format!("{stem}.svg")))?;
-        } else {
-            std::fs::write(
-                dir.join(format!("{stem}.md")),
-                record::markdown_table(&rec, &format!("figures/data/{stem}.csv"))?,
-            )?;
-        }
-        count += 1;
-    }
-    Ok(count)
+    Ok(record::redraw_records(dir, |_| true)?.0)
 }
