@@ -9,12 +9,36 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::chapters::{self, Chapter};
+use crate::harness::record;
 use crate::harness::run::{self, Needs};
-use crate::harness::{plot, UsageError};
+use crate::harness::UsageError;
 
 /// compute-sanitizer's tools, each run on every GPU example.
 pub const SANITIZER_TOOLS: &[&str] =
     &["memcheck", "racecheck", "initcheck", "synccheck"];
+
+/// The files `reproduce` writes itself beside the records (the comparison page): declared
+/// here so that the audit and a redraw know them for what they are, whatever ran before.
+pub const OWN_FILES: &[&str] = &["compare.md", "compare.html"];
+
+/// Whether `stem` is one of the book's records: a chapter's figure or table, or one that
+/// `reproduce` composes. Any other CSV under `data/` is the reader's, and left alone.
+pub fn is_book_record(stem: &str) -> bool {
+    chapters::writer_of(stem).is_some() || chapters::REPRODUCE_WRITES.contains(&stem)
+}
+
+/// Redraws the book's records under `dir` from their CSVs, saying which other CSVs it left
+/// alone.
+fn redraw(dir: &Path) -> anyhow::Result<usize> {
+    let (count, ignored) = record::redraw_records(dir, is_book_record)?;
+    if !ignored.is_empty() {
+        println!(
+            "note: left alone, as they are not the book's records: {}",
+            ignored.iter().map(|n| format!("data/{n}")).collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(count)
+}
 
 /// What `reproduce` was asked to do.
 #[derive(Debug, Clone)]
@@ -42,25 +66,17 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         return Ok(());
     }
     let out = args.out.clone().expect("clap requires --out");
-    if args.compare {
-        return write_comparison(&out, args.book.clone());
+    if (args.compare || args.redraw_only) && !out.join("data").is_dir() {
+        let what = if args.compare { "compare" } else { "redraw from" };
+        return Err(UsageError(format!(
+            "{} has no data/ folder to {what}",
+            out.display()
+        ))
+        .into());
     }
-    if args.roofline {
-        let n = super::roofline::write(&out).map_err(|e| {
-            UsageError(format!(
-                "cannot compose the roofline in {}: {e:#}",
-                out.display()
-            ))
-        })?;
-        println!("composed {n} roofline figures and tables in {}", out.display());
-        return audit(&out);
-    }
-    if args.redraw_only {
-        let count = plot::redraw_all(&out).map_err(|e| {
-            UsageError(format!("cannot redraw {}: {e:#}", out.display()))
-        })?;
-        println!("redrew {count} figures and tables in {}", out.display());
-        return audit(&out);
+    if args.compare || args.roofline || args.redraw_only {
+        let _lock = run::claim_out(&out)?;
+        return offline_mode(&args, &out);
     }
     let chosen: Vec<&'static Chapter> = match &args.only {
         // Counting needs kernels: the CPU-only examples have none.
@@ -105,7 +121,9 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
             .into());
         }
     }
-    std::fs::create_dir_all(&out)?;
+    // The folder is this run's until it ends; the examples it starts write into it under
+    // its lock.
+    let lock = run::claim_out(&out)?;
     if args.sanitize {
         return sanitize(&args, &out, &binaries);
     }
@@ -116,7 +134,7 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         bar.set_message(c.example);
         let t = Instant::now();
         let mut cmd = Command::new(path);
-        cmd.arg("--out").arg(&out);
+        cmd.arg("--out").arg(&out).env(run::OUT_LOCK_ENV, &lock.dir);
         if args.quick {
             cmd.arg("--quick");
         }
@@ -174,6 +192,34 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
     write_comparison(&out, None)
 }
 
+/// `--compare`, `--roofline` or `--redraw-only`: no GPU, nothing measured.
+fn offline_mode(args: &Options, out: &Path) -> anyhow::Result<()> {
+    if args.compare {
+        return write_comparison(out, args.book.clone());
+    }
+    if args.roofline {
+        let n = super::roofline::write(out).map_err(|e| {
+            UsageError(format!(
+                "cannot compose the roofline in {}: {e:#}",
+                out.display()
+            ))
+        })?;
+        println!("composed {n} roofline figures and tables in {}", out.display());
+        return audit(out);
+    }
+    check_headline_records(out)?;
+    let count = redraw(out)
+        .map_err(|e| UsageError(format!("cannot redraw {}: {e:#}", out.display())))?;
+    println!("redrew {count} figures and tables in {}", out.display());
+    audit(out)
+}
+
+/// The records in `dir` that the comparison reads, checked ([`compare::check_records`]).
+fn check_headline_records(dir: &Path) -> anyhow::Result<()> {
+    crate::harness::compare::check_records(chapters::ALL, dir)?;
+    Ok(())
+}
+
 /// Writes `dir/compare.md` and `dir/compare.html`: every chapter's headline numbers and
 /// claims in `dir` beside the book's.
 fn write_comparison(dir: &Path, book: Option<PathBuf>) -> anyhow::Result<()> {
@@ -199,15 +245,17 @@ fn write_comparison(dir: &Path, book: Option<PathBuf>) -> anyhow::Result<()> {
         ))
         .into());
     }
+    check_headline_records(dir)?;
+    compare::check_records(chapters::ALL, &book)?;
     let (headlines, claims) = compare::compare(chapters::ALL, dir, &book);
     let name = dir.display().to_string();
     let quick = compare::was_quick(dir);
+    let [md_name, html_name] = OWN_FILES else { unreachable!("two pages") };
     let md = compare::markdown(&headlines, &claims, &name, quick);
-    std::fs::write(dir.join("compare.md"), md)?;
-    std::fs::write(
-        dir.join("compare.html"),
-        compare::html(&headlines, &claims, &name, quick),
-    )?;
+    let html = compare::html(&headlines, &claims, &name, quick);
+    // Both pages are made before either is written, each replaced whole.
+    record::write_atomic(&dir.join(md_name), md.as_bytes())?;
+    record::write_atomic(&dir.join(html_name), html.as_bytes())?;
     for line in compare::console(&headlines, &claims) {
         println!("{line}");
     }
@@ -227,8 +275,10 @@ fn progress(steps: usize) -> ProgressBar {
     bar
 }
 
+/// The audit of the book's records in `dir` ([`record::audit_records`]); the reader's own
+/// files and [`OWN_FILES`] are not records.
 fn audit(dir: &Path) -> anyhow::Result<()> {
-    let problems = plot::audit_figures(dir)?;
+    let problems = record::audit_records(dir, is_book_record)?;
     if !problems.is_empty() {
         anyhow::bail!("figures out of step with their data:\n{}", problems.join("\n"));
     }
@@ -254,7 +304,7 @@ fn sanitize(
     out: &Path,
     binaries: &[(&'static Chapter, PathBuf)],
 ) -> anyhow::Result<()> {
-    use crate::harness::record::{self, Meta};
+    use crate::harness::record::Meta;
     let gpu = crate::harness::Gpu::open(false)?;
     println!("{}", gpu.info.line());
     let checked: Vec<_> =

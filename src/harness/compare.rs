@@ -8,8 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::args::UsageError;
 use super::chapter::Chapter;
 use super::record::{self, Record};
+use super::table::{markdown_code, markdown_text};
 
 /// One number in a record: the last row of `figures/data/<stem>.csv` whose columns equal
 /// `filter`, column `column`. `key` names the columns (or, written `#name`, the metadata keys)
@@ -102,6 +104,83 @@ pub fn leading_number(cell: &str) -> Option<f64> {
         })
         .map_or(cell.len(), |(i, _)| i);
     cell[..end].parse().ok().filter(|v: &f64| v.is_finite())
+}
+
+/// The largest magnitude a headline number may have: no time, bandwidth or rate the book
+/// measures comes near it, and a value beyond it is a corrupted record, not a measurement.
+pub const PLAUSIBLE_MAX: f64 = 1e12;
+
+/// Why the cell `cell` of a headline's column cannot be a measurement in `unit`: not a finite
+/// number, negative (no time, bandwidth or size is), above [`PLAUSIBLE_MAX`], or a percentage
+/// outside 0–100. `None` where it is one, or where it holds no number at all (a dash, a word).
+pub fn implausible(cell: &str, unit: &str) -> Option<String> {
+    let plain = cell.trim().replace(',', "");
+    let word = plain.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    if ["nan", "inf", "infinity"].contains(&word.as_str()) {
+        return Some(format!("`{cell}` is not a finite number"));
+    }
+    if plain.parse::<f64>().is_ok_and(|v| !v.is_finite()) {
+        return Some(format!("`{cell}` is too large to be a number here"));
+    }
+    let value = leading_number(cell)?;
+    if value < 0.0 {
+        Some(format!("`{cell}` is negative"))
+    } else if value > PLAUSIBLE_MAX {
+        Some(format!("`{cell}` is beyond any plausible {unit}"))
+    } else if unit == "%" && value > 100.0 {
+        Some(format!("`{cell}` is not a percentage (0–100)"))
+    } else {
+        None
+    }
+}
+
+/// Checks the records in `dir` that the headlines and claims of `chapters` read, before
+/// anything is compared: each must parse, have the columns its picks name, and hold in every
+/// picked column only plausible numbers ([`implausible`]). A record that is absent is simply
+/// not measured. The first problem is named by its file and line; it is bad input (exit code 2).
+pub fn check_records(chapters: &[Chapter], dir: &Path) -> Result<(), UsageError> {
+    let mut picks: Vec<(&Pick, &str)> = Vec::new();
+    for c in chapters {
+        picks.extend(c.headlines.iter().map(|h| (&h.pick, h.unit)));
+        for claim in c.claims {
+            picks.push((&claim.a, ""));
+            picks.extend(claim.b.as_ref().map(|b| (b, "")));
+        }
+    }
+    for (pick, unit) in picks {
+        let path = dir.join("data").join(format!("{}.csv", pick.stem));
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        let shown = path.display();
+        let (rec, lines) = record::read_csv_with_lines(&path)
+            .map_err(|e| UsageError(format!("{shown}: {e:#}")))?;
+        let named = pick
+            .filter
+            .iter()
+            .map(|(c, _)| *c)
+            .chain([pick.column])
+            .chain(pick.key.iter().copied().filter(|k| !k.starts_with('#')));
+        for name in named {
+            if rec.column(name).is_err() {
+                return Err(UsageError(format!(
+                    "{shown}: no column `{name}`, which the comparison reads (columns: {})",
+                    rec.header.join(", ")
+                )));
+            }
+        }
+        let column = rec.column(pick.column).map_err(|e| UsageError(e.to_string()))?;
+        for (row, line) in rec.rows.iter().zip(&lines) {
+            let cell = row.get(column).map_or("", String::as_str);
+            if let Some(why) = implausible(cell, unit) {
+                return Err(UsageError(format!(
+                    "{shown}, line {line}: column `{}`: {why}",
+                    pick.column
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn device_of(rec: &Record) -> String {
@@ -341,12 +420,13 @@ pub fn markdown(
     quick: bool,
 ) -> String {
     let mut md = format!(
-        "# Your GPU beside the book's\n\nYour run: `{theirs}` on {}. The book: {}. {}\n\n\
+        "# Your GPU beside the book's\n\nYour run: {} on {}. The book: {}. {}\n\n\
          ## Headline numbers\n\n\
          | chapter | what | unit | yours | the book's | yours vs the book's |\n\
          |---|---|---|---|---|---|\n",
-        devices(headlines, true),
-        devices(headlines, false),
+        markdown_code(theirs),
+        markdown_text(&devices(headlines, true)),
+        markdown_text(&devices(headlines, false)),
         caveat(quick)
     );
     for h in headlines {
@@ -355,8 +435,8 @@ pub fn markdown(
             h.chapter,
             h.what,
             h.unit,
-            value(&h.theirs),
-            value(&h.book),
+            markdown_text(&value(&h.theirs)),
+            markdown_text(&value(&h.book)),
             h.verdict()
         ));
     }
@@ -377,8 +457,13 @@ pub fn markdown(
     md
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+/// Text from a record or a path as HTML text or an attribute value.
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// The same page as a self-contained HTML file a reader can open.

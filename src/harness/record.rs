@@ -202,7 +202,9 @@ fn write_target(path: &Path) -> anyhow::Result<PathBuf> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {}
         Ok(m) if m.is_file() => return Ok(path.to_path_buf()),
-        Ok(_) => anyhow::bail!("cannot write {}: it is not a regular file", path.display()),
+        Ok(_) => {
+            anyhow::bail!("cannot write {}: it is not a regular file", path.display())
+        }
         Err(_) => return Ok(path.to_path_buf()),
     }
     let dir = parent_of(path)
@@ -382,7 +384,9 @@ pub fn audit_records(
         let is_output = path.extension().is_some_and(|e| e == "svg" || e == "md");
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         if is_output
-            && stem.as_deref().is_some_and(|s| is_record(s) && !stems.iter().any(|k| k == s))
+            && stem
+                .as_deref()
+                .is_some_and(|s| is_record(s) && !stems.iter().any(|k| k == s))
         {
             problems.push(format!("{} has no CSV under data/", path.display()));
         }
@@ -413,7 +417,9 @@ pub fn redraw_records(
             drawn.push((dir.join(format!("{stem}.svg")), svg));
         } else {
             let md = markdown_table(&rec, &format!("figures/data/{name}"))
-                .with_context(|| format!("cannot show {} as a table", path.display()))?;
+                .with_context(|| {
+                    format!("cannot show {} as a table", path.display())
+                })?;
             drawn.push((dir.join(format!("{stem}.md")), md));
         }
     }

@@ -425,7 +425,8 @@ pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
     check_out(out)?;
     let dir = out.canonicalize()?;
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    let from_parent = std::env::var_os(OUT_LOCK_ENV).is_some_and(|v| Path::new(&v) == dir);
+    let from_parent =
+        std::env::var_os(OUT_LOCK_ENV).is_some_and(|v| Path::new(&v) == dir);
     // The counting child of a --counters run writes where its parent, which holds the lock,
     // told it to.
     if from_parent || held.contains(&dir) || args_counting() {
@@ -442,7 +443,8 @@ pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
             .open(&path)
             .map_err(|e| UsageError(format!("cannot lock {}: {e}", path.display())))?;
         // SAFETY: flock on a descriptor this function owns; no memory is shared.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0
+        {
             let holder = std::fs::read_to_string(&path).unwrap_or_default();
             let holder = match holder.trim() {
                 "" => "another process".to_string(),
@@ -467,7 +469,10 @@ pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
         }
         let mut file = file;
         file.set_len(0)?;
-        std::io::Write::write_all(&mut file, format!("{}\n", std::process::id()).as_bytes())?;
+        std::io::Write::write_all(
+            &mut file,
+            format!("{}\n", std::process::id()).as_bytes(),
+        )?;
         held.push(dir.clone());
         return Ok(OutLock { dir, file: Some(file) });
     }

@@ -28,6 +28,58 @@ use anyhow::{bail, Context};
 
 use super::record::{Meta, Record};
 
+/// Text from a record (a cell, a header, a device name) as Markdown text in a table cell or a
+/// line: no raw HTML or autolink (mdBook passes HTML through), no entity, no `|` that splits a
+/// row, no line break that ends it. Only a `<` or `&` that could open a tag or an entity is
+/// escaped (`p <= 64` stays as written): HTML needs a letter, `/`, `!` or `?` after `<`, an
+/// entity a letter or `#` after `&`.
+pub fn markdown_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied().unwrap_or(' ');
+        match c {
+            '<' if next.is_ascii_alphabetic() || matches!(next, '/' | '!' | '?') => {
+                out.push_str("&lt;")
+            }
+            '&' if next.is_ascii_alphabetic() || next == '#' => out.push_str("&amp;"),
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text as a Markdown code span that no backtick in it can close early: fenced by one more
+/// backtick than its longest run of them, padded with a space where it starts or ends with
+/// one. Inside a code span HTML is shown, not run.
+pub fn markdown_code(s: &str) -> String {
+    let s = s.replace(['\n', '\r'], " ");
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// A link's destination with every byte outside the characters a path needs
+/// percent-encoded, so that a file's name cannot end the link or open HTML.
+fn link_target(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z'
+            | b'A'..=b'Z'
+            | b'0'..=b'9'
+            | b'-'
+            | b'_'
+            | b'.'
+            | b'~'
+            | b'/' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// Splits a `a | b | c` metadata value into its trimmed, non-empty parts.
 fn parts(value: &str) -> impl Iterator<Item = &str> {
     value.split(" | ").map(str::trim).filter(|p| !p.is_empty())
@@ -187,12 +239,12 @@ impl View {
     }
 
     fn cell(&self, row: &[String], column: usize) -> String {
-        let text = row[column].replace('|', "\\|");
+        let text = &row[column];
         if self.code.contains(&column) && !text.is_empty() {
-            let ticks = if text.contains('`') { "``" } else { "`" };
-            format!("{ticks}{text}{ticks}")
+            // A GFM table splits its rows at `|` before it finds code spans.
+            markdown_code(text).replace('|', "\\|")
         } else {
-            text
+            markdown_text(text)
         }
     }
 
@@ -205,7 +257,7 @@ impl View {
                 Source::Template(pieces) => pieces
                     .iter()
                     .map(|p| match p {
-                        Piece::Text(t) => t.clone(),
+                        Piece::Text(t) => markdown_text(t),
                         Piece::Column(i) => self.cell(row, *i),
                     })
                     .collect(),
@@ -215,7 +267,8 @@ impl View {
     }
 
     fn table(&self, rows: &[&Vec<String>]) -> String {
-        let headers: Vec<&str> = self.shown.iter().map(|s| s.header.as_str()).collect();
+        let headers: Vec<String> =
+            self.shown.iter().map(|s| markdown_text(&s.header)).collect();
         let mut md =
             format!("| {} |\n|{}\n", headers.join(" | "), "---|".repeat(headers.len()));
         for row in rows {
@@ -227,14 +280,14 @@ impl View {
 
 /// The line under every table: where its numbers come from, and its data file.
 fn source_line(meta: &Meta, data_link: &str, hidden: &[String]) -> String {
-    let get = |k: &str| meta.get(k).unwrap_or("?");
-    let origin = if let Some(what) = meta.get("computed") {
+    let get = |k: &str| markdown_text(meta.get(k).unwrap_or("?"));
+    let origin = if let Some(what) = meta.get("computed").map(markdown_text) {
         format!(
             "Computed by {what} (not measured), commit {}, {}",
             get("commit"),
             get("date_utc")
         )
-    } else if let Some(cpu) = meta.get("cpu") {
+    } else if let Some(cpu) = meta.get("cpu").map(markdown_text) {
         format!(
             "Measured on {cpu} (CPU only), commit {}, {}",
             get("commit"),
@@ -252,13 +305,15 @@ fn source_line(meta: &Meta, data_link: &str, hidden: &[String]) -> String {
             get("date_utc")
         )
     };
-    let file = data_link.rsplit('/').next().unwrap_or(data_link);
+    let file = markdown_text(data_link.rsplit('/').next().unwrap_or(data_link));
+    let hidden: Vec<String> = hidden.iter().map(|h| markdown_text(h)).collect();
     let more = match hidden.len() {
         0 => String::new(),
         1 => format!(", with one more column ({})", hidden[0]),
         n => format!(", with {n} more columns ({})", hidden.join(", ")),
     };
-    format!("<small>{origin}. Data{more}: [{file}]({data_link})</small>\n")
+    let target = link_target(data_link);
+    format!("<small>{origin}. Data{more}: [{file}]({target})</small>\n")
 }
 
 /// Renders a record as the Markdown a chapter includes: the table (its first rows, the others
@@ -268,7 +323,8 @@ fn source_line(meta: &Meta, data_link: &str, hidden: &[String]) -> String {
 pub fn markdown(record: &Record, data_link: &str) -> anyhow::Result<String> {
     let meta = &record.meta;
     if record.rows.is_empty() || record.header.is_empty() {
-        let sentence = meta.get("empty").unwrap_or("This run recorded no rows.");
+        let sentence =
+            markdown_text(meta.get("empty").unwrap_or("This run recorded no rows."));
         return Ok(format!("{sentence}\n\n{}", source_line(meta, data_link, &[])));
     }
     if let Some(row) = record.rows.iter().find(|r| r.len() != record.header.len()) {
@@ -303,7 +359,12 @@ pub fn markdown(record: &Record, data_link: &str) -> anyhow::Result<String> {
                         seen.push(&r[*column]);
                     }
                 }
-                format!(" ({}: {})", view.headers[*column], seen.join(", "))
+                let seen: Vec<String> = seen.iter().map(|v| markdown_text(v)).collect();
+                format!(
+                    " ({}: {})",
+                    markdown_text(&view.headers[*column]),
+                    seen.join(", ")
+                )
             }
             _ => String::new(),
         };

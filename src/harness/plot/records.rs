@@ -65,7 +65,6 @@ pub fn audit_figures(dir: &Path) -> anyhow::Result<Vec<String>> {
     record::audit_records(dir, |_| true)
 }
 
-
 /// Redraws every figure and table under `dir` from its CSV (no GPU needed).
 pub fn redraw_all(dir: &Path) -> anyhow::Result<usize> {
     Ok(record::redraw_records(dir, |_| true)?.0)
