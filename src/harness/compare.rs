@@ -576,4 +576,52 @@ mod tests {
         row.theirs = None;
         assert_eq!(row.verdict(), "not measured in this run");
     }
+
+    #[test]
+    fn only_plausible_numbers_pass() {
+        for ok in ["1234.5", "0", "–", "yes", "", "39.7x", "1.2e5"] {
+            assert_eq!(implausible(ok, "GB/s"), None, "{ok}");
+        }
+        for (bad, why) in [
+            ("NaN", "not a finite number"),
+            ("-inf", "not a finite number"),
+            ("1e309", "too large"),
+            ("-3030", "negative"),
+            ("1e300", "beyond any plausible GB/s"),
+        ] {
+            let got = implausible(bad, "GB/s").unwrap_or_default();
+            assert!(got.contains(why) && got.contains(bad), "{bad}: {got}");
+        }
+        assert!(implausible("100", "%").is_none());
+        assert!(implausible("100.5", "%").unwrap().contains("percentage"));
+    }
+
+    #[test]
+    fn text_from_the_device_and_the_path_is_escaped_on_both_pages() {
+        let found = |key: &str| {
+            Some(Found {
+                value: 1.0,
+                key: key.into(),
+                device: "<img src=x onerror=alert(1)>".into(),
+            })
+        };
+        let row = HeadlineRow {
+            chapter: "c",
+            what: "w",
+            unit: "GB/s",
+            theirs: found("x | y"),
+            book: found("x | y"),
+            higher_is_better: true,
+        };
+        let path = "out`<img src=z onerror=alert(2)>`\"'&";
+        let md = markdown(std::slice::from_ref(&row), &[], path, false);
+        // The path's `<img` sits inside a code span, where HTML is shown, not run.
+        assert_eq!(md.matches("<img").count(), 1, "{md}");
+        assert!(md.contains("on &lt;img src=x onerror=alert(1)>."), "{md}");
+        assert!(md.contains("``out`<img src=z onerror=alert(2)>`\"'&``"), "{md}");
+        assert!(md.contains("| 1.00 (x \\| y) |"), "{md}");
+        let html = html(std::slice::from_ref(&row), &[], path, false);
+        assert!(!html.contains("<img") && !html.contains("`\"'"), "{html}");
+        assert!(html.contains("&quot;&#39;&amp;"), "{html}");
+    }
 }

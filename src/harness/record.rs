@@ -163,6 +163,10 @@ pub fn write_csv<T: serde::Serialize>(
     write_atomic(path, to_csv_string(meta, rows)?.as_bytes())
 }
 
+/// How the temporary files of [`write_atomic`] are named: `.cmbook-<random>.tmp`.
+pub const TEMP_PREFIX: &str = ".cmbook-";
+pub const TEMP_SUFFIX: &str = ".tmp";
+
 /// Writes `bytes` to `path` so that a reader (or a run killed halfway, or a full disk) only
 /// ever sees the old file or the new one: the bytes go to a temporary file in the same folder,
 /// which is flushed to disk and then renamed over `path`. A symlink at `path` is written
@@ -172,7 +176,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let target = write_target(path)?;
     let dir = parent_of(&target);
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".cmbook-").suffix(".tmp");
+    builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
     // A temporary file is private (0600); the files a run leaves are as readable as any
     // file the reader creates (0666 less their umask), as they were before writes were atomic.
     #[cfg(unix)]
@@ -249,15 +253,21 @@ pub fn parse_csv_with_lines(text: &str) -> anyhow::Result<(Record, Vec<u64>)> {
         body_start += raw.len();
         meta_lines += 1;
     }
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_reader(&text.as_bytes()[body_start.min(text.len())..]);
+    let body = &text.as_bytes()[body_start.min(text.len())..];
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(body);
     let header = reader.headers()?.iter().map(str::to_string).collect();
     let mut rows = Vec::new();
     let mut lines = Vec::new();
     for row in reader.records() {
         let row = row?;
-        lines.push(meta_lines + row.position().map_or(0, |p| p.line()));
+        // A record's position may sit on the line ending before it: its line is the one of
+        // its first character, counted from the bytes (a quoted field may span lines).
+        let mut start = row.position().map_or(0, |p| p.byte() as usize).min(body.len());
+        while start < body.len() && matches!(body[start], b'\r' | b'\n') {
+            start += 1;
+        }
+        let newlines = body[..start].iter().filter(|&&b| b == b'\n').count() as u64;
+        lines.push(meta_lines + newlines + 1);
         rows.push(row.iter().map(str::to_string).collect());
     }
     Ok((Record { meta, header, rows }, lines))
@@ -532,5 +542,135 @@ mod tests {
             md.contains("value of gpu") && md.contains("[t.csv](figures/data/t.csv)"),
             "{md}"
         );
+    }
+
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_atomic_write_replaces_the_file_whole_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.md");
+        write_atomic(&path, b"old").unwrap();
+        write_atomic(&path, b"new and longer").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new and longer");
+        assert_eq!(listing(dir.path()), ["t.md"]);
+        // As readable as a file written the ordinary way (the umask decides both).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let plain = dir.path().join("plain");
+            std::fs::write(&plain, b"x").unwrap();
+            let mode =
+                |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&path), mode(&plain));
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_out_of_the_folder_is_refused_and_its_target_kept() {
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim.txt");
+        std::fs::write(&victim, b"precious").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("ceilings-copy.svg");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let err = write_atomic(&link, b"<svg/>").unwrap_err().to_string();
+        assert!(
+            err.contains("refusing to write") && err.contains("ceilings-copy.svg"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        // A dangling one is refused too, and nothing is created where it points.
+        let dangling = dir.path().join("d.md");
+        std::os::unix::fs::symlink(outside.path().join("nothing"), &dangling).unwrap();
+        let err = write_atomic(&dangling, b"x").unwrap_err().to_string();
+        assert!(err.contains("does not exist") && err.contains("d.md"), "{err}");
+        assert!(!outside.path().join("nothing").exists());
+        assert_eq!(listing(dir.path()), ["ceilings-copy.svg", "d.md"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_within_the_folder_is_written_at_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.md");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("alias.md");
+        std::os::unix::fs::symlink("real.md", &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    }
+
+    #[test]
+    fn crlf_line_endings_and_a_byte_order_mark_read_as_the_same_record() {
+        let rows = [
+            Row { size_bytes: 1, gb_per_s: 2.0, what: "x" },
+            Row { size_bytes: 3, gb_per_s: 4.0, what: "y" },
+        ];
+        let text = to_csv_string(&meta(), &rows).unwrap();
+        let plain = parse_csv(&text).unwrap();
+        let crlf = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+        assert_eq!(parse_csv(&crlf).unwrap(), plain);
+        // Rows are numbered by their line in the file, after the metadata and the header.
+        let (_, lines) = parse_csv_with_lines(&crlf).unwrap();
+        let first = meta().0.len() as u64 + 2;
+        assert_eq!(lines, [first, first + 1]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_a_regular_file_is_read_as_a_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("zz.csv");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let err = read_csv(&fifo).unwrap_err().to_string();
+        assert!(err.contains("is not a regular file"), "{err}");
+        let err = read_csv(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("is not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn a_redraw_reads_and_draws_every_record_before_it_writes_any() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = [Row { size_bytes: 1, gb_per_s: 2.0, what: "x" }];
+        write_table(dir.path(), "a-good", &meta(), &rows).unwrap();
+        std::fs::write(dir.path().join("a-good.md"), "kept as it was").unwrap();
+        // Sorted after the good one, and cut mid-row.
+        let cut = to_csv_string(&meta(), &rows).unwrap().replace("1,2.0,x", "1,2.0");
+        std::fs::write(dir.path().join("data/b-cut.csv"), cut).unwrap();
+        assert!(redraw_records(dir.path(), |_| true).is_err());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a-good.md")).unwrap(),
+            "kept as it was"
+        );
+        assert!(!dir.path().join("b-cut.md").exists());
+        // A CSV the caller does not count as a record is left alone, and named.
+        std::fs::write(dir.path().join("data/README.csv"), "not, a record").unwrap();
+        std::fs::write(dir.path().join("README.md"), "the reader's notes").unwrap();
+        let (count, ignored) =
+            redraw_records(dir.path(), |stem| stem.starts_with("a-")).unwrap();
+        assert_eq!(
+            (count, ignored),
+            (1, vec!["README.csv".to_string(), "b-cut.csv".to_string()])
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("README.md")).unwrap(),
+            "the reader's notes"
+        );
+        assert!(audit_records(dir.path(), |stem| stem.starts_with("a-"))
+            .unwrap()
+            .is_empty());
     }
 }

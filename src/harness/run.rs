@@ -417,6 +417,23 @@ pub fn check_out(out: &Path) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// Removes the temporary files a killed run left in `dir` and `dir/data`
+/// ([`record::write_atomic`] names them `.cmbook-*.tmp`): only a run that holds the folder's
+/// lock may, as no other run can be writing them.
+fn remove_leftovers(dir: &Path) {
+    for folder in [dir.to_path_buf(), dir.join("data")] {
+        for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(record::TEMP_PREFIX)
+                && name.ends_with(record::TEMP_SUFFIX)
+            {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 /// Checks `out` ([`check_out`]) and takes its lock for this run. A folder another run holds is
 /// refused (exit code 2) with that run's process id.
 pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
@@ -474,6 +491,7 @@ pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
             format!("{}\n", std::process::id()).as_bytes(),
         )?;
         held.push(dir.clone());
+        remove_leftovers(&dir);
         return Ok(OutLock { dir, file: Some(file) });
     }
 }

@@ -503,4 +503,38 @@ mod tests {
         let md = render("# code: b\n", "a,b\nx|y,p|q\n");
         assert!(md.contains("| x\\|y | `p\\|q` |"), "{md}");
     }
+
+    #[test]
+    fn text_from_data_cannot_open_html_or_split_a_row() {
+        let md = render(
+            "# code: b\n",
+            "a,b\n\"<img src=x onerror=alert(3)> &amp; p <= 64\",\"x ``|`` y\"\n",
+        );
+        assert!(
+            md.contains("| &lt;img src=x onerror=alert(3)> &amp;amp; p <= 64 | ```x ``\\|`` y``` |"),
+            "{md}"
+        );
+        let gpu = "Test GPU";
+        let hostile =
+            format!("{PROVENANCE}a\n1\n").replace(gpu, "<script>alert(1)</script>|x");
+        let md =
+            markdown(&parse_csv(&hostile).unwrap(), "figures/data/x<img src=y>.csv")
+                .unwrap();
+        assert!(!md.contains("<script") && !md.contains("<img"), "{md}");
+        assert!(
+            md.contains("Measured on &lt;script>alert(1)&lt;/script>\\|x")
+                && md.contains(
+                    "[x&lt;img src=y>.csv](figures/data/x%3Cimg%20src%3Dy%3E.csv)"
+                ),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_code_span_is_fenced_longer_than_any_backtick_run_in_it() {
+        assert_eq!(markdown_code("ls"), "`ls`");
+        assert_eq!(markdown_code("a`b"), "``a`b``");
+        assert_eq!(markdown_code("`x``"), "``` `x`` ```");
+        assert_eq!(markdown_code("a\nb"), "`a b`");
+    }
 }
