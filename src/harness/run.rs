@@ -685,4 +685,69 @@ mod tests {
         assert!(out.ends_with("measured/nvidia-h100-80gb-hbm3"), "{}", out.display());
         assert!(!out.starts_with(Path::new(env!("CARGO_MANIFEST_DIR")).join("figures")));
     }
+
+    #[test]
+    fn an_output_folder_that_cannot_take_results_is_refused_before_measuring() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"mine").unwrap();
+        let err = check_out(&file).unwrap_err().0;
+        assert!(
+            err.contains("is a file, not a folder") && err.contains("a-file"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+        let under = check_out(&file.join("sub")).unwrap_err().0;
+        assert!(under.contains("cannot create --out"), "{under}");
+        #[cfg(unix)]
+        {
+            let dangling = dir.path().join("dangling");
+            std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+            let err = check_out(&dangling).unwrap_err().0;
+            assert!(err.contains("is a symlink that leads nowhere"), "{err}");
+            assert!(!dir.path().join("nowhere").exists());
+        }
+        let data_file = dir.path().join("with-data-file");
+        std::fs::create_dir(&data_file).unwrap();
+        std::fs::write(data_file.join("data"), b"").unwrap();
+        assert!(check_out(&data_file).unwrap_err().0.contains("is not a folder"));
+        // A new folder is created, and nothing is left in it by the check.
+        let fresh = dir.path().join("new/deeper");
+        check_out(&fresh).unwrap();
+        assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_folder_is_locked_for_one_run_and_released_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = claim_out(dir.path()).unwrap();
+        let file = dir.path().join(LOCK_FILE);
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap().trim(),
+            std::process::id().to_string()
+        );
+        // This process composing through a second Run (as the roofline does) holds it once.
+        let again = claim_out(dir.path()).unwrap();
+        drop(again);
+        assert!(file.exists(), "only the claim that took the lock releases it");
+        // Another open of the file, as another process's run makes, cannot lock it.
+        let other = std::fs::File::open(&file).unwrap();
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a descriptor this test owns.
+        let got =
+            unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_ne!(got, 0, "the folder's lock is not held");
+        drop(lock);
+        assert!(!file.exists(), "the lock file outlives its run");
+        // A killed run's temporary files go with the next claim.
+        let leftover = dir.path().join(format!(
+            "{}abc{}",
+            record::TEMP_PREFIX,
+            record::TEMP_SUFFIX
+        ));
+        std::fs::write(&leftover, b"half").unwrap();
+        drop(claim_out(dir.path()).unwrap());
+        assert!(!leftover.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 }

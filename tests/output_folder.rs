@@ -1,0 +1,331 @@
+//! The output folder under hostile use, as a reader runs the examples: repeat runs of every
+//! `reproduce` mode into one folder succeed, a run killed while writing leaves each file old or
+//! new, a folder another run holds or one that cannot take results is refused (exit code 2)
+//! before anything is measured, corrupted records are refused by file and line, and files that
+//! are not the book's are left alone. Each case checks the exit code, the message and what the
+//! folder holds afterwards.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let path = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is not built (cargo test builds the examples)",
+        path.display()
+    );
+    path
+}
+
+struct Outcome {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn outcome(out: std::process::Output) -> Outcome {
+    let stderr = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| !l.starts_with("note: a debug build"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr,
+    }
+}
+
+fn reproduce(out: &Path, mode: &[&str]) -> Outcome {
+    outcome(
+        Command::new(example("reproduce"))
+            .arg("--out")
+            .arg(out)
+            .args(mode)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// Every file under `dir` (relative path → bytes).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                files.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    files
+}
+
+/// A copy of the book's `figures/` in a fresh folder.
+fn copy_of_figures() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    for (rel, bytes) in snapshot(&Path::new(ROOT).join("figures")) {
+        let to = out.join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, bytes).unwrap();
+    }
+    (tmp, out)
+}
+
+fn assert_ok(o: &Outcome, what: &str) {
+    assert_eq!(o.code, 0, "{what}: stdout {} stderr {}", o.stdout, o.stderr);
+}
+
+fn assert_refused(o: &Outcome, words: &[&str]) {
+    assert_eq!(o.code, 2, "stdout {} stderr {}", o.stdout, o.stderr);
+    assert!(
+        o.stderr.starts_with("error:") && !o.stderr.contains("panicked"),
+        "{}",
+        o.stderr
+    );
+    for w in words {
+        assert!(o.stderr.contains(w), "expected `{w}` in: {}", o.stderr);
+    }
+}
+
+#[test]
+fn every_sequence_of_reproduce_modes_into_one_folder_succeeds_and_redraws_exactly() {
+    let (_tmp, out) = copy_of_figures();
+    let before = snapshot(&out);
+    for mode in [
+        &["--compare"][..],
+        &["--redraw-only"],
+        &["--compare"],
+        &["--compare"],
+        &["--redraw-only"],
+    ] {
+        assert_ok(&reproduce(&out, mode), &format!("{mode:?}"));
+    }
+    let mut after = snapshot(&out);
+    for own in cmbook::chapters::reproduce::OWN_FILES {
+        assert!(after.remove(Path::new(own)).is_some(), "{own} was not written");
+    }
+    assert!(after == before, "a redraw changed the book's files");
+    // The roofline composes into the same folder, after the comparison, and its audit passes.
+    assert_ok(&reproduce(&out, &["--roofline"]), "--roofline after --compare");
+    assert_ok(&reproduce(&out, &["--redraw-only"]), "--redraw-only after --roofline");
+}
+
+#[test]
+fn files_that_are_not_the_books_records_are_left_alone() {
+    let (_tmp, out) = copy_of_figures();
+    std::fs::write(out.join("README.md"), "the reader's notes").unwrap();
+    std::fs::write(out.join("data/README.csv"), "# gpu: mine\nnot,a\nrecord\n")
+        .unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let o = reproduce(&out, &["--redraw-only"]);
+    assert_ok(&o, "--redraw-only with the reader's files");
+    assert!(
+        o.stdout.contains(
+            "note: left alone, as they are not the book's records: data/README.csv"
+        ),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("README.md")).unwrap(),
+        "the reader's notes"
+    );
+    assert_eq!(std::fs::read_to_string(out.join("notes.txt")).unwrap(), "mine");
+    assert_ok(&reproduce(&out, &["--compare"]), "--compare with the reader's files");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_folder_is_refused_and_its_target_kept() {
+    let (tmp, out) = copy_of_figures();
+    let victim = tmp.path().join("victim.txt");
+    std::fs::write(&victim, "outside").unwrap();
+    let link = out.join("ceilings-copy.svg");
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let o = reproduce(&out, &["--redraw-only"]);
+    assert_refused(
+        &o,
+        &["refusing to write", "ceilings-copy.svg", "outside its folder"],
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "outside");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_redraw_killed_while_writing_leaves_every_file_old_or_new() {
+    let (_tmp, out) = copy_of_figures();
+    let before = snapshot(&out);
+    // A file-size limit of 4 KiB kills the process (SIGXFSZ) at its first write of a larger
+    // file: as a kill at that moment would.
+    let o = outcome(
+        Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -f 4; exec \"$0\" --out \"$1\" --redraw-only")
+            .arg(example("reproduce"))
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(o.code, 0, "the limit did not stop the run: {}", o.stdout);
+    let after = snapshot(&out);
+    for (rel, bytes) in &before {
+        assert!(after.get(rel) == Some(bytes), "{} is torn", rel.display());
+    }
+    // What is left besides the book's files is the killed run's temporary file and its lock
+    // file, and the next run clears both.
+    assert_ok(&reproduce(&out, &["--redraw-only"]), "the redraw after the kill");
+    assert!(snapshot(&out) == before, "leftovers stayed after the next run");
+}
+
+#[test]
+fn a_folder_another_run_holds_is_refused_with_its_process() {
+    let (_tmp, out) = copy_of_figures();
+    let before = snapshot(&out);
+    let lock = cmbook::harness::run::claim_out(&out).unwrap();
+    for mode in [&["--redraw-only"][..], &["--compare"], &["--roofline"]] {
+        let o = reproduce(&out, mode);
+        assert_refused(&o, &["is in use", &format!("process {}", std::process::id())]);
+    }
+    let o = outcome(
+        Command::new(example("loop_permutation"))
+            .args(["--quick", "--reps", "1", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    assert_refused(&o, &["is in use"]);
+    drop(lock);
+    assert!(snapshot(&out) == before, "a refused run changed the folder");
+}
+
+#[test]
+fn an_output_folder_that_is_a_file_is_refused_before_measuring() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("results");
+    std::fs::write(&file, "mine").unwrap();
+    let o = outcome(
+        Command::new(example("loop_permutation"))
+            .args(["--out"])
+            .arg(&file)
+            .output()
+            .unwrap(),
+    );
+    assert_refused(&o, &["is a file, not a folder", "results"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_output_folder_whose_name_is_not_utf8_works() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join(std::ffi::OsStr::from_bytes(b"out-\xff"));
+    let o = outcome(
+        Command::new(example("loop_permutation"))
+            .args(["--quick", "--reps", "1", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    assert_ok(&o, "a non-UTF-8 --out");
+    assert!(out.join("data/tiling-traversal.csv").is_file());
+    let rec = cmbook::harness::record::read_csv(&out.join("data/tiling-traversal.csv"))
+        .unwrap();
+    assert_eq!(
+        rec.meta.get("command"),
+        Some("cargo run --example loop_permutation -- --quick --reps 1")
+    );
+}
+
+/// `figures/` with the headline record `stem` rewritten by `edit`.
+fn figures_with(
+    stem: &str,
+    edit: impl Fn(&str) -> String,
+) -> (tempfile::TempDir, PathBuf) {
+    let (tmp, out) = copy_of_figures();
+    let path = out.join("data").join(format!("{stem}.csv"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, edit(&text)).unwrap();
+    (tmp, out)
+}
+
+#[test]
+fn corrupted_headline_records_are_refused_by_file_and_line() {
+    // The copy bandwidth headline: the median (second column) of this row.
+    let summary = "ceilings-summary";
+    let row = "\"device copy, copy kernel\",";
+    let text = std::fs::read_to_string(
+        Path::new(ROOT).join(format!("figures/data/{summary}.csv")),
+    )
+    .unwrap();
+    let line = text.lines().position(|l| l.starts_with(row)).unwrap() + 1;
+    let with_median = |bad: &'static str| {
+        move |t: &str| {
+            t.lines()
+                .map(|l| match l.strip_prefix(row) {
+                    Some(rest) => {
+                        format!("{row}{bad},{}\n", rest.split_once(',').unwrap().1)
+                    }
+                    None => format!("{l}\n"),
+                })
+                .collect::<String>()
+        }
+    };
+    for (bad, why) in [
+        ("-3030", "is negative"),
+        ("NaN", "not a finite number"),
+        ("1e300", "beyond any plausible"),
+    ] {
+        let (_tmp, out) = figures_with(summary, with_median(bad));
+        let where_ = format!("{summary}.csv, line {line}: column `median`: `{bad}`");
+        for mode in ["--compare", "--redraw-only"] {
+            assert_refused(&reproduce(&out, &[mode]), &[&where_, why]);
+        }
+        assert!(!out.join("compare.md").exists() && !out.join("compare.html").exists());
+    }
+    // Cut mid-row, and emptied: refused, naming the file.
+    let (_tmp, out) = figures_with(summary, |t| t[..t.len() - 4].to_string());
+    assert_refused(&reproduce(&out, &["--compare"]), &[&format!("{summary}.csv")]);
+    let (_tmp, out) = figures_with(summary, |_| String::new());
+    assert_refused(
+        &reproduce(&out, &["--compare"]),
+        &[&format!("{summary}.csv"), "no column"],
+    );
+}
+
+#[test]
+fn crlf_line_endings_and_a_byte_order_mark_compare_like_the_original() {
+    let (_tmp, out) = copy_of_figures();
+    for stem in
+        cmbook::chapters::ALL.iter().flat_map(|c| c.headlines).map(|h| h.pick.stem)
+    {
+        let path = out.join("data").join(format!("{stem}.csv"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        if !text.starts_with('\u{feff}') {
+            std::fs::write(&path, format!("\u{feff}{}", text.replace('\n', "\r\n")))
+                .unwrap();
+        }
+    }
+    let o = reproduce(&out, &["--compare"]);
+    assert_ok(&o, "--compare on CRLF records with a BOM");
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    assert!(!md.contains("not measured"), "{md}");
+    assert!(!md.contains("not comparable"), "{md}");
+}
