@@ -301,7 +301,8 @@ fn corrupted_headline_records_are_refused_by_file_and_line() {
         assert!(!out.join("compare.md").exists() && !out.join("compare.html").exists());
     }
     // Cut mid-row, and emptied: refused, naming the file.
-    let (_tmp, out) = figures_with(summary, |t| t[..t.len() - 4].to_string());
+    let cut = |t: &str| t[..t.find(row).unwrap() + row.len() + 2].to_string();
+    let (_tmp, out) = figures_with(summary, cut);
     assert_refused(&reproduce(&out, &["--compare"]), &[&format!("{summary}.csv")]);
     let (_tmp, out) = figures_with(summary, |_| String::new());
     assert_refused(
