@@ -80,8 +80,9 @@ pub struct Run {
     reps: Option<u32>,
     /// Whether a figure or table was written (a one-chain answer writes nothing).
     wrote: std::cell::Cell<bool>,
-    /// The output folder's lock, held until the run ends.
-    _lock: OutLock,
+    /// The output folder's lock, taken at the run's first write and held until it ends (a
+    /// run that only answers on the console never creates or locks a folder).
+    lock: std::cell::OnceCell<OutLock>,
 }
 
 impl Run {
@@ -120,12 +121,16 @@ impl Run {
         bar
     }
 
+    /// Checks that `stem` is the chapter's to write, and that the run holds its folder.
     fn declared(&self, stem: &str) -> anyhow::Result<()> {
         anyhow::ensure!(
             self.chapter.writes(stem),
             "{} writes `{stem}`, which its entry in cmbook::chapters does not list",
             self.chapter.example
         );
+        if self.lock.get().is_none() {
+            let _ = self.lock.set(claim_out(&self.out)?);
+        }
         Ok(())
     }
 
@@ -331,7 +336,10 @@ pub fn start(
     let out = common.out.clone().unwrap_or_else(|| default_out(&device));
     // Before anything is measured: a folder that cannot take the results, or that another
     // run is writing into, ends the run now rather than after minutes of measuring.
-    let lock = claim_out(&out)?;
+    check_out(&out)?;
+    if let Some(holder) = holder_of(&out) {
+        return Err(in_use(&out, &holder).into());
+    }
     Ok(Run {
         chapter,
         gpu,
@@ -341,7 +349,7 @@ pub fn start(
         seed: common.seed,
         reps: common.reps,
         wrote: std::cell::Cell::new(false),
-        _lock: lock,
+        lock: std::cell::OnceCell::new(),
     })
 }
 
@@ -379,9 +387,10 @@ impl Drop for OutLock {
     }
 }
 
-/// Checks that `out` can receive a run's files, creating it where needed: a folder (or a
-/// symlink to one) that this user can write into. Every failure is bad input (exit code 2),
-/// told before anything is measured.
+/// Checks that `out` can receive a run's files: a folder (or a symlink to one) that this user
+/// can write into, or one that can be created (its nearest existing ancestor is such a
+/// folder). Nothing is created. Every failure is bad input (exit code 2), told before
+/// anything is measured.
 pub fn check_out(out: &Path) -> Result<(), UsageError> {
     let shown = out.display();
     match std::fs::symlink_metadata(out) {
@@ -401,20 +410,68 @@ pub fn check_out(out: &Path) -> Result<(), UsageError> {
         Ok(m) if !m.is_dir() => {
             return Err(UsageError(format!("--out {shown} is a file, not a folder")))
         }
-        _ => {}
-    }
-    std::fs::create_dir_all(out)
-        .map_err(|e| UsageError(format!("cannot create --out {shown}: {e}")))?;
-    let data = out.join("data");
-    if data.exists() && !data.is_dir() {
-        return Err(UsageError(format!(
-            "{} is not a folder: the records of a run go there",
-            data.display()
-        )));
+        Ok(_) => {
+            let data = out.join("data");
+            if data.exists() && !data.is_dir() {
+                return Err(UsageError(format!(
+                    "{} is not a folder: the records of a run go there",
+                    data.display()
+                )));
+            }
+        }
+        Err(_) => {
+            let existing = out.ancestors().skip(1).find(|a| {
+                a.as_os_str().is_empty() || std::fs::symlink_metadata(a).is_ok()
+            });
+            let existing = match existing {
+                Some(a) if a.as_os_str().is_empty() => Path::new("."),
+                Some(a) => a,
+                None => Path::new("/"),
+            };
+            if !existing.is_dir() {
+                return Err(UsageError(format!(
+                    "cannot create --out {shown}: {} is not a folder",
+                    existing.display()
+                )));
+            }
+            return tempfile::tempfile_in(existing).map(drop).map_err(|e| {
+                UsageError(format!(
+                    "cannot create --out {shown}: {} cannot be written ({e})",
+                    existing.display()
+                ))
+            });
+        }
     }
     tempfile::tempfile_in(out)
-        .map_err(|e| UsageError(format!("cannot write into --out {shown}: {e}")))?;
-    Ok(())
+        .map(drop)
+        .map_err(|e| UsageError(format!("cannot write into --out {shown}: {e}")))
+}
+
+/// The process that holds `out`'s lock, where another live one does: read from the lock file
+/// without touching the lock itself (a probe that locked could make a run that claims the
+/// folder at that instant fail). A lock file left by a killed run names a process that is gone.
+pub fn holder_of(out: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(out.join(LOCK_FILE)).ok()?;
+    let pid: libc::pid_t = text.trim().parse().ok()?;
+    if pid as u32 == std::process::id() {
+        return None;
+    }
+    if std::env::var_os(OUT_LOCK_ENV).is_some() || args_counting() {
+        return None;
+    }
+    // SAFETY: signal 0 sends nothing; it asks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    alive.then(|| format!("process {pid}"))
+}
+
+fn in_use(out: &Path, holder: &str) -> UsageError {
+    UsageError(format!(
+        "{} is in use: {holder} is writing into it (lock {}); wait for it to end, or give \
+         another --out",
+        out.display(),
+        out.join(LOCK_FILE).display()
+    ))
 }
 
 /// Removes the temporary files a killed run left in `dir` and `dir/data`
@@ -440,6 +497,9 @@ pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     use std::os::unix::io::AsRawFd;
     check_out(out)?;
+    std::fs::create_dir_all(out).map_err(|e| {
+        UsageError(format!("cannot create --out {}: {e}", out.display()))
+    })?;
     let dir = out.canonicalize()?;
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
     let from_parent =
@@ -467,13 +527,7 @@ pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
                 "" => "another process".to_string(),
                 pid => format!("process {pid}"),
             };
-            return Err(UsageError(format!(
-                "{} is in use: {holder} is writing into it (lock {}); wait for it to end, \
-                 or give another --out",
-                out.display(),
-                path.display()
-            ))
-            .into());
+            return Err(in_use(out, &holder).into());
         }
         // The file may have been removed by the run that held it, between our open and our
         // lock: then the lock is on a file nobody else will open, and the claim starts over.
@@ -711,9 +765,12 @@ mod tests {
         std::fs::create_dir(&data_file).unwrap();
         std::fs::write(data_file.join("data"), b"").unwrap();
         assert!(check_out(&data_file).unwrap_err().0.contains("is not a folder"));
-        // A new folder is created, and nothing is left in it by the check.
+        // A folder that can be made passes, and is not made by the check (a run that only
+        // answers on the console leaves none); its claim makes it.
         let fresh = dir.path().join("new/deeper");
         check_out(&fresh).unwrap();
+        assert!(!dir.path().join("new").exists());
+        drop(claim_out(&fresh).unwrap());
         assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0);
     }
 
@@ -726,7 +783,12 @@ mod tests {
             std::fs::read_to_string(&file).unwrap().trim(),
             std::process::id().to_string()
         );
-        // This process composing through a second Run (as the roofline does) holds it once.
+        // Another process sees who holds it; this one (composing through a second Run, as the
+        // roofline does) holds it once.
+        assert_eq!(holder_of(dir.path()), None);
+        std::fs::write(&file, "1\n").unwrap();
+        assert_eq!(holder_of(dir.path()).as_deref(), Some("process 1"));
+        std::fs::write(&file, format!("{}\n", std::process::id())).unwrap();
         let again = claim_out(dir.path()).unwrap();
         drop(again);
         assert!(file.exists(), "only the claim that took the lock releases it");
