@@ -135,10 +135,15 @@ pub fn implausible(cell: &str, unit: &str) -> Option<String> {
 }
 
 /// Checks the records in `dir` that the headlines and claims of `chapters` read, before
-/// anything is compared: each must parse, have the columns its picks name, and hold in every
-/// picked column only plausible numbers ([`implausible`]). A record that is absent is simply
-/// not measured. The first problem is named by its file and line; it is bad input (exit code 2).
-pub fn check_records(chapters: &[Chapter], dir: &Path) -> Result<(), UsageError> {
+/// anything is compared: each must parse, have a header, and hold in every picked column only
+/// plausible numbers ([`implausible`]). The first problem is named by its file and line; it is
+/// bad input (exit code 2). A record that is absent is simply not measured; one whose columns
+/// are not those a pick names (written by another version of the code) is not compared, and
+/// the returned notes say so, one line each.
+pub fn check_records(
+    chapters: &[Chapter],
+    dir: &Path,
+) -> Result<Vec<String>, UsageError> {
     let mut picks: Vec<(&Pick, &str)> = Vec::new();
     for c in chapters {
         picks.extend(c.headlines.iter().map(|h| (&h.pick, h.unit)));
@@ -147,6 +152,7 @@ pub fn check_records(chapters: &[Chapter], dir: &Path) -> Result<(), UsageError>
             picks.extend(claim.b.as_ref().map(|b| (b, "")));
         }
     }
+    let mut notes = Vec::new();
     for (pick, unit) in picks {
         let path = dir.join("data").join(format!("{}.csv", pick.stem));
         if std::fs::symlink_metadata(&path).is_err() {
@@ -155,19 +161,25 @@ pub fn check_records(chapters: &[Chapter], dir: &Path) -> Result<(), UsageError>
         let shown = path.display();
         let (rec, lines) = record::read_csv_with_lines(&path)
             .map_err(|e| UsageError(format!("{shown}: {e:#}")))?;
+        if rec.header.iter().all(String::is_empty) {
+            return Err(UsageError(format!(
+                "{shown}: no column header: the file is empty"
+            )));
+        }
         let named = pick
             .filter
             .iter()
             .map(|(c, _)| *c)
             .chain([pick.column])
             .chain(pick.key.iter().copied().filter(|k| !k.starts_with('#')));
-        for name in named {
-            if rec.column(name).is_err() {
-                return Err(UsageError(format!(
-                    "{shown}: no column `{name}`, which the comparison reads (columns: {})",
-                    rec.header.join(", ")
-                )));
+        if let Some(name) = named.into_iter().find(|n| rec.column(n).is_err()) {
+            let note = format!(
+                "note: {shown} has no column `{name}` (another version's record?): not compared"
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
             }
+            continue;
         }
         let column = rec.column(pick.column).map_err(|e| UsageError(e.to_string()))?;
         for (row, line) in rec.rows.iter().zip(&lines) {
@@ -180,7 +192,7 @@ pub fn check_records(chapters: &[Chapter], dir: &Path) -> Result<(), UsageError>
             }
         }
     }
-    Ok(())
+    Ok(notes)
 }
 
 fn device_of(rec: &Record) -> String {
