@@ -121,6 +121,8 @@ fn every_sequence_of_reproduce_modes_into_one_folder_succeeds_and_redraws_exactl
         assert!(after.remove(Path::new(own)).is_some(), "{own} was not written");
     }
     assert!(after == before, "a redraw changed the book's files");
+    // The audit every test of the book's figures makes passes with the pages beside them.
+    assert!(cmbook::harness::plot::audit_figures(&out).unwrap().is_empty());
     // The roofline composes into the same folder, after the comparison, and its audit passes.
     assert_ok(&reproduce(&out, &["--roofline"]), "--roofline after --compare");
     assert_ok(&reproduce(&out, &["--redraw-only"]), "--redraw-only after --roofline");

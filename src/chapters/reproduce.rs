@@ -19,7 +19,7 @@ pub const SANITIZER_TOOLS: &[&str] =
 
 /// The files `reproduce` writes itself beside the records (the comparison page): declared
 /// here so that the audit and a redraw know them for what they are, whatever ran before.
-pub const OWN_FILES: &[&str] = &["compare.md", "compare.html"];
+pub const OWN_FILES: &[&str] = record::COMPARISON_PAGES;
 
 /// Whether `stem` is one of the book's records: a chapter's figure or table, or one that
 /// `reproduce` composes. Any other CSV under `data/` is the reader's, and left alone.

@@ -163,6 +163,10 @@ pub fn write_csv<T: serde::Serialize>(
     write_atomic(path, to_csv_string(meta, rows)?.as_bytes())
 }
 
+/// The pages `reproduce --compare` writes beside the records: not figures or tables, so the
+/// audit of a folder never asks them for a CSV, whatever ran in it before.
+pub const COMPARISON_PAGES: &[&str] = &["compare.md", "compare.html"];
+
 /// How the temporary files of [`write_atomic`] are named: `.cmbook-<random>.tmp`.
 pub const TEMP_PREFIX: &str = ".cmbook-";
 pub const TEMP_SUFFIX: &str = ".tmp";
@@ -391,7 +395,11 @@ pub fn audit_records(
     }
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        let is_output = path.extension().is_some_and(|e| e == "svg" || e == "md");
+        let is_page = path.file_name().is_some_and(|n| {
+            COMPARISON_PAGES.iter().any(|p| n == std::ffi::OsStr::new(p))
+        });
+        let is_output =
+            !is_page && path.extension().is_some_and(|e| e == "svg" || e == "md");
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         if is_output
             && stem

@@ -18,7 +18,7 @@
 //! |-----------|---------|
 //! | 0 | measured and verified |
 //! | 1 | a result was wrong (verification failed) or the GPU reported an error |
-//! | 2 | it could not run here: no GPU, driver, NVRTC, cuBLAS or NCCL, or bad command-line input |
+//! | 2 | it could not run here: no GPU, driver, NVRTC, cuBLAS or NCCL, bad command-line input, or an output folder that cannot take the results or that another run is writing into |
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -462,7 +462,17 @@ pub fn holder_of(out: &Path) -> Option<String> {
     // SAFETY: signal 0 sends nothing; it asks whether the process exists.
     let alive = unsafe { libc::kill(pid, 0) } == 0
         || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    alive.then(|| format!("process {pid}"))
+    // A live process of that id may be another program that took a killed run's id: only
+    // where the lock is really held (a probe that cannot take it) is the folder in use.
+    (alive && !lock_is_free(&out.join(LOCK_FILE))).then(|| format!("process {pid}"))
+}
+
+/// Whether the lock on `path` can be taken now (it is released at once).
+fn lock_is_free(path: &Path) -> bool {
+    use std::os::unix::io::AsRawFd;
+    let Ok(file) = std::fs::File::open(path) else { return true };
+    // SAFETY: flock on a descriptor this function owns; closing it releases the lock.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
 fn in_use(out: &Path, holder: &str) -> UsageError {
@@ -788,6 +798,11 @@ mod tests {
         assert_eq!(holder_of(dir.path()), None);
         std::fs::write(&file, "1\n").unwrap();
         assert_eq!(holder_of(dir.path()).as_deref(), Some("process 1"));
+        // A live process that does not hold the lock (a killed run's id, taken since) does
+        // not make the folder in use.
+        let stale = tempfile::tempdir().unwrap();
+        std::fs::write(stale.path().join(LOCK_FILE), "1\n").unwrap();
+        assert_eq!(holder_of(stale.path()), None);
         std::fs::write(&file, format!("{}\n", std::process::id())).unwrap();
         let again = claim_out(dir.path()).unwrap();
         drop(again);
