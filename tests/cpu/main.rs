@@ -15,5 +15,6 @@ mod launch_cpu;
 mod memory_spaces_cpu;
 mod multi_gpu_cpu;
 mod nvrtc;
+mod output_folder;
 mod quoted_numbers;
 mod tiling_cpu;
