@@ -129,6 +129,25 @@ fn every_sequence_of_reproduce_modes_into_one_folder_succeeds_and_redraws_exactl
 }
 
 #[test]
+fn a_measuring_reproduce_run_twice_into_one_folder_succeeds_under_its_lock() {
+    // The one chapter a machine without a GPU measures; its example writes under the lock
+    // reproduce holds, and the second run's audit and comparison replace the first's pages.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("mine");
+    for run in ["first", "second"] {
+        let o = reproduce(&out, &["--quick", "--only", "loop_permutation"]);
+        assert_ok(&o, &format!("the {run} measuring run"));
+        assert!(o.stdout.contains("comparison written to"), "{}", o.stdout);
+    }
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    assert!(md.starts_with("# Your GPU beside the book's"), "{md}");
+    assert!(
+        !out.join(cmbook::harness::run::LOCK_FILE).exists(),
+        "the lock outlived the run"
+    );
+}
+
+#[test]
 fn files_that_are_not_the_books_records_are_left_alone() {
     let (_tmp, out) = copy_of_figures();
     std::fs::write(out.join("README.md"), "the reader's notes").unwrap();
