@@ -9,6 +9,7 @@
 //! | [`gpu`]       | find the driver, NVRTC and cuBLAS without panicking; open the device   |
 //! | [`kernels`]   | `kernels/*.cu` (and the `*.cuh` they share) embedded, compiled by NVRTC, looked up by typed names |
 //! | [`launch`]    | cooperative and cluster launches, tensor maps, L2 windows: checked first |
+//! | [`out_folder`] | a run's output folder: checked before measuring, locked for the run |
 //! | [`inputs`]    | fresh seeded random inputs (never zeros)                               |
 //! | [`verify`]    | poison, compare against CPU references, then time: correct before fast |
 //! | [`timing`]    | CUDA-event and host-clock timing with warm-up and an explicit L2 state |
@@ -17,6 +18,7 @@
 //! | [`ceiling`]   | the copy and transfer ceilings every chapter divides by               |
 //! | [`compare`]   | a reader's run beside the book's: headline numbers and claims          |
 //! | [`blas`]      | cuBLAS handles, each checked to compute FP32 in FP32                  |
+//! | [`atomic`]    | every file written whole or not at all, never outside its folder      |
 //! | [`record`]    | CSV files with provenance                                             |
 //! | [`roof`]      | the peaks a roofline divides by, read back from a run, and datasheets  |
 //! | [`table`]     | the Markdown tables the chapters include, shaped by their CSV's keys  |
@@ -28,6 +30,7 @@
 //! | [`sass`]      | the machine code of a kernel file (ptxas + nvdisasm), instructions counted |
 
 pub mod args;
+pub mod atomic;
 pub mod blas;
 pub mod ceiling;
 pub mod chapter;
@@ -40,6 +43,7 @@ pub mod includes;
 pub mod inputs;
 pub mod kernels;
 pub mod launch;
+pub mod out_folder;
 pub mod plot;
 pub mod record;
 pub mod roof;

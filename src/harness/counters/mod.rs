@@ -48,5 +48,10 @@ pub use report::{compare_rows, split_cases, PredictedVsCounted};
 /// The environment variable that makes a run a counting child: the file its labels go to.
 pub const CHILD_ENV: &str = "CMBOOK_COUNTERS_LABELS";
 
+/// Whether this process is the counting child of a `--counters` run.
+pub fn is_counting_child() -> bool {
+    std::env::var_os(CHILD_ENV).is_some()
+}
+
 /// The name of the marker kernel that opens every counted case.
 pub const MARKER: &str = "empty";
