@@ -104,3 +104,47 @@ pub fn chapters() -> Vec<String> {
         .map(|(i, _)| summary[i + 2..].split(')').next().unwrap().to_string())
         .collect()
 }
+
+/// An example as `cargo test` builds it, beside the test binary
+/// (`target/<profile>/examples/<name>`).
+pub fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let path = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is not built (cargo test builds the examples)",
+        path.display()
+    );
+    path
+}
+
+/// How an example ended: its exit code and what it printed.
+pub struct Outcome {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// The outcome of a finished example; the one line a debug build prints first (that its
+/// timings are not the book's) is dropped from stderr, since `cargo test` builds the examples
+/// in debug.
+pub fn outcome(out: std::process::Output) -> Outcome {
+    let stderr = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| !l.starts_with("note: a debug build"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr,
+    }
+}
+
+/// Runs the example `name` with `args`.
+pub fn run_example<S: AsRef<std::ffi::OsStr>>(name: &str, args: &[S]) -> Outcome {
+    outcome(std::process::Command::new(example(name)).args(args).output().unwrap())
+}

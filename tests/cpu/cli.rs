@@ -3,46 +3,16 @@
 //! book's committed figures. The examples are run as a reader runs them (`cargo test` builds
 //! them next to this test), for every example of the chapter registry.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use cmbook::chapters::{self, ALL};
 use cmbook::harness::Needs;
 
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap();
-    let path = profile_dir
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.exists(),
-        "{} is not built (cargo test builds the examples)",
-        path.display()
-    );
-    path
-}
+use crate::common::{run_example, Outcome};
 
-struct Outcome {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs an example; the one line a debug build prints first (that its timings are not the
-/// book's) is dropped from stderr, since `cargo test` builds the examples in debug.
 fn run(name: &str, args: &[&str]) -> Outcome {
-    let out = Command::new(example(name)).args(args).output().unwrap();
-    let stderr: String = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .filter(|l| !l.starts_with("note: a debug build"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr,
-    }
+    run_example(name, args)
 }
 
 fn assert_refused(name: &str, args: &[&str], words: &[&str]) {

@@ -9,39 +9,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::common::{example, outcome, run_example, Outcome, ROOT};
 
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap();
-    let path = profile_dir
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.exists(),
-        "{} is not built (cargo test builds the examples)",
-        path.display()
-    );
-    path
-}
-
-struct Outcome {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn outcome(out: std::process::Output) -> Outcome {
-    let stderr = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .filter(|l| !l.starts_with("note: a debug build"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr,
-    }
+/// `loop_permutation` with `args` and then the folder `out` (the last argument, `--out`'s).
+fn loop_permutation(args: &[&str], out: &Path) -> Outcome {
+    let mut all: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+    all.push(out.as_os_str());
+    run_example("loop_permutation", &all)
 }
 
 fn reproduce(out: &Path, mode: &[&str]) -> Outcome {
@@ -224,13 +198,7 @@ fn a_folder_another_run_holds_is_refused_with_its_process() {
         let o = reproduce(&out, mode);
         assert_refused(&o, &["is in use", &format!("process {}", std::process::id())]);
     }
-    let o = outcome(
-        Command::new(example("loop_permutation"))
-            .args(["--quick", "--reps", "1", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap(),
-    );
+    let o = loop_permutation(&["--quick", "--reps", "1", "--out"], &out);
     assert_refused(&o, &["is in use"]);
     drop(lock);
     assert!(snapshot(&out) == before, "a refused run changed the folder");
@@ -241,13 +209,7 @@ fn an_output_folder_that_is_a_file_is_refused_before_measuring() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("results");
     std::fs::write(&file, "mine").unwrap();
-    let o = outcome(
-        Command::new(example("loop_permutation"))
-            .args(["--out"])
-            .arg(&file)
-            .output()
-            .unwrap(),
-    );
+    let o = loop_permutation(&["--out"], &file);
     assert_refused(&o, &["is a file, not a folder", "results"]);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
@@ -258,13 +220,7 @@ fn an_output_folder_whose_name_is_not_utf8_works() {
     use std::os::unix::ffi::OsStrExt;
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join(std::ffi::OsStr::from_bytes(b"out-\xff"));
-    let o = outcome(
-        Command::new(example("loop_permutation"))
-            .args(["--quick", "--reps", "1", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap(),
-    );
+    let o = loop_permutation(&["--quick", "--reps", "1", "--out"], &out);
     assert_ok(&o, "a non-UTF-8 --out");
     assert!(out.join("data/tiling-traversal.csv").is_file());
     let rec = cmbook::harness::record::read_csv(&out.join("data/tiling-traversal.csv"))

@@ -52,20 +52,17 @@ fn the_signal_kernels_match_the_cpu_with_the_vector_in_each_home() {
     assert!(is_usage_error(&too_long), "{too_long}");
 }
 
+/// The walks' sizes at `n` threads: 37 loads each, 1, 3 and 32 distinct addresses per warp.
+fn walk_sizes(n: usize) -> WalkSizes<'static> {
+    WalkSizes { n, steps: 37, distincts: &[1, 3, 32], plan: QUICK, seed: n as u64 }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_walks_match_the_cpu_for_every_number_of_distinct_addresses() {
     let (gpu, kernels) = open();
     for n in [1usize, 33, 1027] {
-        let sizes = WalkSizes {
-            n,
-            steps: 37,
-            distincts: &[1, 3, 32],
-            plan: QUICK,
-            seed: n as u64,
-        };
-        let points = sizes.walks(&gpu, &kernels).unwrap();
-        assert_eq!(points.len(), 9);
+        assert_eq!(walk_sizes(n).walks(&gpu, &kernels).unwrap().len(), 9);
     }
     assert!(is_usage_error(
         &WalkSizes { n: 10, steps: 5, distincts: &[33], plan: QUICK, seed: 1 }
@@ -79,15 +76,7 @@ fn the_walks_match_the_cpu_for_every_number_of_distinct_addresses() {
 fn the_spaced_constant_walks_match_the_cpu() {
     let (gpu, kernels) = open();
     for n in [1usize, 33, 1027] {
-        let sizes = WalkSizes {
-            n,
-            steps: 37,
-            distincts: &[1, 3, 32],
-            plan: QUICK,
-            seed: n as u64,
-        };
-        let points = sizes.spaced_walks(&gpu, &kernels).unwrap();
-        assert_eq!(points.len(), 9);
+        assert_eq!(walk_sizes(n).spaced_walks(&gpu, &kernels).unwrap().len(), 9);
     }
 }
 
