@@ -307,3 +307,46 @@ fn crlf_line_endings_and_a_byte_order_mark_compare_like_the_original() {
     assert!(!md.contains("not measured"), "{md}");
     assert!(!md.contains("not comparable"), "{md}");
 }
+
+/// A `--quick` run's cost taken as the difference of two short timings can come out below
+/// zero: that is noted, not refused, so that a second quick run into the folder succeeds; the
+/// same value in a full run's record is refused by file and line.
+#[test]
+fn a_negative_difference_is_noise_in_a_quick_run_and_refused_in_a_full_one() {
+    let book = std::fs::read_to_string(format!(
+        "{ROOT}/figures/data/hopper_memory-ladder.csv"
+    ))
+    .unwrap();
+    let negative = book.replacen(
+        "256 threads (one block),47.4,",
+        "256 threads (one block),-8.00,",
+        1,
+    );
+    assert_ne!(negative, book, "the book's first rung moved: update this test");
+    for (quick, command) in [
+        (true, "# command: cargo run --release --example hopper_memory -- --quick"),
+        (false, "# command: cargo run --release --example hopper_memory"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("data")).unwrap();
+        let text: String = negative
+            .lines()
+            .map(|l| if l.starts_with("# command:") { command } else { l })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(tmp.path().join("data/hopper_memory-ladder.csv"), text).unwrap();
+        let checked =
+            cmbook::harness::compare::check_records(cmbook::chapters::ALL, tmp.path());
+        match (quick, checked) {
+            (true, Ok(notes)) => {
+                assert!(notes
+                    .iter()
+                    .any(|n| n.contains("is negative") && n.contains("line 18")))
+            }
+            (false, Err(e)) => {
+                assert!(e.0.contains("line 18") && e.0.contains("is negative"), "{e}")
+            }
+            (quick, other) => panic!("quick = {quick}: {other:?}"),
+        }
+    }
+}
