@@ -34,6 +34,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     tmp.write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
         .with_context(|| format!("cannot write {}", path.display()))?;
+    // The run's journal keeps the old file (or notes that there was none) first.
+    super::undo::before_write(&target)?;
     tmp.persist(&target)
         .map_err(|e| e.error)
         .with_context(|| format!("cannot write {}", path.display()))?;

@@ -19,6 +19,7 @@
 //! | [`compare`]   | a reader's run beside the book's: headline numbers and claims          |
 //! | [`blas`]      | cuBLAS handles, each checked to compute FP32 in FP32                  |
 //! | [`atomic`]    | every file written whole or not at all, never outside its folder      |
+//! | [`undo`]      | a run's changes to its folder kept only if it ends well               |
 //! | [`record`]    | CSV files with provenance                                             |
 //! | [`roof`]      | the peaks a roofline divides by, read back from a run, and datasheets  |
 //! | [`table`]     | the Markdown tables the chapters include, shaped by their CSV's keys  |
@@ -54,6 +55,7 @@ pub mod stats;
 pub mod table;
 pub mod timing;
 pub mod tma;
+pub mod undo;
 pub mod verify;
 
 pub use chapter::Chapter;

@@ -1,12 +1,12 @@
 //! The output folder of a run, where a reader's results live: checked before anything is
 //! measured (not a file, not a dangling link, writable) and locked for the run with `flock(2)`,
-//! so that two runs never write into one folder at once; the temporary files a killed run
-//! left are cleared by the next one.
+//! so that two runs never write into one folder at once; what a killed run changed is undone,
+//! and its temporary files cleared, by the next one ([`undo`]).
 
 use std::path::{Path, PathBuf};
 
 use super::args::UsageError;
-use super::record;
+use super::{record, undo};
 
 /// The environment variable through which a process that holds its output folder's lock
 /// lets the processes it starts (`reproduce`'s chapter examples) write into that folder: its
@@ -29,10 +29,30 @@ pub struct OutLock {
     /// The locked file, where this claim took the lock (not where a parent process or an
     /// earlier claim in this process holds it).
     file: Option<std::fs::File>,
+    /// Whether this claim started the process's journal ([`undo`]): then it keeps the run's
+    /// changes when the run ends well ([`OutLock::commit`]) and undoes them when dropped
+    /// without that.
+    journal: std::cell::Cell<bool>,
+}
+
+impl OutLock {
+    /// Keeps every change this run made to the folder: called once the run has ended well.
+    pub fn commit(&self) -> anyhow::Result<()> {
+        if self.journal.replace(false) {
+            undo::commit(&self.dir)?;
+        }
+        Ok(())
+    }
 }
 
 impl Drop for OutLock {
     fn drop(&mut self) {
+        // A run that did not end well (an error, a panic) leaves the folder as it found it.
+        if self.journal.replace(false) {
+            if let Err(e) = undo::roll_back(&self.dir) {
+                eprintln!("error: {e:#}");
+            }
+        }
         if self.file.is_some() {
             // Removed while still locked: a run that opened the file meanwhile finds it
             // unlinked once it gets the lock, and takes a new one (see `claim_out`).
@@ -172,8 +192,12 @@ pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
         std::env::var_os(OUT_LOCK_ENV).is_some_and(|v| Path::new(&v) == dir);
     // The counting child of a --counters run writes where its parent, which holds the lock,
     // told it to.
-    if from_parent || held.contains(&dir) || super::counters::is_counting_child() {
-        return Ok(OutLock { dir, file: None });
+    if held.contains(&dir) {
+        return Ok(OutLock { dir, file: None, journal: false.into() });
+    }
+    if from_parent || super::counters::is_counting_child() {
+        let journal = undo::begin(&dir).into();
+        return Ok(OutLock { dir, file: None, journal });
     }
     let path = dir.join(LOCK_FILE);
     loop {
@@ -211,8 +235,12 @@ pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
             format!("{}\n", std::process::id()).as_bytes(),
         )?;
         held.push(dir.clone());
+        // What a killed run changed is undone before this run reads anything, then its
+        // temporary files go.
+        undo::recover(&dir)?;
         remove_leftovers(&dir);
-        return Ok(OutLock { dir, file: Some(file) });
+        let journal = undo::begin(&dir).into();
+        return Ok(OutLock { dir, file: Some(file), journal });
     }
 }
 

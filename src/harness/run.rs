@@ -86,6 +86,20 @@ pub struct Run {
     /// The output folder's lock, taken at the run's first write and held until it ends (a
     /// run that only answers on the console never creates or locks a folder).
     lock: std::cell::OnceCell<OutLock>,
+    /// Whether what the run wrote stays when it is dropped without [`Run::commit`]: so for the
+    /// runs tests and redraws make ([`offline`], [`quick_on_gpu`]); an example's run keeps its
+    /// files only if it ends well.
+    keep_on_drop: bool,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if self.keep_on_drop {
+            if let Err(e) = self.commit() {
+                eprintln!("error: {e:#}");
+            }
+        }
+    }
 }
 
 impl Run {
@@ -135,6 +149,12 @@ impl Run {
             let _ = self.lock.set(claim_out(&self.out)?);
         }
         Ok(())
+    }
+
+    /// Keeps what the run wrote into its folder: called once it has ended well. A run that
+    /// ends without this (an error, a panic, a kill) leaves the folder as it found it.
+    pub fn commit(&self) -> anyhow::Result<()> {
+        self.lock.get().map_or(Ok(()), OutLock::commit)
     }
 
     /// Writes the figure `stem` (SVG + CSV) into the run's folder with the run's provenance
@@ -353,6 +373,7 @@ pub fn start(
         reps: common.reps,
         wrote: std::cell::Cell::new(false),
         lock: std::cell::OnceCell::new(),
+        keep_on_drop: false,
     })
 }
 
@@ -396,7 +417,9 @@ fn start_in(
         seed,
         counters: false,
     };
-    start(chapter, needs, &common)
+    let mut run = start(chapter, needs, &common)?;
+    run.keep_on_drop = true;
+    Ok(run)
 }
 
 /// A run that opens no GPU and writes into `dir`: for drawing a chapter's figures and tables
@@ -472,7 +495,8 @@ pub fn main<A: Example>(
             other => other?,
         };
         if parent {
-            return super::counters::profile(&run, args.counters_part());
+            super::counters::profile(&run, args.counters_part())?;
+            return run.commit();
         }
         body(&run, args)?;
         if run.wrote.get() && !super::counters::is_counting_child() {
@@ -483,7 +507,7 @@ pub fn main<A: Example>(
             );
             compare_with_book(chapter, &run.out);
         }
-        Ok(())
+        run.commit()
     })())
 }
 
