@@ -189,6 +189,110 @@ fn a_redraw_killed_while_writing_leaves_every_file_old_or_new() {
     assert!(snapshot(&out) == before, "leftovers stayed after the next run");
 }
 
+/// How many times the fault-injection test kills a run.
+const KILLS: u64 = 60;
+
+/// A redraw killed with SIGKILL at [`KILLS`] seeded moments spread over its whole run: each
+/// file is always whole (the folder's old file, the redraw's, or the run's own bookkeeping),
+/// and once the next run has claimed the folder it holds exactly the old state or exactly the
+/// new one.
+#[cfg(unix)]
+#[test]
+fn a_run_killed_at_any_moment_leaves_the_folder_old_or_new() {
+    use rand::{Rng, SeedableRng};
+    let new = snapshot(&Path::new(ROOT).join("figures"));
+    // The old state: the same records, their figures and tables stale (every other one) or
+    // missing; a redraw turns it into the new state, the book's own files.
+    let old: BTreeMap<PathBuf, Vec<u8>> = new
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (rel, bytes))| match (rel.starts_with("data"), i % 2) {
+            (true, _) => Some((rel.clone(), bytes.clone())),
+            (false, 0) => {
+                Some((rel.clone(), format!("stale {}", rel.display()).into()))
+            }
+            (false, _) => None,
+        })
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let put_old = || {
+        let _ = std::fs::remove_dir_all(&out);
+        for (rel, bytes) in &old {
+            let to = out.join(rel);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::write(to, bytes).unwrap();
+        }
+    };
+    let redraw = || {
+        Command::new(example("reproduce"))
+            .arg("--out")
+            .arg(&out)
+            .arg("--redraw-only")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // One whole run: how long the kills are spread over.
+    put_old();
+    let started = std::time::Instant::now();
+    assert!(redraw().wait().unwrap().success());
+    let whole = started.elapsed();
+    assert!(
+        snapshot(&out) == new,
+        "an uninterrupted redraw did not make the new state"
+    );
+    let bookkeeping =
+        |rel: &Path| rel.file_name().unwrap().to_string_lossy().starts_with(".cmbook");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
+    let (mut found_old, mut found_new, mut undone) = (0, 0, 0);
+    for kill in 0..KILLS {
+        put_old();
+        let mut child = redraw();
+        std::thread::sleep(whole.mul_f64(rng.gen_range(0.0..1.2)));
+        let _ = child.kill();
+        child.wait().unwrap();
+        let left = snapshot(&out);
+        for (rel, bytes) in &left {
+            assert!(
+                old.get(rel) == Some(bytes)
+                    || new.get(rel) == Some(bytes)
+                    || bookkeeping(rel),
+                "kill {kill}: {} is neither the old file nor the new one",
+                rel.display()
+            );
+        }
+        undone += left.keys().any(|r| {
+            r.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(cmbook::harness::undo::JOURNAL_PREFIX)
+        }) as u32;
+        // The next run's claim finds the killed run's journal and undoes it.
+        drop(cmbook::harness::run::claim_out(&out).unwrap());
+        let state = snapshot(&out);
+        if state == old {
+            found_old += 1;
+        } else if state == new {
+            found_new += 1;
+        } else {
+            let mixed: Vec<String> = state
+                .iter()
+                .filter(|(rel, bytes)| old.get(*rel) != Some(*bytes))
+                .map(|(rel, _)| rel.display().to_string())
+                .collect();
+            panic!("kill {kill}: the folder is neither old nor new: {mixed:?}");
+        }
+    }
+    println!(
+        "{KILLS} kills over a {:.0} ms redraw: {found_old} found the folder old, {found_new} \
+         new; {undone} of them had a half-done run to undo",
+        whole.as_secs_f64() * 1e3
+    );
+    assert!(undone > 0, "no kill came while the run was writing");
+}
+
 #[test]
 fn a_folder_another_run_holds_is_refused_with_its_process() {
     let (_tmp, out) = copy_of_figures();
@@ -225,9 +329,16 @@ fn an_output_folder_whose_name_is_not_utf8_works() {
     assert!(out.join("data/tiling-traversal.csv").is_file());
     let rec = cmbook::harness::record::read_csv(&out.join("data/tiling-traversal.csv"))
         .unwrap();
+    // The examples are built with the test binary's profile.
+    let release = if cfg!(debug_assertions) { "" } else { " --release" };
     assert_eq!(
         rec.meta.get("command"),
-        Some("cargo run --example loop_permutation -- --quick --reps 1")
+        Some(
+            format!(
+                "cargo run{release} --example loop_permutation -- --quick --reps 1"
+            )
+            .as_str()
+        )
     );
 }
 
@@ -348,5 +459,92 @@ fn a_negative_difference_is_noise_in_a_quick_run_and_refused_in_a_full_one() {
             }
             (quick, other) => panic!("quick = {quick}: {other:?}"),
         }
+    }
+}
+
+/// The process ids whose parent is `parent` (from /proc).
+#[cfg(target_os = "linux")]
+fn children_of(parent: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (name) state ppid ...`: the name may hold spaces and parentheses.
+            let ppid: u32 =
+                stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            (ppid == parent).then_some(pid)
+        })
+        .collect()
+}
+
+/// Whether process `pid` is still running (not gone, not a zombie waiting for its parent).
+#[cfg(target_os = "linux")]
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .is_some_and(|zombie| !zombie)
+}
+
+/// Waits up to 30 s for `what`.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed().as_secs() < 30, "waited 30 s for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `reproduce` stopped by SIGTERM or SIGINT passes the signal on to the chapter it runs and
+/// exits as the signal would have made it; killed outright (SIGKILL, which nothing can pass
+/// on), its chapter is ended by the system. Either way no chapter goes on writing into the
+/// folder, and the earlier results in it are intact.
+#[cfg(target_os = "linux")]
+#[test]
+fn reproduce_passes_a_signal_on_to_its_chapter_and_leaves_no_orphan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("mine");
+    let o = reproduce(&out, &["--quick", "--only", "loop_permutation"]);
+    assert_ok(&o, "the earlier run");
+    let before = snapshot(&out);
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGKILL] {
+        // A full run: long enough (minutes) to be stopped in the middle of its chapter.
+        let parent = Command::new(example("reproduce"))
+            .args(["--only", "loop_permutation", "--out"])
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut chapter = Vec::new();
+        wait_until("the chapter to start", || {
+            chapter = children_of(parent.id());
+            !chapter.is_empty()
+        });
+        // SAFETY: a signal to the process this test started and has not yet waited for.
+        unsafe { libc::kill(parent.id() as i32, signal) };
+        let output = parent.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if signal == libc::SIGKILL {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(output.status.signal(), Some(libc::SIGKILL));
+        } else {
+            assert_eq!(output.status.code(), Some(128 + signal), "{stderr}");
+            assert!(
+                stderr.contains(&format!("interrupted by signal {signal}"))
+                    && stderr.contains("loop_permutation"),
+                "{stderr}"
+            );
+        }
+        wait_until("the chapter to end with reproduce", || !running(chapter[0]));
+        drop(cmbook::harness::run::claim_out(&out).unwrap());
+        assert!(
+            snapshot(&out) == before,
+            "signal {signal}: the earlier results changed"
+        );
     }
 }
