@@ -22,7 +22,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use cmbook::chapters::reproduce::{self, Options};
-use cmbook::harness::run;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -74,7 +73,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let a = Args::parse();
-    run::finish(reproduce::reproduce(Options {
+    reproduce::finish(reproduce::reproduce(Options {
         out: a.out,
         appendix_table: a.appendix_table,
         compare: a.compare,

@@ -75,8 +75,9 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         .into());
     }
     if args.compare || args.roofline || args.redraw_only {
-        let _lock = run::claim_out(&out)?;
-        return offline_mode(&args, &out);
+        let lock = run::claim_out(&out)?;
+        offline_mode(&args, &out)?;
+        return lock.commit();
     }
     let chosen: Vec<&'static Chapter> = match &args.only {
         // Counting needs kernels: the CPU-only examples have none.
@@ -125,12 +126,19 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
     // its lock.
     let lock = run::claim_out(&out)?;
     if args.sanitize {
-        return sanitize(&args, &out, &binaries);
+        sanitize(&args, &out, &binaries)?;
+        return lock.commit();
     }
+    let signals = Forwarding::install();
     let bar = progress(binaries.len());
     let started = Instant::now();
     let mut skipped = Vec::new();
     for (c, path) in &binaries {
+        if let Some(sig) = signals.received() {
+            bar.finish_and_clear();
+            drop(lock);
+            return Err(interrupted(sig, c.example, Stopped::BeforeItStarted));
+        }
         bar.set_message(c.example);
         let t = Instant::now();
         let mut cmd = Command::new(path);
@@ -141,7 +149,18 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         if args.counters {
             cmd.arg("--counters");
         }
-        let status = bar.suspend(|| cmd.status())?;
+        dies_with_this_process(&mut cmd);
+        let status = bar.suspend(|| signals.run(&mut cmd))?;
+        // A chapter killed while writing left its journal: its changes are undone, so the
+        // folder holds what the chapters before it wrote.
+        let undone = crate::harness::undo::recover(&lock.dir)?;
+        if let Some(sig) = signals.received() {
+            bar.finish_and_clear();
+            drop(lock);
+            let stopped =
+                if undone > 0 { Stopped::WhileWriting } else { Stopped::BeforeItWrote };
+            return Err(interrupted(sig, c.example, stopped));
+        }
         match status.code() {
             Some(0) => bar.println(format!(
                 "{}: done in {:.0} s",
@@ -182,14 +201,164 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         println!("skipped, as this machine cannot run them: {}", skipped.join(", "));
     }
     if args.counters {
-        return audit(&out);
+        audit(&out)?;
+        return lock.commit();
     }
     // The roofline needs the ceilings of this run; it places whichever chapters ran.
     if out.join("data/ceilings-peaks.csv").exists() {
         super::roofline::write(&out)?;
     }
     audit(&out)?;
-    write_comparison(&out, None)
+    write_comparison(&out, None)?;
+    lock.commit()
+}
+
+/// The signal that stopped a run, as its exit code tells it (128 + the signal's number, as a
+/// shell reports a process the signal killed).
+#[derive(Debug)]
+pub struct Interrupted(pub i32);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "interrupted by signal {}", self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// How far the chapter `reproduce` was at had come when a signal stopped the run.
+enum Stopped {
+    BeforeItStarted,
+    BeforeItWrote,
+    WhileWriting,
+}
+
+fn interrupted(sig: i32, example: &str, stopped: Stopped) -> anyhow::Error {
+    let what = match stopped {
+        Stopped::BeforeItStarted => format!("stopped before {example}"),
+        Stopped::BeforeItWrote => {
+            format!("{example} was stopped before it wrote anything")
+        }
+        Stopped::WhileWriting => {
+            format!("{example} was stopped and what it had written undone")
+        }
+    };
+    anyhow::Error::new(Interrupted(sig)).context(format!(
+        "{what}; the folder holds the chapters that finished before it"
+    ))
+}
+
+/// [`run::finish`], except that a run a signal stopped exits as that signal would have made
+/// it (128 + its number), as shells and schedulers expect.
+pub fn finish(outcome: anyhow::Result<()>) -> std::process::ExitCode {
+    let sig = outcome
+        .as_ref()
+        .err()
+        .and_then(|e| e.downcast_ref::<Interrupted>())
+        .map(|i| i.0);
+    let code = run::finish(outcome);
+    match sig {
+        Some(sig) => std::process::ExitCode::from((128 + sig) as u8),
+        None => code,
+    }
+}
+
+/// A chapter's example that outlives `reproduce` (killed with SIGKILL, which cannot be
+/// forwarded) would go on writing into a folder nobody holds: the kernel ends it with a SIGTERM
+/// when this process dies.
+fn dies_with_this_process(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec only async-signal-safe calls: prctl, getppid, _exit.
+        let parent = unsafe { libc::getpid() };
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                // Died before the request was made: nobody would send it.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
+/// The process a run waits on, and the SIGINT or SIGTERM this process received: passed on to
+/// the chapter's example, which stops the way it would have if the signal had reached it
+/// directly, after which `reproduce` stops too.
+static RUNNING_CHILD: std::sync::atomic::AtomicI32 =
+    std::sync::atomic::AtomicI32::new(0);
+static RECEIVED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn pass_on(sig: libc::c_int) {
+    use std::sync::atomic::Ordering::SeqCst;
+    RECEIVED.store(sig, SeqCst);
+    let child = RUNNING_CHILD.load(SeqCst);
+    if child > 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe { libc::kill(child, sig) };
+    }
+}
+
+/// SIGINT and SIGTERM passed on to the running chapter for as long as this lives.
+struct Forwarding {
+    previous: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl Forwarding {
+    fn install() -> Self {
+        let mut previous = Vec::new();
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: a zeroed sigaction with a handler that only stores atomics and calls
+            // kill; SA_RESTART so that the wait for the child goes on.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = pass_on as extern "C" fn(libc::c_int) as usize;
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &action, &mut old) == 0 {
+                    previous.push((sig, old));
+                }
+            }
+        }
+        Forwarding { previous }
+    }
+
+    /// Runs `cmd` to its end, passing the signals on to it.
+    fn run(&self, cmd: &mut Command) -> std::io::Result<std::process::ExitStatus> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let mut child = cmd.spawn()?;
+        RUNNING_CHILD.store(child.id() as i32, SeqCst);
+        // A signal that came between the spawn and the store was not passed on.
+        if let Some(sig) = self.received() {
+            // SAFETY: the child has not been waited for, so its id is still its own.
+            unsafe { libc::kill(child.id() as i32, sig) };
+        }
+        let status = child.wait();
+        RUNNING_CHILD.store(0, SeqCst);
+        status
+    }
+
+    fn received(&self) -> Option<i32> {
+        match RECEIVED.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => None,
+            sig => Some(sig),
+        }
+    }
+}
+
+impl Drop for Forwarding {
+    fn drop(&mut self) {
+        for (sig, old) in &self.previous {
+            // SAFETY: restores the action saved by install.
+            unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
+        }
+    }
 }
 
 /// `--compare`, `--roofline` or `--redraw-only`: no GPU, nothing measured.
@@ -250,7 +419,12 @@ fn write_comparison(dir: &Path, book: Option<PathBuf>) -> anyhow::Result<()> {
     check_headline_records(dir)?;
     check_headline_records(&book)?;
     let (headlines, claims) = compare::compare(chapters::ALL, dir, &book);
-    let name = dir.display().to_string();
+    // The folder's own name: the page may be shared, and the path above it is the reader's.
+    let name = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| dir.display().to_string());
     let quick = compare::was_quick(dir);
     let [md_name, html_name] = OWN_FILES else { unreachable!("two pages") };
     let md = compare::markdown(&headlines, &claims, &name, quick);
