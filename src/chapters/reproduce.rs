@@ -124,11 +124,17 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
     }
     // The folder is this run's until it ends; the examples it starts write into it under
     // its lock.
-    let lock = run::claim_out(&out)?;
     if args.sanitize {
-        sanitize(&args, &out, &binaries)?;
+        // The GPU first: a machine that cannot run the sanitizers gets no folder.
+        let gpu = crate::harness::Gpu::open(false)?;
+        let lock = run::claim_out(&out)?;
+        sanitize(&args, &out, &binaries, gpu)?;
         return lock.commit();
     }
+    if args.counters && crate::harness::counters::find_ncu().is_none() {
+        return Err(crate::harness::counters::ncu_missing().into());
+    }
+    let lock = run::claim_out(&out)?;
     let signals = Forwarding::install();
     let bar = progress(binaries.len());
     let started = Instant::now();
@@ -479,9 +485,9 @@ fn sanitize(
     args: &Options,
     out: &Path,
     binaries: &[(&'static Chapter, PathBuf)],
+    gpu: crate::harness::Gpu,
 ) -> anyhow::Result<()> {
     use crate::harness::record::Meta;
-    let gpu = crate::harness::Gpu::open(false)?;
     println!("{}", gpu.info.line());
     let checked: Vec<_> =
         binaries.iter().filter(|(c, _)| c.needs != Needs::Cpu).collect();

@@ -6,6 +6,7 @@
 mod common;
 
 mod atax_cpu;
+mod audit;
 mod cli;
 mod cmm_cpu;
 mod coalescing_cpu;
