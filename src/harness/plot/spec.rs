@@ -223,10 +223,16 @@ impl Spec {
         };
         let y2 = match (meta.get("y2_label"), meta.get("y2_scale")) {
             (None, None) => None,
-            (Some(l), Some(s)) => Some((
-                l.to_string(),
-                s.parse::<f64>().with_context(|| format!("`y2_scale: {s}`"))?,
-            )),
+            (Some(l), Some(s)) => {
+                let scale =
+                    s.parse::<f64>().with_context(|| format!("`y2_scale: {s}`"))?;
+                // The right axis shows y × scale: any other factor draws no axis at all (NaN,
+                // infinite) or one running the wrong way or collapsed to a point (0 or less).
+                if !(scale.is_finite() && scale > 0.0) {
+                    bail!("`y2_scale: {s}`: the second axis' factor must be a finite number above 0");
+                }
+                Some((l.to_string(), scale))
+            }
             _ => bail!("`y2_label` and `y2_scale` go together"),
         };
         Ok(Self {
