@@ -305,13 +305,19 @@ pub fn write_table<T: serde::Serialize>(
     write_atomic(&dir.join(format!("{stem}.md")), md.as_bytes())
 }
 
-/// The CSVs under `dir/data/` that can be records, by stem in order of name: regular files,
-/// and links to regular files inside `dir`. The others (a FIFO, a device, a folder, a link
-/// that leads out of `dir` or nowhere) are never opened: the second list names each with why
-/// it was left alone.
-pub fn record_files(
-    dir: &Path,
-) -> anyhow::Result<(Vec<(String, std::path::PathBuf)>, Vec<String>)> {
+/// The CSVs under a folder's `data/`, sorted by name, as [`record_files`] finds them.
+#[derive(Debug, Default)]
+pub struct RecordFiles {
+    /// (stem, path) of each CSV that can be a record.
+    pub records: Vec<(String, std::path::PathBuf)>,
+    /// Each other CSV entry, named with why it was left alone: `zz.csv (not a regular file)`.
+    pub left_alone: Vec<String>,
+}
+
+/// The CSVs under `dir/data/` that can be records: regular files, and links to regular files
+/// inside `dir`. The others (a FIFO, a device, a folder, a link that leads out of `dir` or
+/// nowhere) are never opened, only named.
+pub fn record_files(dir: &Path) -> anyhow::Result<RecordFiles> {
     let data = dir.join("data");
     let inside: Vec<std::path::PathBuf> =
         [dir, data.as_path()].iter().filter_map(|d| d.canonicalize().ok()).collect();
@@ -351,7 +357,7 @@ pub fn record_files(
     }
     found.sort();
     left_alone.sort();
-    Ok((found, left_alone))
+    Ok(RecordFiles { records: found, left_alone })
 }
 
 /// [`audit_figures`](super::plot::audit_figures) for the records `is_record` accepts by stem: the CSVs it refuses are
@@ -363,7 +369,7 @@ pub fn audit_records(
 ) -> anyhow::Result<Vec<String>> {
     let mut problems = Vec::new();
     let mut stems = Vec::new();
-    for (stem, path) in record_files(dir)?.0 {
+    for (stem, path) in record_files(dir)?.records {
         if !is_record(&stem) {
             continue;
         }
@@ -445,7 +451,7 @@ pub fn redraw_records(
     is_record: impl Fn(&str) -> bool,
 ) -> anyhow::Result<(usize, Vec<String>)> {
     let mut drawn = Vec::new();
-    let (records, mut ignored) = record_files(dir)?;
+    let RecordFiles { records, left_alone: mut ignored } = record_files(dir)?;
     for (stem, path) in records {
         if !is_record(&stem) {
             ignored.push(format!("{stem}.csv"));
