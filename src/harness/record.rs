@@ -133,15 +133,22 @@ impl Record {
     }
 }
 
-/// Serialises `rows` as CSV text preceded by the metadata lines.
+/// The metadata key that declares how many rows a record holds. It frames the file rather
+/// than describing it: the writer adds it last, and the reader checks it and takes it out of
+/// [`Record::meta`], so no figure, table or footer ever shows it.
+pub const ROWS_KEY: &str = "rows";
+
+/// Serialises `rows` as CSV text preceded by the metadata lines, the last of which declares
+/// how many rows follow ([`ROWS_KEY`]): a file cut at a line boundary then reads as cut.
 pub fn to_csv_string<T: serde::Serialize>(
     meta: &Meta,
     rows: &[T],
 ) -> anyhow::Result<String> {
     let mut text = String::new();
-    for (k, v) in &meta.0 {
+    for (k, v) in meta.0.iter().filter(|(k, _)| k != ROWS_KEY) {
         text.push_str(&format!("# {k}: {v}\n"));
     }
+    text.push_str(&format!("# {ROWS_KEY}: {}\n", rows.len()));
     let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
         writer.serialize(row)?;
@@ -164,7 +171,8 @@ pub fn write_csv<T: serde::Serialize>(
 }
 
 /// Parses a record from text. A UTF-8 byte-order mark and CRLF line endings are read as
-/// what they are (an editor's habits), not as part of the first key or of the values.
+/// what they are (an editor's habits), not as part of the first key or of the values. Where
+/// the metadata declares a row count ([`ROWS_KEY`]), a record holding another is refused.
 pub fn parse_csv(text: &str) -> anyhow::Result<Record> {
     Ok(parse_csv_with_lines(text)?.0)
 }
@@ -202,6 +210,18 @@ pub fn parse_csv_with_lines(text: &str) -> anyhow::Result<(Record, Vec<u64>)> {
         let newlines = body[..start].iter().filter(|&&b| b == b'\n').count() as u64;
         lines.push(meta_lines + newlines + 1);
         rows.push(row.iter().map(str::to_string).collect());
+    }
+    if let Some(at) = meta.0.iter().position(|(k, _)| k == ROWS_KEY) {
+        let (_, declared) = meta.0.remove(at);
+        let count = declared.parse::<usize>().with_context(|| {
+            format!("`# {ROWS_KEY}: {declared}` is not a count of rows")
+        })?;
+        anyhow::ensure!(
+            rows.len() == count,
+            "{} rows found where `# {ROWS_KEY}: {count}` declares {count}: the file was cut \
+             or rows were added",
+            rows.len()
+        );
     }
     Ok((Record { meta, header, rows }, lines))
 }
@@ -550,6 +570,40 @@ mod tests {
     }
 
     #[test]
+    fn a_record_cut_at_a_line_boundary_reads_as_cut() {
+        let rows = [
+            Row { size_bytes: 1, gb_per_s: 2.0, what: "x" },
+            Row { size_bytes: 3, gb_per_s: 4.0, what: "y\nz" },
+            Row { size_bytes: 5, gb_per_s: 6.0, what: "w" },
+        ];
+        let text = to_csv_string(&meta(), &rows).unwrap();
+        // Declared last among the metadata, counted in records (a quoted field may hold a
+        // line break), and never part of what the record says.
+        assert!(
+            text.contains("# title: Copy bandwidth\n# rows: 3\nsize_bytes,"),
+            "{text}"
+        );
+        assert_eq!(parse_csv(&text).unwrap().meta, meta());
+        assert_eq!(to_csv_string(&meta().with(ROWS_KEY, "9"), &rows).unwrap(), text);
+        let cut = text.strip_suffix("5,6.0,w\n").unwrap();
+        let err = format!("{:#}", parse_csv(cut).unwrap_err());
+        assert!(err.starts_with("2 rows found where `# rows: 3` declares 3"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.csv");
+        std::fs::write(&path, format!("{text}1,2.0,x\n")).unwrap();
+        let err = format!("{:#}", read_csv(&path).unwrap_err());
+        assert!(err.contains("cut.csv is not a record: 4 rows found where"), "{err}");
+        let err = format!(
+            "{:#}",
+            parse_csv(&text.replace("rows: 3", "rows: many")).unwrap_err()
+        );
+        assert!(err.contains("`# rows: many` is not a count of rows"), "{err}");
+        // A record written before rows were counted reads as it always did.
+        let uncounted = text.replace("# rows: 3\n", "");
+        assert_eq!(parse_csv(&uncounted).unwrap(), parse_csv(&text).unwrap());
+    }
+
+    #[test]
     fn missing_provenance_is_reported() {
         let m = Meta::default().with("gpu", "x").with("command", "");
         let missing = m.missing_provenance();
@@ -593,9 +647,10 @@ mod tests {
         let plain = parse_csv(&text).unwrap();
         let crlf = format!("\u{feff}{}", text.replace('\n', "\r\n"));
         assert_eq!(parse_csv(&crlf).unwrap(), plain);
-        // Rows are numbered by their line in the file, after the metadata and the header.
+        // Rows are numbered by their line in the file, after the metadata (with the row
+        // count the writer adds) and the header.
         let (_, lines) = parse_csv_with_lines(&crlf).unwrap();
-        let first = meta().0.len() as u64 + 2;
+        let first = meta().0.len() as u64 + 3;
         assert_eq!(lines, [first, first + 1]);
     }
 

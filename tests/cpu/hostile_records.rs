@@ -258,6 +258,25 @@ fn a_redraw_and_a_comparison_leave_what_is_not_a_file_alone_and_never_wait_on_it
     assert!(problems.is_empty(), "{problems:?}");
 }
 
+#[test]
+fn a_record_cut_at_a_line_boundary_is_refused_by_file_and_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let whole = figure(&keys(LINE, &["rows: 3"]), "s,1,1,1,1\ns,2,2,2,2\ns,3,3,3,3\n");
+    assert_well_formed(&redraw_in_time(&whole).unwrap());
+    let cut = whole.strip_suffix("s,3,3,3,3\n").unwrap();
+    std::fs::write(data.join("cut.csv"), cut).unwrap();
+    let err =
+        format!("{:#}", record::redraw_records(tmp.path(), |_| true).unwrap_err());
+    assert!(
+        err.contains(
+            "cut.csv is not a record: 2 rows found where `# rows: 3` declares 3"
+        ),
+        "{err}"
+    );
+}
+
 /// Numbers as a record may write them, absurd ones first.
 fn number() -> impl Strategy<Value = String> {
     prop_oneof![
