@@ -426,10 +426,12 @@ pub fn caveat(quick: bool) -> &'static str {
     }
 }
 
-/// Whether any record of the run in `dir` was made with `--quick`.
+/// Whether any record of the run in `dir` was made with `--quick`. Only what can be a record
+/// is read ([`record::record_files`]): a FIFO or a device under `data/` is not opened.
 pub fn was_quick(dir: &Path) -> bool {
-    std::fs::read_dir(dir.join("data")).into_iter().flatten().flatten().any(|e| {
-        record::read_csv(&e.path())
+    let records = record::record_files(dir).map(|f| f.records).unwrap_or_default();
+    records.iter().any(|(_, path)| {
+        record::read_csv(path)
             .is_ok_and(|r| r.meta.get("command").is_some_and(|c| c.contains("--quick")))
     })
 }

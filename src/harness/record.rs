@@ -133,15 +133,22 @@ impl Record {
     }
 }
 
-/// Serialises `rows` as CSV text preceded by the metadata lines.
+/// The metadata key that declares how many rows a record holds. It frames the file rather
+/// than describing it: the writer adds it last, and the reader checks it and takes it out of
+/// [`Record::meta`], so no figure, table or footer ever shows it.
+pub const ROWS_KEY: &str = "rows";
+
+/// Serialises `rows` as CSV text preceded by the metadata lines, the last of which declares
+/// how many rows follow ([`ROWS_KEY`]): a file cut at a line boundary then reads as cut.
 pub fn to_csv_string<T: serde::Serialize>(
     meta: &Meta,
     rows: &[T],
 ) -> anyhow::Result<String> {
     let mut text = String::new();
-    for (k, v) in &meta.0 {
+    for (k, v) in meta.0.iter().filter(|(k, _)| k != ROWS_KEY) {
         text.push_str(&format!("# {k}: {v}\n"));
     }
+    text.push_str(&format!("# {ROWS_KEY}: {}\n", rows.len()));
     let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
         writer.serialize(row)?;
@@ -164,7 +171,8 @@ pub fn write_csv<T: serde::Serialize>(
 }
 
 /// Parses a record from text. A UTF-8 byte-order mark and CRLF line endings are read as
-/// what they are (an editor's habits), not as part of the first key or of the values.
+/// what they are (an editor's habits), not as part of the first key or of the values. Where
+/// the metadata declares a row count ([`ROWS_KEY`]), a record holding another is refused.
 pub fn parse_csv(text: &str) -> anyhow::Result<Record> {
     Ok(parse_csv_with_lines(text)?.0)
 }
@@ -203,6 +211,18 @@ pub fn parse_csv_with_lines(text: &str) -> anyhow::Result<(Record, Vec<u64>)> {
         lines.push(meta_lines + newlines + 1);
         rows.push(row.iter().map(str::to_string).collect());
     }
+    if let Some(at) = meta.0.iter().position(|(k, _)| k == ROWS_KEY) {
+        let (_, declared) = meta.0.remove(at);
+        let count = declared.parse::<usize>().with_context(|| {
+            format!("`# {ROWS_KEY}: {declared}` is not a count of rows")
+        })?;
+        anyhow::ensure!(
+            rows.len() == count,
+            "{} rows found where `# {ROWS_KEY}: {count}` declares {count}: the file was cut \
+             or rows were added",
+            rows.len()
+        );
+    }
     Ok((Record { meta, header, rows }, lines))
 }
 
@@ -213,14 +233,75 @@ pub fn read_csv(path: &Path) -> anyhow::Result<Record> {
 
 /// [`read_csv`] with each row's line ([`parse_csv_with_lines`]).
 pub fn read_csv_with_lines(path: &Path) -> anyhow::Result<(Record, Vec<u64>)> {
-    // A FIFO would block the read forever, a device would never end: only files are records.
-    let kind = std::fs::metadata(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    anyhow::ensure!(kind.is_file(), "{} is not a regular file", path.display());
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let text = read_text(path, MAX_RECORD_BYTES)?;
     parse_csv_with_lines(&text)
         .with_context(|| format!("{} is not a record", path.display()))
+}
+
+/// The largest record read, in bytes. The book's largest CSV (`atax-counters.csv`) holds under
+/// 90 KiB, so 16 MiB leaves room for sweeps 180 times as long; a larger file was not written
+/// by a chapter, and drawing it would take minutes and write an SVG of hundreds of MiB.
+pub const MAX_RECORD_BYTES: u64 = 16 << 20;
+
+/// Opens `path` (following links) if it is a regular file, with its size. A FIFO would block
+/// a read until a writer came, a device would never end: they are refused on the opened file
+/// itself, which is opened without waiting for a writer, so nothing can swap it in between.
+fn open_regular(path: &Path) -> anyhow::Result<(std::fs::File, u64)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options
+        .open(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let kind =
+        file.metadata().with_context(|| format!("cannot read {}", path.display()))?;
+    anyhow::ensure!(kind.is_file(), "{} is not a regular file", path.display());
+    Ok((file, kind.len()))
+}
+
+/// The text of the regular file at `path`, refused before it is read when it holds more than
+/// `cap` bytes; the read stops at `cap` whatever the file does meanwhile, so no file can
+/// exhaust memory.
+pub fn read_text(path: &Path, cap: u64) -> anyhow::Result<String> {
+    use std::io::Read;
+    let (file, len) = open_regular(path)?;
+    let too_big = |len: u64| {
+        anyhow::anyhow!(
+            "{} is {len} bytes, more than the {cap} a record may hold",
+            path.display()
+        )
+    };
+    if len > cap {
+        return Err(too_big(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes)
+        .with_context(|| format!("{} is not UTF-8 text", path.display()))
+}
+
+/// Whether the file at `path` holds exactly `expected`: a file of another size (or not a
+/// regular file) is never read, so comparing costs at most `expected`'s length.
+fn holds_exactly(path: &Path, expected: &str) -> anyhow::Result<bool> {
+    use std::io::Read;
+    let (file, len) = open_regular(path)?;
+    if len != expected.len() as u64 {
+        return Ok(false);
+    }
+    let mut bytes = Vec::with_capacity(expected.len());
+    file.take(len + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(bytes == expected.as_bytes())
 }
 
 /// Renders a record as the Markdown table a chapter includes, with the line saying where its
@@ -244,23 +325,59 @@ pub fn write_table<T: serde::Serialize>(
     write_atomic(&dir.join(format!("{stem}.md")), md.as_bytes())
 }
 
-/// The CSVs under `dir/data/`, by stem, in order of name.
-fn csv_stems(dir: &Path) -> anyhow::Result<Vec<(String, std::path::PathBuf)>> {
+/// The CSVs under a folder's `data/`, sorted by name, as [`record_files`] finds them.
+#[derive(Debug, Default)]
+pub struct RecordFiles {
+    /// (stem, path) of each CSV that can be a record.
+    pub records: Vec<(String, std::path::PathBuf)>,
+    /// Each other CSV entry, named with why it was left alone: `zz.csv (not a regular file)`.
+    pub left_alone: Vec<String>,
+}
+
+/// The CSVs under `dir/data/` that can be records: regular files, and links to regular files
+/// inside `dir`. The others (a FIFO, a device, a folder, a link that leads out of `dir` or
+/// nowhere) are never opened, only named.
+pub fn record_files(dir: &Path) -> anyhow::Result<RecordFiles> {
     let data = dir.join("data");
+    let inside: Vec<std::path::PathBuf> =
+        [dir, data.as_path()].iter().filter_map(|d| d.canonicalize().ok()).collect();
     let mut found = Vec::new();
+    let mut left_alone = Vec::new();
     for entry in std::fs::read_dir(&data)
         .with_context(|| format!("cannot read {}", data.display()))?
     {
-        let path = entry?.path();
+        let entry = entry?;
+        let path = entry.path();
         if path.extension().is_none_or(|e| e != "csv") {
             continue;
         }
-        if let Some(stem) = path.file_stem() {
-            found.push((stem.to_string_lossy().into_owned(), path));
+        let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned())
+        else {
+            continue;
+        };
+        let kind = entry.file_type()?;
+        let why = if kind.is_file() {
+            None
+        } else if kind.is_symlink() {
+            match path.canonicalize() {
+                Err(_) => Some("a link that leads nowhere"),
+                Ok(t) if !inside.iter().any(|d| t.starts_with(d)) => {
+                    Some("a link out of the folder")
+                }
+                Ok(t) if !t.is_file() => Some("a link to something not a regular file"),
+                Ok(_) => None,
+            }
+        } else {
+            Some("not a regular file")
+        };
+        match why {
+            None => found.push((stem, path)),
+            Some(why) => left_alone.push(format!("{stem}.csv ({why})")),
         }
     }
     found.sort();
-    Ok(found)
+    left_alone.sort();
+    Ok(RecordFiles { records: found, left_alone })
 }
 
 /// [`audit_figures`](super::plot::audit_figures) for the records `is_record` accepts by stem: the CSVs it refuses are
@@ -272,7 +389,7 @@ pub fn audit_records(
 ) -> anyhow::Result<Vec<String>> {
     let mut problems = Vec::new();
     let mut stems = Vec::new();
-    for (stem, path) in csv_stems(dir)? {
+    for (stem, path) in record_files(dir)?.records {
         if !is_record(&stem) {
             continue;
         }
@@ -295,29 +412,33 @@ pub fn audit_records(
         }
         if rec.meta.get("plot").is_some() {
             let svg = dir.join(format!("{stem}.svg"));
-            match (std::fs::read_to_string(&svg), super::plot::draw_svg(&rec, &name)) {
-                (Ok(committed), Ok(drawn)) if committed == drawn => {}
-                (Ok(_), Ok(_)) => problems.push(format!(
-                    "{stem}.svg differs from what {name} draws (stale or hand-edited)"
-                )),
-                (Err(_), _) => problems.push(format!("{stem}.svg is missing")),
-                (_, Err(e)) => problems.push(format!("{name} cannot be drawn: {e:#}")),
+            match super::plot::draw_svg(&rec, &name) {
+                Ok(drawn) => match holds_exactly(&svg, &drawn) {
+                    Ok(true) => {}
+                    Ok(false) => problems.push(format!(
+                        "{stem}.svg differs from what {name} draws (stale or hand-edited)"
+                    )),
+                    Err(e) if svg.exists() => problems.push(format!("{e:#}")),
+                    Err(_) => problems.push(format!("{stem}.svg is missing")),
+                },
+                Err(_) if !svg.exists() => problems.push(format!("{stem}.svg is missing")),
+                Err(e) => problems.push(format!("{name} cannot be drawn: {e:#}")),
             }
         } else {
             let md = dir.join(format!("{stem}.md"));
-            match std::fs::read_to_string(&md) {
-                Ok(committed) => {
-                    match markdown_table(&rec, &format!("figures/data/{name}")) {
-                        Ok(drawn) if drawn == committed => {}
-                        Ok(_) => problems.push(format!(
-                            "{stem}.md differs from the table {name} renders (stale or hand-edited)"
-                        )),
-                        Err(e) => {
-                            problems.push(format!("{name} cannot be shown as a table: {e:#}"))
-                        }
-                    }
+            match markdown_table(&rec, &format!("figures/data/{name}")) {
+                Ok(drawn) => match holds_exactly(&md, &drawn) {
+                    Ok(true) => {}
+                    Ok(false) => problems.push(format!(
+                        "{stem}.md differs from the table {name} renders (stale or hand-edited)"
+                    )),
+                    Err(e) if md.exists() => problems.push(format!("{e:#}")),
+                    Err(_) => problems.push(format!("{stem}.md is missing")),
+                },
+                Err(_) if !md.exists() => problems.push(format!("{stem}.md is missing")),
+                Err(e) => {
+                    problems.push(format!("{name} cannot be shown as a table: {e:#}"))
                 }
-                Err(_) => problems.push(format!("{stem}.md is missing")),
             }
         }
         stems.push(stem);
@@ -342,16 +463,16 @@ pub fn audit_records(
 }
 
 /// Redraws the figures and tables under `dir` whose stems `is_record` accepts, and returns how
-/// many, with the names of the CSVs it left alone. Every record is read and drawn before
-/// anything is written, so a bad CSV leaves the folder as it was; each file is then replaced
-/// whole ([`write_atomic`]).
+/// many, with the names of the CSVs it left alone (those that are not regular files with why,
+/// see [`record_files`]). Every record is read and drawn before anything is written, so a bad
+/// CSV leaves the folder as it was; each file is then replaced whole ([`write_atomic`]).
 pub fn redraw_records(
     dir: &Path,
     is_record: impl Fn(&str) -> bool,
 ) -> anyhow::Result<(usize, Vec<String>)> {
     let mut drawn = Vec::new();
-    let mut ignored = Vec::new();
-    for (stem, path) in csv_stems(dir)? {
+    let RecordFiles { records, left_alone: mut ignored } = record_files(dir)?;
+    for (stem, path) in records {
         if !is_record(&stem) {
             ignored.push(format!("{stem}.csv"));
             continue;
@@ -373,6 +494,7 @@ pub fn redraw_records(
     for (path, text) in &drawn {
         write_atomic(path, text.as_bytes())?;
     }
+    ignored.sort();
     Ok((drawn.len(), ignored))
 }
 
@@ -448,6 +570,40 @@ mod tests {
     }
 
     #[test]
+    fn a_record_cut_at_a_line_boundary_reads_as_cut() {
+        let rows = [
+            Row { size_bytes: 1, gb_per_s: 2.0, what: "x" },
+            Row { size_bytes: 3, gb_per_s: 4.0, what: "y\nz" },
+            Row { size_bytes: 5, gb_per_s: 6.0, what: "w" },
+        ];
+        let text = to_csv_string(&meta(), &rows).unwrap();
+        // Declared last among the metadata, counted in records (a quoted field may hold a
+        // line break), and never part of what the record says.
+        assert!(
+            text.contains("# title: Copy bandwidth\n# rows: 3\nsize_bytes,"),
+            "{text}"
+        );
+        assert_eq!(parse_csv(&text).unwrap().meta, meta());
+        assert_eq!(to_csv_string(&meta().with(ROWS_KEY, "9"), &rows).unwrap(), text);
+        let cut = text.strip_suffix("5,6.0,w\n").unwrap();
+        let err = format!("{:#}", parse_csv(cut).unwrap_err());
+        assert!(err.starts_with("2 rows found where `# rows: 3` declares 3"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.csv");
+        std::fs::write(&path, format!("{text}1,2.0,x\n")).unwrap();
+        let err = format!("{:#}", read_csv(&path).unwrap_err());
+        assert!(err.contains("cut.csv is not a record: 4 rows found where"), "{err}");
+        let err = format!(
+            "{:#}",
+            parse_csv(&text.replace("rows: 3", "rows: many")).unwrap_err()
+        );
+        assert!(err.contains("`# rows: many` is not a count of rows"), "{err}");
+        // A record written before rows were counted reads as it always did.
+        let uncounted = text.replace("# rows: 3\n", "");
+        assert_eq!(parse_csv(&uncounted).unwrap(), parse_csv(&text).unwrap());
+    }
+
+    #[test]
     fn missing_provenance_is_reported() {
         let m = Meta::default().with("gpu", "x").with("command", "");
         let missing = m.missing_provenance();
@@ -491,9 +647,10 @@ mod tests {
         let plain = parse_csv(&text).unwrap();
         let crlf = format!("\u{feff}{}", text.replace('\n', "\r\n"));
         assert_eq!(parse_csv(&crlf).unwrap(), plain);
-        // Rows are numbered by their line in the file, after the metadata and the header.
+        // Rows are numbered by their line in the file, after the metadata (with the row
+        // count the writer adds) and the header.
         let (_, lines) = parse_csv_with_lines(&crlf).unwrap();
-        let first = meta().0.len() as u64 + 2;
+        let first = meta().0.len() as u64 + 3;
         assert_eq!(lines, [first, first + 1]);
     }
 
@@ -502,13 +659,85 @@ mod tests {
     fn only_a_regular_file_is_read_as_a_record() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("zz.csv");
-        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid, NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        mkfifo(&fifo);
         let err = read_csv(&fifo).unwrap_err().to_string();
         assert!(err.contains("is not a regular file"), "{err}");
         let err = read_csv(dir.path()).unwrap_err().to_string();
         assert!(err.contains("is not a regular file"), "{err}");
+    }
+
+    #[cfg(unix)]
+    fn mkfifo(path: &Path) {
+        let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.csv");
+        // Sparse: its size is what is refused, without a byte of it being read.
+        let file = std::fs::File::create(&big).unwrap();
+        file.set_len(MAX_RECORD_BYTES + 1).unwrap();
+        let err = format!("{:#}", read_csv(&big).unwrap_err());
+        assert!(
+            err.contains("big.csv is 16777217 bytes, more than the 16777216"),
+            "{err}"
+        );
+        // At the cap it is read.
+        file.set_len(MAX_RECORD_BYTES).unwrap();
+        if let Err(e) = read_csv(&big) {
+            assert!(!format!("{e:#}").contains("bytes, more than"), "{e:#}");
+        }
+        // A device is never read, however it is reached.
+        let zero = dir.path().join("zero.csv");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let err = format!("{:#}", read_csv(&zero).unwrap_err());
+        assert!(err.contains("zero.csv is not a regular file"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_inside_the_folder_are_redrawn_and_the_rest_is_named() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let rows = [Row { size_bytes: 1, gb_per_s: 2.0, what: "x" }];
+        write_table(dir.path(), "a-table", &meta(), &rows).unwrap();
+        let data = dir.path().join("data");
+        mkfifo(&data.join("fifo.csv"));
+        std::fs::create_dir(data.join("folder.csv")).unwrap();
+        symlink("/dev/zero", data.join("zero.csv")).unwrap();
+        symlink(data.join("fifo.csv"), data.join("inner.csv")).unwrap();
+        symlink(data.join("gone.csv"), data.join("dangling.csv")).unwrap();
+        let theirs = outside.path().join("theirs.csv");
+        std::fs::write(&theirs, to_csv_string(&meta(), &rows).unwrap()).unwrap();
+        symlink(&theirs, data.join("out.csv")).unwrap();
+        symlink(data.join("a-table.csv"), data.join("b-link.csv")).unwrap();
+        let (count, ignored) = redraw_records(dir.path(), |_| true).unwrap();
+        assert_eq!(count, 2);
+        assert_eq!(
+            ignored,
+            [
+                "dangling.csv (a link that leads nowhere)",
+                "fifo.csv (not a regular file)",
+                "folder.csv (not a regular file)",
+                "inner.csv (a link to something not a regular file)",
+                "out.csv (a link out of the folder)",
+                "zero.csv (a link out of the folder)",
+            ]
+        );
+        assert!(audit_records(dir.path(), |_| true).unwrap().is_empty());
+        // The audit compares a table with what its CSV renders without waiting on a FIFO.
+        std::fs::remove_file(dir.path().join("b-link.md")).unwrap();
+        mkfifo(&dir.path().join("b-link.md"));
+        let problems = audit_records(dir.path(), |_| true).unwrap();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].ends_with("b-link.md is not a regular file"),
+            "{problems:?}"
+        );
     }
 
     #[test]

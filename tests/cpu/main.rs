@@ -12,6 +12,7 @@ mod cmm_cpu;
 mod coalescing_cpu;
 mod compare;
 mod figures;
+mod hostile_records;
 mod launch_cpu;
 mod memory_spaces_cpu;
 mod multi_gpu_cpu;

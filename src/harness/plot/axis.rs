@@ -7,6 +7,9 @@ use super::numbers::tick_labels;
 use super::style::{em, width_of, F_TICK};
 use super::types::Ticks;
 
+/// The most ticks a linear rule generates: far more than any axis shows (it keeps at most 16).
+const MAX_TICKS: f64 = 10_000.0;
+
 /// A rule that generates tick values inside a range (data units).
 #[derive(Debug, Clone)]
 enum TickRule {
@@ -24,16 +27,26 @@ impl TickRule {
         let inside = |v: f64| v >= lo - eps && v <= hi + eps;
         match self {
             TickRule::Linear(step) => {
-                let first = (lo / step - 1e-9).ceil() as i64;
-                let last = (hi / step + 1e-9).floor() as i64;
-                (first..=last)
+                let first = (lo / step - 1e-9).ceil();
+                let last = (hi / step + 1e-9).floor();
+                // A step far below the range (or a range beyond f64) would count ticks for
+                // ever: such a rule has none, and a sparser one is chosen.
+                if !(first.is_finite() && last.is_finite()) || last - first > MAX_TICKS
+                {
+                    return Vec::new();
+                }
+                (first as i64..=last as i64)
                     .map(|k| k as f64 * step)
                     .map(|v| if v.abs() < eps { 0.0 } else { v })
                     .collect()
             }
             TickRule::Decades(mantissas, every) => {
-                let (d0, d1) =
-                    (lo.log10().floor() as i32 - 1, hi.log10().ceil() as i32 + 1);
+                // Every positive finite f64 lies within 10^±330: the clamp only bounds the
+                // loop where a bound is not a positive finite number.
+                let (d0, d1) = (
+                    (lo.log10().floor() as i32).saturating_sub(1).max(-330),
+                    (hi.log10().ceil() as i32).saturating_add(1).min(330),
+                );
                 let mut out = Vec::new();
                 for d in d0..=d1 {
                     if d.rem_euclid(*every) != 0 {
@@ -49,8 +62,11 @@ impl TickRule {
                 out
             }
             TickRule::Pow2(every) => {
-                let (k0, k1) =
-                    (lo.log2().floor() as i32 - 1, hi.log2().ceil() as i32 + 1);
+                // Every positive finite f64 lies within 2^±1100 (as above).
+                let (k0, k1) = (
+                    (lo.log2().floor() as i32).saturating_sub(1).max(-1100),
+                    (hi.log2().ceil() as i32).saturating_add(1).min(1100),
+                );
                 (k0..=k1)
                     .filter(|k| k.rem_euclid(*every) == 0)
                     .map(|k| 2f64.powi(k))
@@ -137,22 +153,18 @@ pub(super) struct AxisRequest<'a> {
     pub(super) integer: bool,
 }
 
+/// Round steps (1, 2, 2.5 and 5 times a power of ten) from a 60th of `span` up to `span`,
+/// smallest first. They lie within three decades of the first, so the search ends whatever
+/// `span` is; a span that is not a positive finite number has none.
 fn nice_steps(span: f64) -> Vec<f64> {
-    let mut steps = Vec::new();
-    let mut e = (span / 60.0).log10().floor() as i32;
-    while steps.len() < 40 {
-        for m in [1.0, 2.0, 2.5, 5.0] {
-            let s = m * 10f64.powi(e);
-            if s > span / 60.0 && s <= span * 1.01 {
-                steps.push(s);
-            }
-        }
-        if 10f64.powi(e) > span {
-            break;
-        }
-        e += 1;
+    if !(span.is_finite() && span > 0.0) {
+        return Vec::new();
     }
-    steps
+    let first = (span / 60.0).log10().floor() as i32;
+    (first..=first.saturating_add(3))
+        .flat_map(|e| [1.0, 2.0, 2.5, 5.0].map(|m| m * 10f64.powi(e)))
+        .filter(|&s| s > span / 60.0 && s <= span * 1.01)
+        .collect()
 }
 
 /// Chooses the range and ticks of an axis lying from pixel `p0` (low values) to `p1`.
@@ -178,6 +190,7 @@ pub(super) fn make_axis(
     if !lo.is_finite() {
         bail!("no finite values to plot");
     }
+    let (least, most) = (lo, hi);
     if req.from_zero && !req.log {
         lo = lo.min(0.0);
         hi = hi.max(0.0);
@@ -198,6 +211,26 @@ pub(super) fn make_axis(
         hi = hi.max(lo + (data_hi - lo) * len / (len - req.headroom_px));
     }
     let (dlo, dhi) = if req.log { (10f64.powf(lo), 10f64.powf(hi)) } else { (lo, hi) };
+    // Finite values can still span more than an f64 holds once the axis is padded (-1e308 to
+    // 1e308, or 1e-320 on a log axis): such a range has no pixel scale.
+    if !((hi - lo).is_finite() && dlo.is_finite() && dhi.is_finite())
+        || (req.log && dlo <= 0.0)
+    {
+        let shown = |p: f64| {
+            let v = if req.log { 10f64.powf(p) } else { p };
+            // 1e300 as `1e300`, not as three hundred digits.
+            if v != 0.0 && !(1e-6..1e9).contains(&v.abs()) {
+                format!("{v:e}")
+            } else {
+                format!("{v}")
+            }
+        };
+        bail!(
+            "values from {} to {} span too wide a range to draw",
+            shown(least),
+            shown(most)
+        );
+    }
 
     // Candidate rules, densest first.
     let dense = matches!(req.ticks, Ticks::Dense);
@@ -397,5 +430,54 @@ mod tests {
         let labels: Vec<&str> = a.ticks.iter().map(|(_, l)| l.as_str()).collect();
         assert!(labels.contains(&"1 KiB") && labels.contains(&"1 MiB"), "{labels:?}");
         assert!(labels.iter().all(|l| l.ends_with("iB")), "{labels:?}");
+    }
+
+    #[test]
+    fn round_steps_are_found_for_every_span_and_end_for_any_other() {
+        // The steps of an ordinary span, smallest first.
+        assert_eq!(nice_steps(100.0), [2.0, 2.5, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0]);
+        for e in -320..=308 {
+            let span = 10f64.powi(e) * 3.7;
+            if span.is_finite() && span > 0.0 {
+                let steps = nice_steps(span);
+                assert!(!steps.is_empty(), "no step for {span}");
+                assert!(steps.iter().all(|&s| s > span / 60.0 && s <= span * 1.01));
+            }
+        }
+        for span in [0.0, -1.0, f64::INFINITY, f64::NAN, f64::MAX, f64::MIN_POSITIVE] {
+            assert!(nice_steps(span).len() <= 16, "{span}");
+        }
+    }
+
+    #[test]
+    fn a_value_far_beyond_the_data_widens_the_axis_and_a_range_beyond_f64_is_refused() {
+        for far in [1e30, 1e300, -1e300] {
+            for from_zero in [false, true] {
+                let mut r = request(&[1.0, 2.0, far], false, &Ticks::Auto);
+                r.from_zero = from_zero;
+                r.headroom_px = 20.0;
+                let a = ticks(r, 330.0);
+                assert!(a.lo <= far.min(1.0) && a.hi >= far.max(2.0), "{a:?}");
+                assert!(a.ticks.len() <= 16, "{a:?}");
+            }
+        }
+        for values in [[-1e308, 1e308], [f64::MAX, f64::MAX]] {
+            let err = make_axis(&request(&values, false, &Ticks::Auto), 330.0, 0.0)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("too wide a range to draw"), "{err}");
+        }
+        let err =
+            make_axis(&request(&[-1e308, 1e308], false, &Ticks::Auto), 330.0, 0.0)
+                .unwrap_err()
+                .to_string();
+        assert_eq!(err, "values from -1e308 to 1e308 span too wide a range to draw");
+        let err = make_axis(&request(&[1e-320, 1.0], true, &Ticks::Auto), 330.0, 0.0)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("too wide a range to draw"), "{err}");
+        // A log axis across nearly all of f64 is drawn, its decades thinned.
+        let a = ticks(request(&[1e-280, 1e280], true, &Ticks::Auto), 330.0);
+        assert!(a.ticks.len() >= 2 && a.ticks.len() <= 16, "{a:?}");
     }
 }

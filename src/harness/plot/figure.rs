@@ -2,6 +2,7 @@
 //! series' style (colour, marker, dashed, markers only), the resolved reference lines, legend
 //! entries and hover titles.
 
+use anyhow::bail;
 use plotters::style::RGBColor;
 
 use super::numbers::{bytes_label, hover_number, value_label};
@@ -125,7 +126,18 @@ impl<'a> Figure<'a> {
         let refs = spec
             .ref_lines
             .iter()
-            .map(|r| Ok((r.clone(), r.resolve(meta)?)))
+            .map(|r| {
+                // Bars and dots stand on categories: only their value axis has a place for
+                // a number.
+                if r.axis == Axis::X && spec.kind != Kind::Line {
+                    bail!(
+                        "reference line `{}`: a bar or dot chart's x axis holds categories, \
+                         so only `y = …` lines can be drawn",
+                        r.text()
+                    );
+                }
+                Ok((r.clone(), r.resolve(meta)?))
+            })
             .collect::<anyhow::Result<_>>()?;
         Ok(Self { spec, kind, meta, series, styles, panels, refs })
     }

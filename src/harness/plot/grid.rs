@@ -2,7 +2,7 @@
 //! of one): the vertical value axes, the panels' frames, grids, reference lines, data and tick
 //! labels, then the labels, legend, axis titles and footer around them.
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::axis::{make_axis, AxisRequest, Orient, ValueAxis};
@@ -45,36 +45,37 @@ pub(super) fn layout_grid(
         .fold(0.0, f64::max);
     let left_w = tick_w + TICK + 6.0;
     // A second value axis on the right.
-    let y2_axes: Vec<Option<ValueAxis>> = y_axes
-        .iter()
-        .map(|a| {
-            spec.y2.as_ref().map(|(_, s)| {
-                let req = AxisRequest {
-                    values: vec![a.value_at(a.lo) * s, a.value_at(a.hi) * s],
-                    log: a.log,
-                    bytes: false,
-                    from_zero: false,
-                    ticks: &Ticks::Auto,
-                    data: Vec::new(),
-                    orient: Orient::Vertical,
-                    headroom_px: 0.0,
-                    integer: false,
-                };
-                let mut b = make_axis(&req, plot_h, 0.0).expect("a range with values");
-                // The primary axis' span in the second unit: only the ticks differ.
-                (b.lo, b.hi) = if a.log {
-                    (a.lo + s.log10(), a.hi + s.log10())
-                } else {
-                    (a.lo * s, a.hi * s)
-                };
-                b.ticks.retain(|(v, _)| {
-                    let p = if b.log { v.log10() } else { *v };
-                    p >= b.lo - 1e-9 && p <= b.hi + 1e-9
-                });
-                b
-            })
-        })
-        .collect();
+    let mut y2_axes: Vec<Option<ValueAxis>> = Vec::new();
+    for a in &y_axes {
+        let Some((_, s)) = &spec.y2 else {
+            y2_axes.push(None);
+            continue;
+        };
+        let req = AxisRequest {
+            values: vec![a.value_at(a.lo) * s, a.value_at(a.hi) * s],
+            log: a.log,
+            bytes: false,
+            from_zero: false,
+            ticks: &Ticks::Auto,
+            data: Vec::new(),
+            orient: Orient::Vertical,
+            headroom_px: 0.0,
+            integer: false,
+        };
+        let mut b = make_axis(&req, plot_h, 0.0)
+            .with_context(|| format!("the second axis (y2_scale {s})"))?;
+        // The primary axis' span in the second unit: only the ticks differ.
+        (b.lo, b.hi) = if a.log {
+            (a.lo + s.log10(), a.hi + s.log10())
+        } else {
+            (a.lo * s, a.hi * s)
+        };
+        b.ticks.retain(|(v, _)| {
+            let p = if b.log { v.log10() } else { *v };
+            p >= b.lo - 1e-9 && p <= b.hi + 1e-9
+        });
+        y2_axes.push(Some(b));
+    }
     let right_w = match &spec.y2 {
         Some(_) => {
             let w = y2_axes
@@ -197,9 +198,10 @@ pub(super) fn layout_grid(
                 pending_ref_labels.push((i, fig.ref_label(r, *v), r.axis, *v));
             }
         }
-        match fig.kind {
-            Kind::Line => draw_lines(&mut sc, fig, panel, xa.as_ref().unwrap(), ya),
-            Kind::Bar => draw_bars(
+        match (fig.kind, &xa) {
+            (Kind::Line, Some(xa)) => draw_lines(&mut sc, fig, panel, xa, ya),
+            (Kind::Line, None) => bail!("a line chart without its x axis"),
+            (Kind::Bar, _) => draw_bars(
                 &mut sc,
                 fig,
                 panel,
@@ -208,7 +210,9 @@ pub(super) fn layout_grid(
                 ya,
                 value_labels,
             ),
-            Kind::Dot => unreachable!(),
+            (Kind::Dot, _) => {
+                bail!("a dot plot is laid out by dot.rs, not on this grid")
+            }
         }
         // Axes and tick labels.
         panel_frame(&mut sc, plot);
@@ -242,9 +246,9 @@ pub(super) fn layout_grid(
                 }
             }
         }
-        match fig.kind {
-            Kind::Line => bottom_ticks(&mut sc, plot, xa.as_ref().unwrap()),
-            _ => {
+        match &xa {
+            Some(xa) => bottom_ticks(&mut sc, plot, xa),
+            None => {
                 let cats = &g.cats_per_panel[i];
                 let slot = plot.x1 - plot.x0;
                 let slot = slot / cats.len().max(1) as f64;
@@ -269,10 +273,11 @@ pub(super) fn layout_grid(
         let plot = plots[i];
         let b = match axis {
             Axis::Y => place_y_ref_label(&sc, &plot, y_axes[i].px(v), &label),
-            Axis::X => {
-                let xa = x_axis.as_ref().unwrap();
-                place_x_ref_label(&sc, &plot, xa.px(v) + plot.x0, &label)
-            }
+            // Figure::new refuses x reference lines where there is no x axis.
+            Axis::X => match &x_axis {
+                Some(xa) => place_x_ref_label(&sc, &plot, xa.px(v) + plot.x0, &label),
+                None => bail!("reference line `{label}` on x, which holds categories"),
+            },
         };
         match b {
             Some(t) => {

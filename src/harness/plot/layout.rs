@@ -55,7 +55,8 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
             return render(&scene, height);
         }
     }
-    unreachable!("the last attempt always places everything")
+    // The last attempt places everything or fails with the reason.
+    bail!("no attempt could lay the figure out")
 }
 
 /// Lays the figure out; `None` when this attempt cannot place its legend or a reference

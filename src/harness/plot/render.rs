@@ -1,6 +1,8 @@
 //! Turning a scene into SVG text with plotters, then post-processing it: plotters cannot write
 //! a `<title>`, so each hover group is drawn between two sentinel texts that
-//! [`add_hover_titles`] replaces by `<g><title>…</title>` … `</g>`.
+//! [`add_hover_titles`] replaces by `<g><title>…</title>` … `</g>`. Every text a figure shows
+//! passes through [`drawable_text`] first, which leaves no control character in it: the
+//! sentinels start with one, so no name or title in a record can be taken for a sentinel.
 
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -9,8 +11,21 @@ use plotters::style::text_anchor::Pos;
 use super::scene::{Marker, Op, Scene};
 use super::style::WIDTH;
 
-const GROUP_OPEN: &str = "cmbook-hover-group-open:";
-const GROUP_CLOSE: &str = "cmbook-hover-group-close";
+const GROUP_OPEN: &str = "\u{1}cmbook-hover-group-open:";
+const GROUP_CLOSE: &str = "\u{1}cmbook-hover-group-close";
+
+/// `text` as a figure may show it: line breaks and tabs become spaces (an SVG text is one
+/// line), and every other control character, which XML does not allow, becomes U+FFFD.
+/// What a record holds reaches the SVG only through here, so it can never hold a sentinel.
+pub(super) fn drawable_text(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            c if c.is_control() && c.is_whitespace() => ' ',
+            c if c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}' => '\u{FFFD}',
+            c => c,
+        })
+        .collect()
+}
 
 fn ip(p: (f64, f64)) -> (i32, i32) {
     (p.0.round() as i32, p.1.round() as i32)
@@ -132,7 +147,10 @@ fn add_hover_titles(svg: &str, titles: &[&str]) -> String {
             if let Some(n) = lines[i + 1].strip_prefix(GROUP_OPEN) {
                 let title =
                     n.parse::<usize>().ok().and_then(|n| titles.get(n)).unwrap_or(&"");
-                out.push_str(&format!("<g>\n<title>{}</title>\n", xml_escape(title)));
+                out.push_str(&format!(
+                    "<g>\n<title>{}</title>\n",
+                    xml_escape(&drawable_text(title))
+                ));
                 i += 3;
                 continue;
             }
@@ -184,5 +202,41 @@ mod tests {
         // The line itself, then one group per point.
         assert_eq!(l.marks.len(), 3);
         assert_eq!(l.marks[1].title, "s, 1: 1 (0.9–1.1)");
+    }
+
+    #[test]
+    fn names_like_the_sentinels_are_drawn_as_text() {
+        let names = [
+            "cmbook-hover-group-close",
+            "cmbook-hover-group-open:0",
+            GROUP_CLOSE,
+            &format!("{GROUP_OPEN}0"),
+            "a\nb\tc\u{7}d",
+        ];
+        let spec = Spec::line(GROUP_CLOSE, "n", "ms");
+        let pts: Vec<Point> = names
+            .iter()
+            .flat_map(|s| {
+                [Point::new(s, 1, 1.0, 1.0, 1.0), Point::new(s, 2, 2.0, 2.0, 2.0)]
+            })
+            .collect();
+        let svg = draw(&spec, &pts);
+        assert!(!svg.chars().any(|c| c.is_control() && c != '\n'), "{svg}");
+        // One group per line and per point, every one closed.
+        let opened = svg.lines().filter(|l| *l == "<g>").count();
+        assert_eq!(opened, names.len() * 3, "{svg}");
+        assert_eq!(svg.lines().filter(|l| *l == "</g>").count(), opened, "{svg}");
+        let l = read_svg_layout(&svg);
+        let texts: Vec<&str> = l.texts.iter().map(|t| t.text.as_str()).collect();
+        for shown in [
+            "cmbook-hover-group-close",
+            "cmbook-hover-group-open:0",
+            "\u{FFFD}cmbook-hover-group-close",
+            "\u{FFFD}cmbook-hover-group-open:0",
+            "a b c\u{FFFD}d",
+        ] {
+            assert!(texts.contains(&shown), "{shown:?} not in {texts:?}");
+        }
+        assert!(l.marks.iter().any(|m| m.title == "a b c\u{FFFD}d, 2: 2"), "{svg}");
     }
 }

@@ -5,6 +5,7 @@
 use plotters::style::text_anchor::{HPos, VPos};
 use plotters::style::RGBColor;
 
+use super::render::drawable_text;
 use super::style::{em, width_of, INK};
 
 /// An axis-aligned box in page pixels.
@@ -126,7 +127,7 @@ impl TextOp {
         Self {
             x,
             y,
-            text: text.into(),
+            text: drawable_text(text),
             size,
             color: INK,
             h,

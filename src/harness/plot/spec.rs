@@ -143,9 +143,12 @@ impl Spec {
         self.y_ticks = t;
         self
     }
-    /// A second value axis on the right, `label`, showing y × `per_y`.
+    /// A second value axis on the right, `label`, showing y × `per_y`. A factor that is not a
+    /// finite number above 0 (a measurement too small to round to one) has no axis to show:
+    /// none is drawn, as a record that declared one would be refused.
     pub fn y2(mut self, label: &str, per_y: f64) -> Self {
-        self.y2 = Some((label.to_string(), per_y));
+        self.y2 =
+            (per_y.is_finite() && per_y > 0.0).then(|| (label.to_string(), per_y));
         self
     }
 
@@ -223,10 +226,16 @@ impl Spec {
         };
         let y2 = match (meta.get("y2_label"), meta.get("y2_scale")) {
             (None, None) => None,
-            (Some(l), Some(s)) => Some((
-                l.to_string(),
-                s.parse::<f64>().with_context(|| format!("`y2_scale: {s}`"))?,
-            )),
+            (Some(l), Some(s)) => {
+                let scale =
+                    s.parse::<f64>().with_context(|| format!("`y2_scale: {s}`"))?;
+                // The right axis shows y × scale: any other factor draws no axis at all (NaN,
+                // infinite) or one running the wrong way or collapsed to a point (0 or less).
+                if !(scale.is_finite() && scale > 0.0) {
+                    bail!("`y2_scale: {s}`: the second axis' factor must be a finite number above 0");
+                }
+                Some((l.to_string(), scale))
+            }
             _ => bail!("`y2_label` and `y2_scale` go together"),
         };
         Ok(Self {
@@ -326,6 +335,12 @@ mod tests {
             meta.get("ref_lines"),
             Some("y = 1: no speedup | x = l2_mib MiB: L2 {}")
         );
+        // A factor with no axis to show is not written, so the record stays drawable.
+        for factor in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let meta =
+                Spec::bar("t", "x", "y").y2("GFLOP/s", factor).add_to(Meta::default());
+            assert_eq!(meta.get("y2_scale"), None);
+        }
         let dot = Spec::dot("t", "x", "y").log_y().y_ticks(Ticks::Dense);
         assert_eq!(Spec::from_meta(&dot.add_to(Meta::default())).unwrap(), dot);
     }

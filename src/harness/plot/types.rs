@@ -203,7 +203,13 @@ impl RefLine {
                 bail!("`{}`: unknown unit `{u}` (B, KiB, MiB, GiB)", self.text())
             }
         };
-        Ok(number * unit)
+        let value = number * unit;
+        anyhow::ensure!(
+            value.is_finite(),
+            "`{}`: the value {value} is not a finite number",
+            self.text()
+        );
+        Ok(value)
     }
 }
 
@@ -249,7 +255,11 @@ impl Ticks {
             "data" => Ticks::Data,
             list => Ticks::List(
                 list.split_whitespace()
-                    .map(|n| n.parse::<f64>().with_context(|| format!("tick `{n}`")))
+                    .map(|n| match n.parse::<f64>() {
+                        Ok(v) if v.is_finite() => Ok(v),
+                        Ok(_) => bail!("tick `{n}` is not a finite number"),
+                        Err(e) => Err(e).with_context(|| format!("tick `{n}`")),
+                    })
                     .collect::<anyhow::Result<_>>()?,
             ),
         })
