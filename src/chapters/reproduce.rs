@@ -33,7 +33,7 @@ fn redraw(dir: &Path) -> anyhow::Result<usize> {
     let (count, ignored) = record::redraw_records(dir, is_book_record)?;
     if !ignored.is_empty() {
         println!(
-            "note: left alone, as they are not the book's records: {}",
+            "note: left alone (not the book's records, or not regular files): {}",
             ignored.iter().map(|n| format!("data/{n}")).collect::<Vec<_>>().join(", ")
         );
     }
