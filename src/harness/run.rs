@@ -541,6 +541,35 @@ pub fn shape_differences_from_book(
     Ok(problems)
 }
 
+/// The checks of an example's arguments made before a GPU is opened, each a refusal with exit
+/// code 2: the example's own ([`Example::validate`]), a `--quick` run into the book's own
+/// figures, and `--counters` where the chapter counts nothing or `ncu` is missing. Returns
+/// whether this process is the parent of a `--counters` run (it starts the counting child).
+pub fn check_before_gpu<A: Example>(
+    chapter: &Chapter,
+    args: &A,
+) -> anyhow::Result<bool> {
+    args.validate()?;
+    let common = args.common();
+    if let (true, Some(out)) = (common.quick, &common.out) {
+        quick_outside_the_book(out, super::compare::book_figures().as_deref())?;
+    }
+    let parent =
+        common.counters && std::env::var_os(super::counters::CHILD_ENV).is_none();
+    if parent && chapter.counted.is_empty() {
+        return Err(UsageError(format!(
+            "--counters: {} marks no kernels to count (its registry entry lists no \
+             counters)",
+            chapter.example
+        ))
+        .into());
+    }
+    if parent && super::counters::find_ncu().is_none() {
+        return Err(super::counters::ncu_missing().into());
+    }
+    Ok(parent)
+}
+
 /// The whole life of an example: parse, check, open, run `body`, report where it wrote,
 /// exit with the right code.
 pub fn main<A: Example>(
@@ -549,24 +578,7 @@ pub fn main<A: Example>(
 ) -> ExitCode {
     let args = parse::<A>(chapter);
     finish((|| {
-        args.validate()?;
-        let common = args.common();
-        if let (true, Some(out)) = (common.quick, &common.out) {
-            quick_outside_the_book(out, super::compare::book_figures().as_deref())?;
-        }
-        let parent = args.common().counters
-            && std::env::var_os(super::counters::CHILD_ENV).is_none();
-        if parent && chapter.counted.is_empty() {
-            return Err(UsageError(format!(
-                "--counters: {} marks no kernels to count (its registry entry lists no \
-                 counters)",
-                chapter.example
-            ))
-            .into());
-        }
-        if parent && super::counters::find_ncu().is_none() {
-            return Err(super::counters::ncu_missing().into());
-        }
+        let parent = check_before_gpu(chapter, &args)?;
         let run = match start(chapter, args.needs(chapter), args.common()) {
             Err(e) if e.downcast_ref::<GpuUnavailable>().is_some() => {
                 return Err(match args.without_gpu() {

@@ -327,6 +327,19 @@ fn a_flag_given_twice_or_one_that_would_be_ignored_is_refused() {
         &twice,
         &["--dims", "cannot be used multiple times"],
     );
+    // Every list is given once, comma-separated; only --section is a flag to repeat.
+    let twice = ["--matrices", "100", "--matrices", "200"];
+    assert_refused(
+        "cmm_beyond",
+        &twice,
+        &["--matrices", "cannot be used multiple times"],
+    );
+    let twice = ["--sides", "256", "--sides", "253"];
+    assert_refused(
+        "hopper_memory",
+        &twice,
+        &["--sides", "cannot be used multiple times"],
+    );
     for chain in [&["--dims", "2,3,4"][..], &["--matrices", "5"]] {
         for cpu_only in [&[][..], &["--cpu-only"]] {
             let args = [chain, cpu_only, &["--part", "stride"]].concat();
@@ -436,4 +449,18 @@ fn a_quick_run_into_the_books_own_figures_is_refused() {
         assert!(o.stderr.contains("another folder"), "{name}: {}", o.stderr);
     }
     assert_eq!(listing(&figures), before, "a refused run wrote into figures/data");
+}
+
+#[test]
+fn a_budget_outside_its_range_is_refused_before_a_gpu_is_looked_for() {
+    let huge = "18446744073709551616";
+    for bad in ["0", "--budget-mib=-1", "NaN", "inf", "--budget-mib=-inf", "1e30", huge]
+    {
+        let args: Vec<&str> = match bad.strip_prefix("--budget-mib=") {
+            Some(_) => vec![bad],
+            None => vec!["--budget-mib", bad],
+        };
+        assert_refused("tiled_matmul", &args, &["--budget-mib"]);
+    }
+    assert_refused("tiled_matmul", &["--budget-mib", "1048577"], &["1048576"]);
 }
