@@ -213,7 +213,7 @@ pub fn available_memory() -> Option<AvailableMemory> {
             && limit.rlim_cur != libc::RLIM_INFINITY
         {
             let used = kib_field(&status, used).unwrap_or(0) * 1024;
-            let left = (limit.rlim_cur as u64).saturating_sub(used);
+            let left = limit.rlim_cur.saturating_sub(used);
             candidates.push(AvailableMemory { bytes: left, limit: name });
         }
     }

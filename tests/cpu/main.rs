@@ -9,6 +9,7 @@ mod atax_cpu;
 mod cli;
 mod cmm_cpu;
 mod coalescing_cpu;
+mod command_lines;
 mod compare;
 mod figures;
 mod launch_cpu;
