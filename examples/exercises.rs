@@ -22,6 +22,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    run::end_quietly_on_a_closed_pipe();
     let args = Args::parse();
     run::finish((|| {
         let exercise = exercises::find(&args.exercise).ok_or_else(|| {

@@ -17,6 +17,7 @@ pub mod exercises;
 #[cfg(test)]
 mod layering;
 pub mod reproduce;
+pub mod reproduce_args;
 pub mod roofline;
 
 pub use crate::harness::chapter::Chapter;

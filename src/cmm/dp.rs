@@ -42,6 +42,17 @@ pub fn validate_dims(dims: &[u32]) -> Result<usize, CmmError> {
     Ok(dims.len() - 1)
 }
 
+/// `cells` zeros, allocated fallibly: a table too large for this machine is an error the
+/// caller reports, never an abort of the process.
+fn zeroed_cells<T: Copy + Default>(
+    cells: usize,
+) -> Result<Vec<T>, std::collections::TryReserveError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(cells)?;
+    v.resize(cells, T::default());
+    Ok(v)
+}
+
 /// An upper bound on every value the dynamic program computes: `(n - 1) * max(dims)^3`.
 ///
 /// Why it holds: any parenthesization of `A_i .. A_j` performs `j - i` products, each costing
@@ -139,10 +150,24 @@ impl std::fmt::Display for CellDifference {
 }
 
 impl DpTable {
-    /// A table for `n` matrices with every cell 0 (the main diagonal is then already right).
-    fn zeroed(n: usize) -> DpTable {
-        let cells = Layout::RowMajor.dp_len(n);
-        DpTable { n, cost: vec![0; cells], split: vec![0; cells] }
+    /// Bytes the table of `n` matrices takes: a cost (8 bytes) and a split (4 bytes) for each
+    /// of the `(n + 1)^2` cells of the paper's buffer.
+    pub fn bytes(n: usize) -> u128 {
+        let side = n as u128 + 1;
+        let per_cell = std::mem::size_of::<u64>() + std::mem::size_of::<u32>();
+        side * side * per_cell as u128
+    }
+
+    /// A table for `n` matrices with every cell 0 (the main diagonal is then already right),
+    /// or [`CmmError::TableTooLarge`] where this machine cannot allocate it.
+    fn zeroed(n: usize) -> Result<DpTable, CmmError> {
+        let too_large = CmmError::TableTooLarge { n, bytes: DpTable::bytes(n) };
+        let side = n.checked_add(1).ok_or_else(|| too_large.clone())?;
+        let cells = side.checked_mul(side).ok_or_else(|| too_large.clone())?;
+        match (zeroed_cells(cells), zeroed_cells(cells)) {
+            (Ok(cost), Ok(split)) => Ok(DpTable { n, cost, split }),
+            _ => Err(too_large),
+        }
     }
 
     /// Number of matrices in the chain.
@@ -212,7 +237,7 @@ impl DpTable {
                 return Err(CmmError::TableSize { expected, got });
             }
         }
-        let mut table = DpTable::zeroed(n);
+        let mut table = DpTable::zeroed(n)?;
         for i in 1..=n {
             for j in i..=n {
                 let from = layout.dp_index(n, i, j);
@@ -254,7 +279,7 @@ impl DpTable {
 /// [`CmmError::CostOverflow`] at the first cell whose optimum does not fit.
 pub fn solve_serial(dims: &[u32]) -> Result<DpTable, CmmError> {
     let n = validate_dims(dims)?;
-    let mut table = DpTable::zeroed(n);
+    let mut table = DpTable::zeroed(n)?;
     if cost_upper_bound(dims)? <= u128::from(u64::MAX) {
         fill_serial(dims, &mut table.cost, &mut table.split);
     } else {
@@ -358,9 +383,27 @@ fn best_split_checked(
 /// diagonals into a fresh vector, then written back, so no cell is read while it is written.
 /// Results equal [`solve_serial`]'s exactly (same scan order and tie rule per cell).
 pub fn solve_parallel(dims: &[u32]) -> Result<DpTable, CmmError> {
+    solve_parallel_reporting(dims, |_| {})
+}
+
+/// The candidate splits the program weighs for a chain of `n` matrices: diagonal `d` has
+/// `n - d` cells of `d` candidates each, `(n^3 - n) / 6` in all (what its time grows with).
+pub fn candidates(n: usize) -> u128 {
+    let n = n as u128;
+    (n * n * n - n) / 6
+}
+
+/// [`solve_parallel`], calling `done` after each diagonal with the fraction of
+/// [`candidates`] weighed so far: a long solve can show its progress.
+pub fn solve_parallel_reporting(
+    dims: &[u32],
+    mut done: impl FnMut(f64),
+) -> Result<DpTable, CmmError> {
     let n = validate_dims(dims)?;
     let plain_u64_is_safe = cost_upper_bound(dims)? <= u128::from(u64::MAX);
-    let mut table = DpTable::zeroed(n);
+    let mut table = DpTable::zeroed(n)?;
+    let total = candidates(n) as f64;
+    let mut weighed = 0u128;
     for d in 1..n {
         let diagonal: Vec<(u64, u32)> = (1..=n - d)
             .into_par_iter()
@@ -378,6 +421,8 @@ pub fn solve_parallel(dims: &[u32]) -> Result<DpTable, CmmError> {
             table.cost[cell] = cost;
             table.split[cell] = k;
         }
+        weighed += ((n - d) * d) as u128;
+        done(weighed as f64 / total);
     }
     Ok(table)
 }
@@ -395,7 +440,7 @@ pub fn solve_contiguous(dims: &[u32]) -> Result<DpTable, CmmError> {
     gpu_safe_bound(dims)?;
     let row = n + 1;
     let p: Vec<u64> = dims.iter().map(|&x| u64::from(x)).collect();
-    let mut table = DpTable::zeroed(n);
+    let mut table = DpTable::zeroed(n)?;
     let mut by_column = vec![0u64; row * row]; // by_column[row * j + k] = M[k][j]
     for d in 1..n {
         let (cost, by_column_now) = (&table.cost, &by_column);
@@ -451,7 +496,7 @@ pub fn solve_contiguous_u32(dims: &[u32]) -> Result<DpTable, CmmError> {
     let row = n + 1;
     let mut by_row = vec![0u32; row * row]; // by_row[row * i + k] = M[i][k]
     let mut by_column = vec![0u32; row * row]; // by_column[row * j + k] = M[k][j]
-    let mut table = DpTable::zeroed(n);
+    let mut table = DpTable::zeroed(n)?;
     for d in 1..n {
         let (by_row_now, by_column_now) = (&by_row, &by_column);
         let diagonal: Vec<(u32, u32)> = (1..n - d + 1)
@@ -600,5 +645,41 @@ mod u32_tests {
     fn a_chain_past_the_32_bit_bound_is_refused() {
         assert!(solve_contiguous_u32(&vec![1000; 101]).is_err());
         assert!(solve_contiguous_u32(&[64; 4]).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    #[test]
+    fn a_table_too_large_to_allocate_is_an_error_not_an_abort() {
+        assert_eq!(DpTable::bytes(46_339), 12 * 46_340 * 46_340);
+        // 2^62 cells of 8 bytes: more than any allocator can give.
+        let n = 1usize << 31;
+        assert_eq!(
+            DpTable::zeroed(n).unwrap_err(),
+            CmmError::TableTooLarge { n, bytes: DpTable::bytes(n) }
+        );
+        // (n + 1)^2 past usize itself.
+        assert!(matches!(
+            DpTable::zeroed(usize::MAX),
+            Err(CmmError::TableTooLarge { .. })
+        ));
+        let message = DpTable::zeroed(n).unwrap_err().to_string();
+        assert!(message.contains("could not allocate"), "{message}");
+    }
+
+    #[test]
+    fn a_reported_solve_counts_every_candidate_and_gives_the_serial_table() {
+        assert_eq!(candidates(1), 0);
+        assert_eq!(candidates(4), 10); // diagonals 1, 2, 3: 3 * 1 + 2 * 2 + 1 * 3
+        let dims = random_dims(300, 64, 11);
+        let mut fractions = Vec::new();
+        let table = solve_parallel_reporting(&dims, |f| fractions.push(f)).unwrap();
+        assert_eq!(table, solve_serial(&dims).unwrap());
+        assert_eq!(fractions.len(), 299);
+        assert!(fractions.windows(2).all(|w| w[0] < w[1]), "{fractions:?}");
+        assert!((fractions[298] - 1.0).abs() < 1e-12, "{}", fractions[298]);
     }
 }

@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+/// Bytes in a GiB, for sizes in messages.
+pub const GIB: f64 = (1u64 << 30) as f64;
+
 /// Every way a chain, a parenthesization or a request about them can be refused.
 ///
 /// Matrices are numbered from 1 as in the paper: matrix `i` is `dims[i-1] x dims[i]`.
@@ -63,6 +66,13 @@ pub enum CmmError {
         /// What the reader expected there.
         expected: &'static str,
     },
+    /// The table of a chain of `n` matrices, `bytes` long, could not be allocated.
+    TableTooLarge {
+        /// Matrices in the chain.
+        n: usize,
+        /// Bytes the table needs.
+        bytes: u128,
+    },
     /// A table handed in from outside (a GPU, a file) has the wrong number of cells.
     TableSize {
         /// Cells expected for this `n` and layout.
@@ -120,6 +130,12 @@ impl fmt::Display for CmmError {
                     "cannot read the parenthesization at byte {at}: expected {expected}"
                 )
             }
+            CmmError::TableTooLarge { n, bytes } => write!(
+                f,
+                "the DP table of n = {n} matrices needs {bytes} bytes ({:.1} GiB), and this \
+                 machine could not allocate it",
+                *bytes as f64 / GIB
+            ),
             CmmError::TableSize { expected, got } => {
                 write!(
                     f,

@@ -105,12 +105,14 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// clap's parser for a positive, finite number (a budget, a size in MiB): `0`, a negative
-/// number, `NaN` and `inf` are refused with a sentence.
-pub fn positive_f64(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        Ok(v) => Err(format!("{v} is not a positive, finite number")),
+/// clap's parser for a number in `range` (a budget, a size in MiB), as clap's own ranges are
+/// for integers: a number outside it, `NaN` and `inf` are refused with a sentence.
+pub fn f64_in(
+    range: std::ops::RangeInclusive<f64>,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |text: &str| match text.trim().parse::<f64>() {
+        Ok(v) if range.contains(&v) => Ok(v),
+        Ok(v) => Err(format!("{v} is not in {}..={}", range.start(), range.end())),
         Err(e) => Err(format!("`{text}` is not a number: {e}")),
     }
 }
@@ -265,11 +267,16 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_is_positive_and_finite() {
-        assert_eq!(positive_f64("1.5"), Ok(1.5));
-        for bad in ["0", "-1", "NaN", "inf", "-inf", "", "one"] {
-            assert!(positive_f64(bad).is_err(), "{bad}");
+    fn a_budget_is_finite_and_in_its_range() {
+        let budget = f64_in(0.5..=1024.0);
+        assert_eq!(budget("1.5"), Ok(1.5));
+        assert_eq!(budget("0.5"), Ok(0.5));
+        assert_eq!(budget(" 1024 "), Ok(1024.0));
+        for bad in ["0", "0.25", "-1", "NaN", "inf", "-inf", "1e30", "1025", "", "one"]
+        {
+            assert!(budget(bad).is_err(), "{bad}");
         }
+        assert_eq!(budget("2000").unwrap_err(), "2000 is not in 0.5..=1024");
     }
 
     #[test]

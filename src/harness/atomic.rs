@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::args::UsageError;
+
 /// The pages `reproduce --compare` writes beside the records: not figures or tables, so the
 /// audit of a folder never asks them for a CSV, whatever ran in it before.
 pub const COMPARISON_PAGES: &[&str] = &["compare.md", "compare.html"];
@@ -56,7 +58,11 @@ fn write_target(path: &Path) -> anyhow::Result<PathBuf> {
         Ok(m) if m.file_type().is_symlink() => {}
         Ok(m) if m.is_file() => return Ok(path.to_path_buf()),
         Ok(_) => {
-            anyhow::bail!("cannot write {}: it is not a regular file", path.display())
+            return Err(UsageError(format!(
+                "cannot write {}: it is not a regular file",
+                path.display()
+            ))
+            .into())
         }
         Err(_) => return Ok(path.to_path_buf()),
     }
@@ -67,15 +73,17 @@ fn write_target(path: &Path) -> anyhow::Result<PathBuf> {
         Ok(target) if target.parent() == Some(dir.as_path()) && !target.is_dir() => {
             Ok(target)
         }
-        Ok(target) => anyhow::bail!(
+        Ok(target) => Err(UsageError(format!(
             "refusing to write {}: it is a symlink to {}, outside its folder",
             path.display(),
             target.display()
-        ),
-        Err(_) => anyhow::bail!(
+        ))
+        .into()),
+        Err(_) => Err(UsageError(format!(
             "refusing to write {}: it is a symlink whose target does not exist",
             path.display()
-        ),
+        ))
+        .into()),
     }
 }
 

@@ -229,11 +229,14 @@ pub fn claim_out(out: &Path) -> anyhow::Result<OutLock> {
             continue;
         }
         let mut file = file;
-        file.set_len(0)?;
-        std::io::Write::write_all(
-            &mut file,
-            format!("{}\n", std::process::id()).as_bytes(),
-        )?;
+        file.set_len(0)
+            .and_then(|()| {
+                std::io::Write::write_all(
+                    &mut file,
+                    format!("{}\n", std::process::id()).as_bytes(),
+                )
+            })
+            .map_err(|e| UsageError(format!("cannot lock {}: {e}", path.display())))?;
         held.push(dir.clone());
         // What a killed run changed is undone before this run reads anything, then its
         // temporary files go.

@@ -200,6 +200,68 @@ pub fn profile() -> &'static str {
     }
 }
 
+/// Memory this process can still allocate, and the limit that sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AvailableMemory {
+    pub bytes: u64,
+    /// What sets it: `MemAvailable` (the machine), `RLIMIT_AS` or `RLIMIT_DATA` (this
+    /// process's limits, as `ulimit -v` and `ulimit -d` set them) or `memory.max` (its
+    /// cgroup's).
+    pub limit: &'static str,
+}
+
+/// The memory this process can still allocate: the smallest of what the machine has
+/// available (`MemAvailable` in `/proc/meminfo`), what is left under this process's
+/// address-space and data limits, and what is left under its cgroup's `memory.max`. `None`
+/// where none of them can be read (not Linux).
+pub fn available_memory() -> Option<AvailableMemory> {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let status = read("/proc/self/status").unwrap_or_default();
+    let mut candidates = Vec::new();
+    if let Some(kib) = read("/proc/meminfo").and_then(|m| kib_field(&m, "MemAvailable"))
+    {
+        candidates.push(AvailableMemory { bytes: kib * 1024, limit: "MemAvailable" });
+    }
+    #[cfg(unix)]
+    for (resource, name, used) in [
+        (libc::RLIMIT_AS, "RLIMIT_AS", "VmSize"),
+        (libc::RLIMIT_DATA, "RLIMIT_DATA", "VmData"),
+    ] {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes one rlimit into the struct it is given.
+        if unsafe { libc::getrlimit(resource, &mut limit) } == 0
+            && limit.rlim_cur != libc::RLIM_INFINITY
+        {
+            let used = kib_field(&status, used).unwrap_or(0) * 1024;
+            let left = limit.rlim_cur.saturating_sub(used);
+            candidates.push(AvailableMemory { bytes: left, limit: name });
+        }
+    }
+    if let Some(left) = cgroup_memory_left(&read) {
+        candidates.push(AvailableMemory { bytes: left, limit: "memory.max" });
+    }
+    candidates.into_iter().min_by_key(|a| a.bytes)
+}
+
+/// The value of a `Key:   1234 kB` line of `/proc/meminfo` or `/proc/self/status`, in KiB.
+pub fn kib_field(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix(key)?.strip_prefix(':')?;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+/// What this process's cgroup (v2) lets it allocate beyond what it uses: `memory.max` less
+/// `memory.current`; `None` without a limit.
+fn cgroup_memory_left(read: &dyn Fn(&str) -> Option<String>) -> Option<u64> {
+    let cgroups = read("/proc/self/cgroup")?;
+    let path = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = format!("/sys/fs/cgroup{}", path.trim_end_matches('/'));
+    let max: u64 = read(&format!("{dir}/memory.max"))?.trim().parse().ok()?;
+    let current: u64 = read(&format!("{dir}/memory.current"))?.trim().parse().ok()?;
+    Some(max.saturating_sub(current))
+}
+
 /// The example's name: this binary's file name.
 pub fn example_name() -> String {
     std::env::current_exe()
@@ -278,11 +340,22 @@ pub fn default_out(device: &str) -> PathBuf {
     target_dir().join("measured").join(slug(device))
 }
 
-/// The exit code for an error that ended an example.
+/// The exit code for an error that ended an example: 2 for what keeps it from running here
+/// (no GPU or library, bad input, and an I/O error, such as a folder or a disk that cannot
+/// take the results: an error whose root cause is an I/O error), 1 for a wrong
+/// result ([`Mismatch`]) and for anything else, a GPU error among them.
 pub fn exit_code_for(err: &anyhow::Error) -> u8 {
-    if err.downcast_ref::<GpuUnavailable>().is_some()
-        || err.downcast_ref::<UsageError>().is_some()
-    {
+    // csv's error keeps the I/O error it wraps to itself (it names no source).
+    let io = |e: &(dyn std::error::Error + 'static)| {
+        e.is::<std::io::Error>()
+            || e.downcast_ref::<csv::Error>().is_some_and(csv::Error::is_io_error)
+    };
+    let is = |e: &(dyn std::error::Error + 'static)| {
+        e.is::<GpuUnavailable>() || e.is::<UsageError>()
+    };
+    if err.chain().any(|e| e.is::<Mismatch>()) {
+        1
+    } else if err.chain().any(is) || io(err.root_cause()) {
         2
     } else {
         1
@@ -299,7 +372,12 @@ pub fn finish(outcome: anyhow::Result<()>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => {
-            if err.downcast_ref::<Mismatch>().is_some() || exit_code_for(&err) == 2 {
+            // Those messages are whole sentences; any other error (an I/O error among them)
+            // is told with its causes.
+            if err.downcast_ref::<Mismatch>().is_some()
+                || err.downcast_ref::<UsageError>().is_some()
+                || err.downcast_ref::<GpuUnavailable>().is_some()
+            {
                 eprintln!("error: {err}");
             } else {
                 eprintln!("error: {err:#}");
@@ -307,6 +385,14 @@ pub fn finish(outcome: anyhow::Result<()>) -> ExitCode {
             ExitCode::from(exit_code_for(&err))
         }
     }
+}
+
+/// An example whose output goes to a reader that stops reading (`| head`) ends quietly, as
+/// other command-line tools do, instead of panicking on its next line of output: Rust ignores
+/// SIGPIPE, so that `println!` fails, and a failed `println!` panics.
+pub fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: restores the default action of one signal, before any other thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
 }
 
 /// Parses `A` with `--help` completed from the chapter's entry; clap's own errors (bad
@@ -377,6 +463,33 @@ pub fn start(
     })
 }
 
+/// Whether `a` and `b` are one folder (compared as canonical paths; a path that does not
+/// exist is no folder).
+pub fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Refuses a `--quick` run into `book`, the book's own figures folder
+/// ([`super::compare::book_figures`]): quick-size data would replace the book's full-size
+/// data there. A full run into it is how the book is updated.
+pub fn quick_outside_the_book(
+    out: &Path,
+    book: Option<&Path>,
+) -> Result<(), UsageError> {
+    match book {
+        Some(book) if same_folder(out, book) => Err(UsageError(format!(
+            "--quick --out {}: that is the book's own figures folder, where a quick run's \
+             data would replace the book's full-size data; give --quick another folder (a \
+             full run into figures/ is how the book is updated)",
+            out.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Prints the chapter's headline numbers and claims beside the book's, when the book's data
 /// is at hand and this run did not write over it.
 fn compare_with_book(chapter: &'static Chapter, out: &Path) {
@@ -386,11 +499,7 @@ fn compare_with_book(chapter: &'static Chapter, out: &Path) {
         );
         return;
     };
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if same(out, &book) {
+    if same_folder(out, &book) {
         println!("(this run rewrote the book's own data: nothing to compare with)");
         return;
     }
@@ -463,28 +572,45 @@ pub fn shape_differences_from_book(
     Ok(problems)
 }
 
+/// The checks of an example's arguments made before a GPU is opened, each a refusal with exit
+/// code 2: the example's own ([`Example::validate`]), a `--quick` run into the book's own
+/// figures, and `--counters` where the chapter counts nothing or `ncu` is missing. Returns
+/// whether this process is the parent of a `--counters` run (it starts the counting child).
+pub fn check_before_gpu<A: Example>(
+    chapter: &Chapter,
+    args: &A,
+) -> anyhow::Result<bool> {
+    args.validate()?;
+    let common = args.common();
+    if let (true, Some(out)) = (common.quick, &common.out) {
+        quick_outside_the_book(out, super::compare::book_figures().as_deref())?;
+    }
+    let parent =
+        common.counters && std::env::var_os(super::counters::CHILD_ENV).is_none();
+    if parent && chapter.counted.is_empty() {
+        return Err(UsageError(format!(
+            "--counters: {} marks no kernels to count (its registry entry lists no \
+             counters)",
+            chapter.example
+        ))
+        .into());
+    }
+    if parent && super::counters::find_ncu().is_none() {
+        return Err(super::counters::ncu_missing().into());
+    }
+    Ok(parent)
+}
+
 /// The whole life of an example: parse, check, open, run `body`, report where it wrote,
 /// exit with the right code.
 pub fn main<A: Example>(
     chapter: &'static Chapter,
     body: impl FnOnce(&Run, A) -> anyhow::Result<()>,
 ) -> ExitCode {
+    end_quietly_on_a_closed_pipe();
     let args = parse::<A>(chapter);
     finish((|| {
-        args.validate()?;
-        let parent = args.common().counters
-            && std::env::var_os(super::counters::CHILD_ENV).is_none();
-        if parent && chapter.counted.is_empty() {
-            return Err(UsageError(format!(
-                "--counters: {} marks no kernels to count (its registry entry lists no \
-                 counters)",
-                chapter.example
-            ))
-            .into());
-        }
-        if parent && super::counters::find_ncu().is_none() {
-            return Err(super::counters::ncu_missing().into());
-        }
+        let parent = check_before_gpu(chapter, &args)?;
         let run = match start(chapter, args.needs(chapter), args.common()) {
             Err(e) if e.downcast_ref::<GpuUnavailable>().is_some() => {
                 return Err(match args.without_gpu() {
@@ -554,6 +680,56 @@ mod tests {
         };
         assert_eq!(exit_code_for(&anyhow::Error::new(m)), 1);
         assert_eq!(exit_code_for(&anyhow::anyhow!("CUDA_ERROR_ILLEGAL_ADDRESS")), 1);
+        // An I/O error is the folder's or the disk's: the run could not be made here.
+        let full = std::io::Error::from_raw_os_error(28); // ENOSPC
+        let write = anyhow::Error::new(full).context("cannot write OUT/data/x.csv");
+        assert_eq!(exit_code_for(&write), 2);
+        let csv = csv::Error::from(std::io::Error::other("a read failed"));
+        assert_eq!(exit_code_for(&anyhow::Error::new(csv).context("cannot read")), 2);
+        // A wrong result stays a wrong result, whatever context it is given.
+        let wrong = anyhow::Error::new(Mismatch {
+            kernel: "k".into(),
+            size: "n".into(),
+            index: 0,
+            got: "a".into(),
+            want: "b".into(),
+            wrong: 1,
+            total: 1,
+        })
+        .context("checking k");
+        assert_eq!(exit_code_for(&wrong), 1);
+        let usage = anyhow::Error::new(UsageError("bad".into())).context("parsing");
+        assert_eq!(exit_code_for(&usage), 2);
+    }
+
+    #[test]
+    fn memory_is_read_from_proc_lines_in_kib() {
+        let meminfo = "MemTotal:       24000000 kB\nMemAvailable:    5000000 kB\n";
+        assert_eq!(kib_field(meminfo, "MemAvailable"), Some(5_000_000));
+        assert_eq!(kib_field(meminfo, "MemTotal"), Some(24_000_000));
+        assert_eq!(kib_field(meminfo, "Mem"), None);
+        assert_eq!(kib_field("VmSize:\t  1234 kB", "VmSize"), Some(1234));
+        if cfg!(target_os = "linux") {
+            let a =
+                available_memory().expect("Linux says how much memory is available");
+            assert!(a.bytes > 0, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn a_quick_run_is_refused_only_into_the_books_own_figures() {
+        let book = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let e = quick_outside_the_book(book.path(), Some(book.path())).unwrap_err().0;
+        assert!(e.contains("another folder"), "{e}");
+        // The same folder by another name is still the book's.
+        let dotted = book.path().join(".");
+        assert!(quick_outside_the_book(&dotted, Some(book.path())).is_err());
+        assert!(quick_outside_the_book(other.path(), Some(book.path())).is_ok());
+        assert!(
+            quick_outside_the_book(&book.path().join("new"), Some(book.path())).is_ok()
+        );
+        assert!(quick_outside_the_book(book.path(), None).is_ok());
     }
 
     #[test]

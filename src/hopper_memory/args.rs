@@ -26,7 +26,7 @@ crate::settings! {
         pub section: Vec<Section>,
         /// Sides of the square matrices of the TMA section [default: 8192, 8191, 4100;
         /// --quick: 256, 253].
-        #[arg(long, value_delimiter = ',',
+        #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set,
               value_parser = clap::value_parser!(u64).range(1..=32_768))]
         pub sides: Vec<u64>,
     }

@@ -237,3 +237,230 @@ fn without_a_gpu_every_example_says_so_in_one_line() {
     assert!(o.stderr.contains("add --cpu-only"), "{}", o.stderr);
     assert!(chapters::by_example("cmm_diagonal").is_some());
 }
+
+/// Runs the example `name` with `args` under a resource limit set in the child before it
+/// starts (as `ulimit` would in a shell), with `SIGXFSZ` ignored, so that a write past a
+/// file-size limit fails with an error the example must report instead of killing it.
+#[cfg(unix)]
+fn run_limited(
+    name: &str,
+    args: &[&str],
+    resource: libc::__rlimit_resource_t,
+    bytes: u64,
+) -> crate::common::Outcome {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(crate::common::example(name));
+    command.args(args);
+    // SAFETY: between fork and exec only async-signal-safe calls (signal, setrlimit) on
+    // values owned by the closure.
+    unsafe {
+        command.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            if libc::setrlimit(resource, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    crate::common::outcome(command.output().unwrap())
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_chain_whose_table_cannot_fit_is_refused_before_it_is_allocated() {
+    // 1 GiB of address space (`ulimit -v 1048576`), whatever memory the machine has: the
+    // table of 46339 matrices needs 24 GiB, of 46340 dimensions as much.
+    let dims = vec!["7"; 46_340].join(",");
+    for args in [
+        &["--matrices", "46339", "--cpu-only"][..],
+        &["--dims", dims.as_str(), "--cpu-only"],
+    ] {
+        let o = run_limited("cmm_diagonal", args, libc::RLIMIT_AS, 1 << 30);
+        let shown = format!("{} ({} arguments)", args[0], args.len());
+        assert_eq!(o.code, 2, "{shown}: {}", o.stderr);
+        assert_eq!(o.stderr.lines().count(), 1, "{shown}: {}", o.stderr);
+        assert!(
+            o.stderr.starts_with("error: n = ")
+                && o.stderr.contains("needs 24.0 GiB")
+                && o.stderr.contains("this process can have"),
+            "{shown}: {}",
+            o.stderr
+        );
+        assert!(!o.stdout.contains("optimal cost"), "{}", o.stdout);
+    }
+}
+
+#[test]
+fn a_long_cpu_solve_says_up_front_what_it_takes() {
+    use std::io::BufRead;
+    // Past the serial program's range: the table's size and the work come first, before the
+    // solve (seconds in a release build, minutes in a debug one), which is not waited for.
+    let mut child = Command::new(crate::common::example("cmm_diagonal"))
+        .args(["--matrices", "2001", "--cpu-only"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    let stdout = child.stdout.take().unwrap();
+    std::io::BufReader::new(stdout).read_line(&mut first).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        first.starts_with("n = 2001 matrices on the CPU DP")
+            && first.contains("a table of 0.0 GiB")
+            && first.contains("1.34e9 candidate splits"),
+        "{first}"
+    );
+    // A short one answers at once, as before.
+    let o = run("cmm_diagonal", &["--matrices", "50", "--cpu-only"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.starts_with("n = 50 matrices (CPU only)"), "{}", o.stdout);
+}
+
+#[test]
+fn a_flag_given_twice_or_one_that_would_be_ignored_is_refused() {
+    let twice = ["--dims", "2,3", "--dims", "4,5", "--cpu-only"];
+    assert_refused(
+        "cmm_diagonal",
+        &twice,
+        &["--dims", "cannot be used multiple times"],
+    );
+    // Every list is given once, comma-separated; only --section is a flag to repeat.
+    let twice = ["--matrices", "100", "--matrices", "200"];
+    assert_refused(
+        "cmm_beyond",
+        &twice,
+        &["--matrices", "cannot be used multiple times"],
+    );
+    let twice = ["--sides", "256", "--sides", "253"];
+    assert_refused(
+        "hopper_memory",
+        &twice,
+        &["--sides", "cannot be used multiple times"],
+    );
+    for chain in [&["--dims", "2,3,4"][..], &["--matrices", "5"]] {
+        for cpu_only in [&[][..], &["--cpu-only"]] {
+            let args = [chain, cpu_only, &["--part", "stride"]].concat();
+            assert_refused("cmm_diagonal", &args, &["--part"]);
+        }
+    }
+    assert_refused("cmm_diagonal", &["--cpu-only", "--part", "paper"], &["--part"]);
+    // --book is read by --compare alone, whatever mode is given instead.
+    let book =
+        std::env::temp_dir().join("cmbook-cli-book").to_string_lossy().into_owned();
+    let out =
+        std::env::temp_dir().join("cmbook-cli-out").to_string_lossy().into_owned();
+    for mode in [
+        &[][..],
+        &["--redraw-only"],
+        &["--roofline"],
+        &["--sanitize"],
+        &["--counters"],
+        &["--quick"],
+        &["--redraw-only", "--quick"],
+    ] {
+        let args =
+            [&["--out", out.as_str(), "--book", book.as_str()][..], mode].concat();
+        assert_refused("reproduce", &args, &["--book"]);
+    }
+    for mode in ["--redraw-only", "--compare", "--roofline", "--counters"] {
+        assert_refused("reproduce", &["--out", &out, mode, "--jobs", "4"], &["--jobs"]);
+        assert_refused(
+            "reproduce",
+            &["--out", &out, mode, "--sanitizer", "x"],
+            &["--sanitizer"],
+        );
+    }
+    for mode in ["--redraw-only", "--compare", "--roofline"] {
+        assert_refused("reproduce", &["--out", &out, mode, "--quick"], &["--quick"]);
+        assert_refused(
+            "reproduce",
+            &["--out", &out, mode, "--only", "atax"],
+            &["--only"],
+        );
+    }
+    let only_twice = ["--out", &out, "--only", "atax", "--only", "ceilings"];
+    assert_refused(
+        "reproduce",
+        &only_twice,
+        &["--only", "cannot be used multiple times"],
+    );
+    assert!(!Path::new(&out).exists(), "a refused run created {out}");
+}
+
+#[test]
+#[cfg(unix)]
+fn an_io_error_is_exit_code_2_naming_its_cause() {
+    // Every file the run writes is limited to 0 bytes (`ulimit -f 0`): its first write fails.
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("run").to_string_lossy().into_owned();
+    let args = ["--quick", "--reps", "1", "--out", dir.as_str()];
+    let o = run_limited("loop_permutation", &args, libc::RLIMIT_FSIZE, 0);
+    assert_eq!(o.code, 2, "stdout: {} stderr: {}", o.stdout, o.stderr);
+    assert!(o.stderr.starts_with("error:"), "{}", o.stderr);
+    assert!(o.stderr.contains("File too large"), "{}", o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+}
+
+#[test]
+fn a_quick_run_into_the_books_own_figures_is_refused() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let figures = root.join("figures");
+    let listing = |dir: &Path| {
+        let mut files: Vec<_> = std::fs::read_dir(dir.join("data"))
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name(), e.metadata().unwrap().modified().unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let before = listing(&figures);
+    let book = figures.to_string_lossy().into_owned();
+    let words = ["--quick", "book's own figures", "another folder"];
+    assert_refused(
+        "loop_permutation",
+        &["--quick", "--reps", "1", "--out", &book],
+        &words,
+    );
+    assert_refused("reproduce", &["--quick", "--out", &book], &words);
+    let counting = ["--quick", "--counters", "--only", "atax", "--out", &book];
+    assert_refused("reproduce", &counting, &words);
+    // The same folder by a relative name, from the checkout.
+    let relative = |name: &str, args: &[&str]| {
+        crate::common::outcome(
+            Command::new(crate::common::example(name))
+                .args(args)
+                .current_dir(root)
+                .output()
+                .unwrap(),
+        )
+    };
+    for (name, args) in [
+        ("loop_permutation", &["--quick", "--reps", "1", "--out", "figures/."][..]),
+        ("reproduce", &["--quick", "--only", "loop_permutation", "--out", "./figures"]),
+    ] {
+        let o = relative(name, args);
+        assert_eq!(o.code, 2, "{name} {args:?}: {} {}", o.stdout, o.stderr);
+        assert!(o.stderr.contains("another folder"), "{name}: {}", o.stderr);
+    }
+    assert_eq!(listing(&figures), before, "a refused run wrote into figures/data");
+}
+
+#[test]
+fn a_budget_outside_its_range_is_refused_before_a_gpu_is_looked_for() {
+    let huge = "18446744073709551616";
+    for bad in ["0", "--budget-mib=-1", "NaN", "inf", "--budget-mib=-inf", "1e30", huge]
+    {
+        let args: Vec<&str> = match bad.strip_prefix("--budget-mib=") {
+            Some(_) => vec![bad],
+            None => vec!["--budget-mib", bad],
+        };
+        assert_refused("tiled_matmul", &args, &["--budget-mib"]);
+    }
+    assert_refused("tiled_matmul", &["--budget-mib", "1048577"], &["1048576"]);
+}

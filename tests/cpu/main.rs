@@ -10,6 +10,7 @@ mod audit;
 mod cli;
 mod cmm_cpu;
 mod coalescing_cpu;
+mod command_lines;
 mod compare;
 mod figures;
 mod hostile_records;

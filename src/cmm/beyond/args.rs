@@ -16,7 +16,7 @@ use crate::harness::Run;
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
-    #[arg(long, value_name = "N,...", value_delimiter = ',',
+    #[arg(long, value_name = "N,...", value_delimiter = ',', action = clap::ArgAction::Set,
           help = MATRICES.help(&format!("Chain lengths n (matrices) of the DP, comma-separated, \
                                          each at most {MAX_MATRICES} (the CPU reference grows \
                                          as n^3)")),

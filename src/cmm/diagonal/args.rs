@@ -17,7 +17,8 @@ pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Solve this chain: dimensions p0,p1,...,pn (matrix i is p(i-1) x p(i)).
-    #[arg(long, value_delimiter = ',', conflicts_with = "matrices")]
+    #[arg(long, value_delimiter = ',', conflicts_with = "matrices",
+          action = clap::ArgAction::Set)]
     pub dims: Option<Vec<u32>>,
     #[arg(long, value_name = "N",
           help = format!("Solve a random chain of this many matrices (dimensions \
@@ -33,7 +34,8 @@ pub struct Args {
                                 matrices)"))]
     pub show_order: bool,
     /// Which part of the chapter's measurements to run (the computed tables always are).
-    #[arg(long, value_enum, default_value_t = Part::All)]
+    #[arg(long, value_enum, default_value_t = Part::All,
+          conflicts_with_all = ["dims", "matrices", "cpu_only"])]
     pub part: Part,
 }
 

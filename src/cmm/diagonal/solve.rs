@@ -3,10 +3,12 @@
 //! diagonal-major layout solves it too, every cell checked against the CPU's, and is timed.
 
 use crate::cmm::dp::{self, DpTable};
+use crate::cmm::error::GIB;
 use crate::cmm::gpu::{CmmKernels, Kernel};
 use crate::cmm::layout::Layout;
 use crate::cmm::paren;
 use crate::cmm::CmmError;
+use crate::harness::run::{available_memory, AvailableMemory};
 use crate::harness::timing::{time_host, Plan};
 use crate::harness::{Run, Stats, UsageError, L2};
 
@@ -18,6 +20,8 @@ pub const KERNEL: Kernel = Kernel::one_block(Layout::DiagonalMajor);
 pub const GPU_REPS: usize = 5;
 /// Above this many matrices the CPU answers with all cores (rayon), below with one.
 pub const SERIAL_MAX_N: usize = 2000;
+/// Steps of the progress bar of a long CPU solve (per mille of its candidate splits).
+pub const PROGRESS_STEPS: usize = 1000;
 /// Up to this many matrices the optimal order is printed unless `--show-order` asks for it.
 pub const SHOWN_ORDER_MAX_N: usize = 60;
 
@@ -42,14 +46,17 @@ pub fn chain_of(
 
 /// The checks of a run's arguments made before a GPU is opened: `--cpu-only` and
 /// `--show-order` need a chain, and the chain must be one this run can answer
-/// ([`check_chain`]).
+/// ([`check_chain`]) with the memory this process can have ([`check_memory`]).
 pub fn check_args(
     chain: Option<&[u32]>,
     cpu_only: bool,
     show_order: bool,
 ) -> Result<(), UsageError> {
     match chain {
-        Some(dims) => check_chain(dims, cpu_only).map(|_| ()),
+        Some(dims) => {
+            let n = check_chain(dims, cpu_only)?;
+            check_memory(n, host_bytes(n, cpu_only), available_memory())
+        }
         None if cpu_only || show_order => Err(UsageError(
             "--cpu-only and --show-order answer --dims or --matrices; the measurements need \
              a GPU"
@@ -92,6 +99,40 @@ pub fn check_chain(dims: &[u32], cpu_only: bool) -> Result<usize, UsageError> {
     })
 }
 
+/// Host memory a solve of `n` matrices takes at its peak: the CPU's table
+/// ([`DpTable::bytes`]) and, with the GPU, the kernel's table read back (its diagonal-major
+/// buffers, then a second [`DpTable`]) to compare with it.
+pub fn host_bytes(n: usize, cpu_only: bool) -> u128 {
+    let table = DpTable::bytes(n);
+    if cpu_only {
+        table
+    } else {
+        let per_cell =
+            (std::mem::size_of::<u64>() + std::mem::size_of::<u32>()) as u128;
+        2 * table + per_cell * KERNEL.layout().dp_len(n) as u128
+    }
+}
+
+/// Refuses (exit code 2), before anything is allocated, a solve of `n` matrices that needs
+/// more than `available` bytes of memory: such a run would otherwise end in an allocation
+/// failure, or in the kernel's out-of-memory killer.
+pub fn check_memory(
+    n: usize,
+    needed: u128,
+    available: Option<AvailableMemory>,
+) -> Result<(), UsageError> {
+    match available {
+        Some(a) if needed > u128::from(a.bytes) => Err(UsageError(format!(
+            "n = {n} matrices: the DP table needs {:.1} GiB of memory ({needed} bytes), and \
+             this process can have {:.1} GiB ({}); give a shorter chain",
+            needed as f64 / GIB,
+            a.bytes as f64 / GIB,
+            a.limit
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// One chain's answer.
 pub struct Solution {
     pub n: usize,
@@ -107,18 +148,39 @@ pub struct Solution {
 /// cell by cell against the CPU's, then timed.
 pub fn solve(run: &Run, dims: &[u32], cpu_only: bool) -> anyhow::Result<Solution> {
     let n = check_chain(dims, cpu_only)?;
-    type Program = fn(&[u32]) -> Result<DpTable, CmmError>;
-    let (program, cpu_program): (Program, String) = if n > SERIAL_MAX_N {
+    let parallel = n > SERIAL_MAX_N;
+    let cpu_program = if parallel {
         let threads = rayon::current_num_threads();
-        (dp::solve_parallel, format!("CPU DP, {threads} threads (rayon)"))
+        format!("CPU DP, {threads} threads (rayon)")
     } else {
-        (dp::solve_serial, "CPU serial DP".to_string())
+        "CPU serial DP".to_string()
     };
+    // A long solve says up front what it takes, and shows how far it is.
+    let bar = parallel.then(|| {
+        println!(
+            "n = {n} matrices on the {cpu_program}: a table of {:.1} GiB and {:.2e} candidate \
+             splits to weigh",
+            DpTable::bytes(n) as f64 / GIB,
+            dp::candidates(n) as f64
+        );
+        let bar = run.progress(PROGRESS_STEPS);
+        bar.set_message("of the candidate splits weighed (per mille)");
+        bar
+    });
     let mut table = None;
     let cpu = time_host(0, 1, || {
-        table = Some(program(dims).map_err(usage)?);
+        let solved = match &bar {
+            Some(bar) => dp::solve_parallel_reporting(dims, |fraction| {
+                bar.set_position((fraction * PROGRESS_STEPS as f64) as u64)
+            }),
+            None => dp::solve_serial(dims),
+        };
+        table = Some(solved.map_err(usage)?);
         Ok(())
     })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     let table = table.expect("one solve");
     let gpu = if cpu_only {
         None
@@ -174,6 +236,20 @@ mod tests {
         assert!(check_chain(&huge, false).unwrap_err().0.contains("does not fit"));
         let too_long = vec![1u32; MAX_N_FOR_I32_INDEX + 2];
         assert!(check_chain(&too_long, false).unwrap_err().0.contains("46339"));
+    }
+
+    #[test]
+    fn a_chain_whose_table_cannot_fit_is_refused_saying_what_it_needs() {
+        let twelve_bytes_a_cell = 12 * 46_340u128 * 46_340;
+        assert_eq!(host_bytes(46_339, true), twelve_bytes_a_cell);
+        assert!(host_bytes(46_339, false) > 2 * twelve_bytes_a_cell);
+        let six_gib = AvailableMemory { bytes: 6 << 30, limit: "RLIMIT_AS" };
+        let e = check_memory(46_339, twelve_bytes_a_cell, Some(six_gib)).unwrap_err().0;
+        assert!(e.contains("24.0 GiB") && e.contains("6.0 GiB (RLIMIT_AS)"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(check_memory(4, host_bytes(4, true), Some(six_gib)).is_ok());
+        // Where nothing says how much there is, the allocation itself is the check.
+        assert!(check_memory(46_339, twelve_bytes_a_cell, None).is_ok());
     }
 
     #[test]
