@@ -166,6 +166,13 @@ pub fn check_records(
                 "{shown}: no column header: the file is empty"
             )));
         }
+        let missing = rec.meta.missing_provenance();
+        if !missing.is_empty() {
+            return Err(UsageError(format!(
+                "{shown} is not a record a run wrote: its provenance lacks {}",
+                missing.join(", ")
+            )));
+        }
         let named = pick
             .filter
             .iter()

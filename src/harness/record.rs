@@ -212,6 +212,12 @@ pub fn parse_csv_with_lines(text: &str) -> anyhow::Result<(Record, Vec<u64>)> {
         rows.push(row.iter().map(str::to_string).collect());
     }
     if let Some(at) = meta.0.iter().position(|(k, _)| k == ROWS_KEY) {
+        // A record this book wrote ends with a line break: one that does not was cut in the
+        // middle of its last row, which may still have all its fields.
+        anyhow::ensure!(
+            text.ends_with('\n'),
+            "it ends in the middle of a line: the file was cut"
+        );
         let (_, declared) = meta.0.remove(at);
         let count = declared.parse::<usize>().with_context(|| {
             format!("`# {ROWS_KEY}: {declared}` is not a count of rows")
@@ -479,6 +485,13 @@ pub fn redraw_records(
         }
         let rec = read_csv(&path)?;
         let name = format!("{stem}.csv");
+        let missing = rec.meta.missing_provenance();
+        anyhow::ensure!(
+            missing.is_empty(),
+            "{} is not a record a run wrote: its provenance lacks {}",
+            path.display(),
+            missing.join(", ")
+        );
         if rec.meta.get("plot").is_some() {
             let svg = super::plot::draw_svg(&rec, &name)
                 .with_context(|| format!("cannot draw {}", path.display()))?;

@@ -29,26 +29,56 @@ use anyhow::{bail, Context};
 use super::record::{Meta, Record};
 
 /// Text from a record (a cell, a header, a device name) as Markdown text in a table cell or a
-/// line: no raw HTML or autolink (mdBook passes HTML through), no entity, no `|` that splits a
-/// row, no line break that ends it. Only a `<` or `&` that could open a tag or an entity is
+/// line: no raw HTML or autolink (mdBook passes HTML through), no entity, no link,
+/// no `|` that splits a row, no line break that ends it. Only a `<` or `&` that could open a tag or an entity is
 /// escaped (`p <= 64` stays as written): HTML needs a letter, `/`, `!` or `?` after `<`, an
 /// entity a letter or `#` after `&`.
 pub fn markdown_text(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        let next = chars.peek().copied().unwrap_or(' ');
+    // The end of the code span the text is in (a backtick run closed by one of the same
+    // length): inside one, brackets are shown as they are and make no link.
+    let mut code_until = 0;
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied().unwrap_or(' ');
+        if c == '`' && i >= code_until && (i == 0 || chars[i - 1] != '`') {
+            let run = chars[i..].iter().take_while(|&&c| c == '`').count();
+            code_until = closing_run(&chars, i + run, run).unwrap_or(0);
+        }
         match c {
             '<' if next.is_ascii_alphabetic() || matches!(next, '/' | '!' | '?') => {
                 out.push_str("&lt;")
             }
             '&' if next.is_ascii_alphabetic() || next == '#' => out.push_str("&amp;"),
             '|' => out.push_str("\\|"),
+            // A link, `[text](javascript:…)`, outside a code span.
+            '[' | ']' if i >= code_until => {
+                out.push('\\');
+                out.push(c);
+            }
             '\n' | '\r' => out.push(' '),
             c => out.push(c),
         }
     }
     out
+}
+
+/// Where the run of exactly `run` backticks that closes a code span opened before `from` ends,
+/// if there is one.
+fn closing_run(chars: &[char], from: usize, run: usize) -> Option<usize> {
+    let mut i = from;
+    while i < chars.len() {
+        if chars[i] == '`' {
+            let len = chars[i..].iter().take_while(|&&c| c == '`').count();
+            if len == run {
+                return Some(i + len);
+            }
+            i += len;
+        } else {
+            i += 1;
+        }
+    }
+    None
 }
 
 /// Text as a Markdown code span that no backtick in it can close early: fenced by one more
@@ -384,6 +414,18 @@ pub fn markdown(record: &Record, data_link: &str) -> anyhow::Result<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_link_in_text_is_shown_not_followed_and_code_spans_keep_their_brackets() {
+        assert_eq!(
+            markdown_text("[z](javascript:alert(4))"),
+            "\\[z\\](javascript:alert(4))"
+        );
+        assert_eq!(markdown_text("`t[N]` or [a](b)"), "`t[N]` or \\[a\\](b)");
+        // A backtick that opens no code span (none closes it) protects nothing.
+        assert_eq!(markdown_text("x ` [z](j)"), "x ` \\[z\\](j)");
+        assert_eq!(markdown_text("``a`[b]``"), "``a`[b]``");
+    }
     use super::*;
     use crate::harness::record::parse_csv;
 

@@ -322,7 +322,7 @@ fn reproduce_cases() -> Vec<Case> {
         (
             "--book with --redraw-only",
             vec!["--out", "{out}", "--redraw-only", "--book", "{root}"],
-            "--compare",
+            "--book",
         ),
         (
             "--book a missing folder",

@@ -85,7 +85,7 @@ fn two_runs_into_one_folder_never_fail_on_each_other() {
         20,
         ("reproduce", &["--redraw-only"]),
         ("reproduce", &["--redraw-only"]),
-        |out| copy_figures(out),
+        copy_figures,
         |out| {
             let now = snapshot(out);
             let book: Vec<_> = book
@@ -103,7 +103,7 @@ fn two_runs_into_one_folder_never_fail_on_each_other() {
         60,
         ("loop_permutation", quick),
         ("reproduce", &["--compare"]),
-        |out| copy_figures(out),
+        copy_figures,
         consistent,
     );
 }
