@@ -151,11 +151,11 @@ impl std::fmt::Display for CellDifference {
 
 impl DpTable {
     /// Bytes the table of `n` matrices takes: a cost (8 bytes) and a split (4 bytes) for each
-    /// of the `(n + 1)^2` cells of the paper's buffer.
+    /// of the `(n + 1)^2` cells of the paper's buffer (`u128::MAX` where even that overflows).
     pub fn bytes(n: usize) -> u128 {
         let side = n as u128 + 1;
         let per_cell = std::mem::size_of::<u64>() + std::mem::size_of::<u32>();
-        side * side * per_cell as u128
+        side.saturating_mul(side).saturating_mul(per_cell as u128)
     }
 
     /// A table for `n` matrices with every cell 0 (the main diagonal is then already right),
