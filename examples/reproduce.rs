@@ -13,7 +13,9 @@
 //! `sanitizer.md` (+ `data/sanitizer.csv`): example × tool → kernels used, errors.
 //!
 //! The measuring mode runs each chapter's example (built beside this one) with `--out DIR`,
-//! one after another, and stops at the first that fails; each example verifies its own results.
+//! one after another; each example verifies its own results. A chapter that cannot run here
+//! (exit code 2) is skipped and one that fails is reported, and the rest still run; the run ends
+//! with a table of each chapter's result and reason, and exits with 1 if a chapter failed.
 //! Both modes end by checking that every figure and table in the folder is exactly what its CSV
 //! draws and that every CSV carries its provenance.
 //!

@@ -138,7 +138,9 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
     let signals = Forwarding::install();
     let bar = progress(binaries.len());
     let started = Instant::now();
-    let mut skipped = Vec::new();
+    // Each chapter's one-line reason, when it cannot run or fails, comes back through a file.
+    let reasons = tempfile::tempdir()?;
+    let mut results: Vec<(&str, ChapterResult)> = Vec::new();
     for (c, path) in &binaries {
         if let Some(sig) = signals.received() {
             bar.finish_and_clear();
@@ -147,8 +149,12 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         }
         bar.set_message(c.example);
         let t = Instant::now();
+        let reason_file = reasons.path().join(c.example);
         let mut cmd = Command::new(path);
-        cmd.arg("--out").arg(&out).env(run::OUT_LOCK_ENV, &lock.dir);
+        cmd.arg("--out")
+            .arg(&out)
+            .env(run::OUT_LOCK_ENV, &lock.dir)
+            .env(run::REASON_ENV, &reason_file);
         if args.quick {
             cmd.arg("--quick");
         }
@@ -167,48 +173,60 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
                 if undone > 0 { Stopped::WhileWriting } else { Stopped::BeforeItWrote };
             return Err(interrupted(sig, c.example, stopped));
         }
-        match status.code() {
-            Some(0) => bar.println(format!(
-                "{}: done in {:.0} s",
-                c.example,
-                t.elapsed().as_secs_f64()
-            )),
+        let why = || {
+            let text = std::fs::read_to_string(&reason_file).unwrap_or_default();
+            text.lines().next().unwrap_or("it said why above").to_string()
+        };
+        let result = match status.code() {
+            Some(0) => ChapterResult::Ran(t.elapsed().as_secs_f64()),
             // Exit code 2: this machine lacks what the chapter needs (a second GPU's library,
             // cuBLAS, ...); the example has said what in one line. The rest can still run.
-            Some(2) => {
-                bar.println(format!(
-                    "{}: skipped, it cannot run here (exit code 2)",
-                    c.example
-                ));
-                skipped.push(c.example);
-            }
-            code => {
-                let code = code.unwrap_or(1);
-                return Err(anyhow::anyhow!("{} failed (exit code {code})", c.example));
-            }
-        }
+            Some(2) => ChapterResult::Skipped(why()),
+            // A wrong result or a GPU error: the chapter's writes were undone; the others
+            // still measure, and the run ends with exit code 1.
+            Some(code) => ChapterResult::Failed(format!("exit code {code}: {}", why())),
+            None => ChapterResult::Failed(format!("ended by a signal: {status}")),
+        };
+        bar.println(format!("{}: {}", c.example, result.short()));
+        results.push((c.example, result));
         bar.inc(1);
     }
     bar.finish_and_clear();
-    if skipped.len() == binaries.len() {
-        return Err(UsageError(format!(
-            "no chapter could run on this machine (each said why above): {}",
-            skipped.join(", ")
-        ))
+    println!("{}", results_table(&results));
+    let ran =
+        results.iter().filter(|(_, r)| matches!(r, ChapterResult::Ran(_))).count();
+    let failed: Vec<&str> = results
+        .iter()
+        .filter(|(_, r)| matches!(r, ChapterResult::Failed(_)))
+        .map(|(name, _)| *name)
+        .collect();
+    if ran == 0 && failed.is_empty() {
+        return Err(UsageError(
+            "no chapter could run on this machine (each said why above)".into(),
+        )
         .into());
     }
     println!(
-        "measured {} chapters in {:.0} s into {}",
-        binaries.len() - skipped.len(),
+        "measured {ran} chapters in {:.0} s into {}",
         started.elapsed().as_secs_f64(),
         out.display()
     );
-    if !skipped.is_empty() {
-        println!("skipped, as this machine cannot run them: {}", skipped.join(", "));
+    let end = |lock: run::OutLock| -> anyhow::Result<()> {
+        lock.commit()?;
+        anyhow::ensure!(
+            failed.is_empty(),
+            "{} failed (see the table above); the other chapters' results are in {}",
+            failed.join(", "),
+            out.display()
+        );
+        Ok(())
+    };
+    if ran == 0 {
+        return end(lock);
     }
     if args.counters {
         audit(&out)?;
-        return lock.commit();
+        return end(lock);
     }
     // The roofline needs the ceilings of this run; it places whichever chapters ran.
     if out.join("data/ceilings-peaks.csv").exists() {
@@ -216,7 +234,42 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
     }
     audit(&out)?;
     write_comparison(&out, None)?;
-    lock.commit()
+    end(lock)
+}
+
+/// How one chapter of a measuring run ended.
+enum ChapterResult {
+    /// Measured and verified, in this many seconds.
+    Ran(f64),
+    /// It cannot run on this machine, for this reason.
+    Skipped(String),
+    /// A wrong result or an error, as it said.
+    Failed(String),
+}
+
+impl ChapterResult {
+    fn short(&self) -> String {
+        match self {
+            ChapterResult::Ran(s) => format!("done in {s:.0} s"),
+            ChapterResult::Skipped(why) => format!("skipped: {why}"),
+            ChapterResult::Failed(why) => format!("failed: {why}"),
+        }
+    }
+}
+
+/// The table a measuring run ends with: each chapter, whether it ran, and why not.
+fn results_table(results: &[(&str, ChapterResult)]) -> String {
+    let width = results.iter().map(|(n, _)| n.len()).max().unwrap_or(7).max(7);
+    let mut table = format!("{:<width$}  result   why\n", "chapter");
+    for (name, result) in results {
+        let (what, why) = match result {
+            ChapterResult::Ran(s) => ("ran", format!("{s:.0} s")),
+            ChapterResult::Skipped(why) => ("skipped", why.clone()),
+            ChapterResult::Failed(why) => ("failed", why.clone()),
+        };
+        table.push_str(&format!("{name:<width$}  {what:<7}  {why}\n"));
+    }
+    table.trim_end().to_string()
 }
 
 /// The signal that stopped a run, as its exit code tells it (128 + the signal's number, as a

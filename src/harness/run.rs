@@ -362,6 +362,10 @@ pub fn exit_code_for(err: &anyhow::Error) -> u8 {
     }
 }
 
+/// The environment variable naming a file where an example that ends with an error also
+/// writes its message: how `reproduce` learns why a chapter was skipped or failed.
+pub const REASON_ENV: &str = "CMBOOK_REASON_FILE";
+
 /// Runs `body` and turns its error into one message and an exit code.
 pub fn finish(outcome: anyhow::Result<()>) -> ExitCode {
     match outcome {
@@ -372,6 +376,10 @@ pub fn finish(outcome: anyhow::Result<()>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => {
+            if let Some(file) = std::env::var_os(REASON_ENV) {
+                // Best effort: the message is printed below in any case.
+                let _ = std::fs::write(file, format!("{err}"));
+            }
             // Those messages are whole sentences; any other error (an I/O error among them)
             // is told with its causes.
             if err.downcast_ref::<Mismatch>().is_some()

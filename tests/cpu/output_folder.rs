@@ -548,3 +548,61 @@ fn reproduce_passes_a_signal_on_to_its_chapter_and_leaves_no_orphan() {
         );
     }
 }
+
+/// A measuring run carries on past a chapter that fails or cannot run, and ends with a table
+/// of what ran, what was skipped and what failed, with each one's reason; its exit code is 1
+/// because a chapter failed, and the chapters that ran keep their results. The chapters are
+/// stand-ins beside a copy of `reproduce` (which runs the examples next to itself): one fails
+/// as a wrong result does, the others cannot run here, and `loop_permutation` is the real one.
+#[cfg(unix)]
+#[test]
+fn a_measuring_run_carries_on_past_a_failed_chapter_and_ends_with_a_table() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::copy(example("reproduce"), bin.join("reproduce")).unwrap();
+    for c in cmbook::chapters::ALL {
+        let script = match c.example {
+            "loop_permutation" => format!("exec '{}' \"$@\"", example(c.example).display()),
+            "ceilings" => "echo 'error: 3 of 100 results differ' >&2; \
+                           printf '3 of 100 results differ' > \"$CMBOOK_REASON_FILE\"; exit 1"
+                .to_string(),
+            _ => "echo 'error: needs a GPU' >&2; printf 'needs a GPU' > \"$CMBOOK_REASON_FILE\"; \
+                  exit 2"
+                .to_string(),
+        };
+        let path = bin.join(c.example);
+        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    let out = tmp.path().join("mine");
+    let o = outcome(
+        Command::new(bin.join("reproduce"))
+            .args(["--quick", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(o.code, 1, "{}{}", o.stdout, o.stderr);
+    let row = |name: &str, what: &str, why: &str| {
+        o.stdout.lines().any(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words.first() == Some(&name)
+                && words.get(1) == Some(&what)
+                && l.contains(why)
+        })
+    };
+    assert!(
+        row("ceilings", "failed", "exit code 1: 3 of 100 results differ"),
+        "{}",
+        o.stdout
+    );
+    assert!(row("loop_permutation", "ran", " s"), "{}", o.stdout);
+    assert!(row("atax", "skipped", "needs a GPU"), "{}", o.stdout);
+    assert!(o.stderr.contains("ceilings failed"), "{}", o.stderr);
+    assert!(out.join("data/tiling-traversal.csv").is_file());
+    assert!(out.join("compare.md").is_file());
+    assert!(!out.join(cmbook::harness::run::LOCK_FILE).exists());
+}
