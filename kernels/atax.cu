@@ -2,6 +2,7 @@
 // Each kernel is a template over the element type T; the `extern "C"` entry points at the end
 // give each instance a name the host can look up (`..._f32`, `..._f64`).
 // Indices into A are computed in `unsigned long long`: m * n passes 2^32 at 65536 x 65536.
+// Needs: compute capability 9.0 (thread-block clusters, in the cluster-fused kernels).
 
 typedef unsigned long long u64;
 

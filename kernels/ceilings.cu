@@ -4,6 +4,7 @@
 //
 // Compiled at run time by NVRTC (no standard headers), so sizes are `unsigned long
 // long`.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 // ANCHOR: copy
 // Copies n floats from src to dst (both in global memory). Each thread moves one

@@ -34,6 +34,7 @@
 //
 // Preconditions, checked by the host: (n + 1)^2 < 2^31 (int indices) and
 // cmm::dp::gpu_safe_bound (unchecked 64-bit arithmetic).
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 typedef unsigned int u32;

@@ -28,6 +28,7 @@
 //
 // Preconditions, checked by the host: (n + 1)^2 < 2^31 (int indices) and
 // cmm::dp::gpu_safe_bound (unchecked 64-bit arithmetic).
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 #include "cmm_cell.cuh"  // rowmajor_cell, diagonal_cell: one cell of the table
 

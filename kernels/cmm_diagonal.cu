@@ -27,6 +27,7 @@
 // Preconditions, checked by the host: n (n + 1) < 2^31 so int indices do not wrap
 // (cmm::layout::MAX_N_FOR_I32_INDEX); every value the program computes fits the cost type
 // (cmm::dp::gpu_safe_bound for _u64, gpu_safe_bound_u32 for _u32).
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 #include "cmm_cell.cuh"  // diag_index, diagonal_cell: one cell of the table
 

@@ -24,6 +24,7 @@
 // (cmm::layout::MAX_N_FOR_I32_INDEX); every value the program computes fits the cost type
 // (cmm::dp::gpu_safe_bound for _u64, gpu_safe_bound_u32 for _u32), since the adds and
 // multiplies of the cell (kernels/cmm_cell.cuh) are unchecked.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 #include "cmm_cell.cuh"  // rowmajor_cell: one cell of the table
 

@@ -69,6 +69,7 @@
 //
 // Preconditions, checked by the host (cmm::gpu): every dimension < 2^16, so p[a] p[c] and
 // p[b] << 16 fit 32 bits; cmm::dp::cost_upper_bound(dims) < 2^48, so no key sum wraps.
+// Needs: compute capability 8.0 (cp.async copies into shared memory).
 
 typedef unsigned long long u64;
 typedef unsigned int u32;

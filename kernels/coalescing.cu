@@ -5,6 +5,7 @@
 // configuration and parameters; src/coalescing/measure.rs launches them, and
 // src/coalescing/patterns.rs and transpose.rs mirror their index arithmetic to count
 // sectors and shared-memory banks.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 

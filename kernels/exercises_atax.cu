@@ -7,6 +7,7 @@
 // Both kernels: A is an m x n row-major float matrix. Parameters (a, x, tmp, m, n);
 // blocks of 256 threads, grid (ceil(32 m / 256), 1, 1): warp w of the grid computes
 // tmp[w].
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 

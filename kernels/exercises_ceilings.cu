@@ -7,6 +7,7 @@
 // Both kernels: parameters (src, dst, n), any 1D grid of 256-thread blocks; the grid
 // strides over the array. cudaMalloc'd pointers are 256-byte aligned, so the float4
 // views are aligned.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 

@@ -11,6 +11,7 @@
 // p[0..n], then the (n + 1)^2 costs and splits of the row-major table, M[i][j] at (n +
 // 1) i + j. The host proves that every cost is below 2^48 and that n < 2^16, so a cost
 // and a split fit one 64-bit key.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 typedef unsigned int u32;

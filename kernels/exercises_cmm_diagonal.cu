@@ -9,6 +9,7 @@
 // the first launch. Parameters (dims, cost, split, n, d): p[0..n], then the n (n + 1) /
 // 2 costs and splits of the diagonal-major table. The host proves that no sum can wrap
 // 64 bits.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 typedef unsigned int u32;

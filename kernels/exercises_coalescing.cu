@@ -7,6 +7,7 @@
 // Both kernels: out (cols x rows) = the transpose of in (rows x cols), both row-major.
 // Parameters (in, out, rows, cols); block (32, 8), grid (ceil(cols / 32), ceil(rows /
 // 32)).
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 

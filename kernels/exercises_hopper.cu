@@ -8,6 +8,7 @@
 // Both kernels: in and out are side x side float matrices with row pitch `pitch`; out
 // is in transposed. Parameters (in, out, side, pitch); blocks of (32, 8) threads, grid
 // (ceil(side / 32), ceil(side / 32)).
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 #define TILE 32
 

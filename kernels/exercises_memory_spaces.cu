@@ -8,6 +8,7 @@
 // n); any 1D grid, any block size, and (blockDim.x + 2) * 4 bytes of dynamic shared
 // memory. Every thread of a block has the same `first`, so all of them reach both
 // barriers equally often.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 

@@ -7,6 +7,7 @@
 //
 // Both kernels: parameters (src, dst, bytes), any 1D grid of 256-thread blocks; the
 // grid strides over the buffer. cuMemAlloc'd pointers are 256-byte aligned.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 #define IN_FLIGHT 8

@@ -6,6 +6,7 @@
 //
 // Both kernels: C = A B, row-major, A M x K, B K x N, any M, N, K >= 1. Parameters (a,
 // b, c, M, N, K); block (16, 16), grid (ceil(N / 16), ceil(M / 16)).
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 #define TILE 16
 

@@ -4,6 +4,7 @@
 // table, the workload of the L2 access-policy window.
 //
 // Compiled at run time by NVRTC for compute_90 (cp.async is PTX of sm_80 and later).
+// Needs: compute capability 8.0 (cp.async copies into shared memory).
 
 #include "cp_async.cuh"
 

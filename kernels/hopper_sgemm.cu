@@ -6,6 +6,7 @@
 // memory as zeros (cp.async zero-fill) and are never written back.
 //
 // Compiled at run time by NVRTC for compute_90 (cp.async is PTX of sm_80 and later).
+// Needs: compute capability 8.0 (cp.async copies into shared memory).
 
 #include "cp_async.cuh"  // the groups of copies: commit, wait
 

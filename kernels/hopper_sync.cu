@@ -7,6 +7,7 @@
 // `ld.shared::cluster` are PTX of sm_90 (no `sm_90a` features are used), written in
 // kernels/cluster.cuh. NVRTC ships no cooperative_groups header, so the grid barrier is
 // written here.
+// Needs: compute capability 9.0 (thread-block clusters and distributed shared memory).
 
 #include "cluster.cuh"
 

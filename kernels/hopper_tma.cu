@@ -8,6 +8,7 @@
 // elements) that may exceed the row length: the TMA needs every row to start on a
 // 16-byte boundary, which a side that is not a multiple of 4 floats only has when
 // pitched.
+// Needs: compute capability 9.0 (the tensor memory accelerator and its transaction barriers).
 
 // A CUtensorMap as the kernel receives it: 128 opaque bytes, encoded on the host by
 // cuTensorMapEncodeTiled and passed by value as a `const __grid_constant__` parameter.

@@ -6,6 +6,7 @@
 //
 // NVRTC has no standard headers: every constant is defined here, and
 // `cmbook::memory_spaces` repeats them (a CPU test checks that the two agree).
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 #define BLOCK 256            // threads per block of every kernel but the one-thread chases
 #define SIGNAL_MAX 8192      // floats in signal_const: 32 KiB of the 64 KiB constant bank

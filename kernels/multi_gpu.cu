@@ -3,6 +3,7 @@
 // how long one load of that memory takes.
 //
 // Compiled at run time by NVRTC (no standard headers), so sizes are `unsigned long long`.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 typedef unsigned long long u64;
 

@@ -1,6 +1,7 @@
 // Chapter "Reuse, loop permutation, tiling": row-major C = A * B in float, one kernel per step.
 // A is M x K, B is K x N, C is M x N, all row-major and densely packed. Every kernel accepts any
 // M, N, K >= 1: elements outside the matrices are read as 0 and never written.
+// Needs: compute capability 7.0 (nothing newer than Volta).
 
 // ANCHOR: naive
 // Step 1: one thread per element of C, every operand straight from global memory.

@@ -24,6 +24,8 @@ pub enum GpuUnavailable {
     NoCublas,
     /// NCCL (`libnccl.so`) was not found (only the example that spans several GPUs needs it).
     NoNccl,
+    /// A kernel file needs a newer GPU than this one (its `// Needs:` line).
+    TooOld { file: String, need: (u32, u32), have: (u32, u32), why: String },
 }
 
 impl fmt::Display for GpuUnavailable {
@@ -48,6 +50,11 @@ impl fmt::Display for GpuUnavailable {
                 f,
                 "no NCCL: libnccl.so was not found (install NCCL, e.g. the libnccl2 package, or put \
                  a link named libnccl.so to its libnccl.so.2 in a folder on LD_LIBRARY_PATH)"
+            ),
+            Self::TooOld { file, need, have, why } => write!(
+                f,
+                "kernels/{file} needs compute capability {}.{} ({why}); this GPU is {}.{}",
+                need.0, need.1, have.0, have.1
             ),
         }
     }

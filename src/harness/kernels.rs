@@ -13,7 +13,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
 
-use super::gpu::Gpu;
+use super::gpu::{Gpu, GpuUnavailable};
 
 /// One kernel file, embedded in the binary.
 #[derive(Debug, Clone, Copy)]
@@ -261,9 +261,40 @@ fn mark_used(file: &str, function: &str) {
     USED.lock().unwrap_or_else(|p| p.into_inner()).insert(format!("{file}:{function}"));
 }
 
+/// The compute capability a kernel file needs, and the feature that needs it, as its header's
+/// `// Needs: compute capability X.Y (why).` line declares. `None` for a file that declares
+/// none (a test requires every file of the book to declare one).
+pub fn needs(file: &str) -> Option<((u32, u32), &'static str)> {
+    let line =
+        source(file)?.source.lines().find_map(|l| l.strip_prefix("// Needs: "))?;
+    let rest = line.strip_prefix("compute capability ")?;
+    let (version, why) = rest.split_once(' ').unwrap_or((rest, ""));
+    let (major, minor) = version.split_once('.')?;
+    let why =
+        why.trim().trim_end_matches('.').trim_start_matches('(').trim_end_matches(')');
+    Some(((major.parse().ok()?, minor.parse().ok()?), why))
+}
+
+/// Whether a GPU of compute capability `have` can load `file`: the one-line reason where it
+/// cannot (exit code 2: the example cannot run here), before anything is compiled.
+pub fn check_capability(file: &str, have: (u32, u32)) -> Result<(), GpuUnavailable> {
+    match needs(file) {
+        Some((need, why)) if have < need => Err(GpuUnavailable::TooOld {
+            file: file.to_string(),
+            need,
+            have,
+            why: why.to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl Gpu {
-    /// Compiles `kernels/<file>` for this device and loads it, keeping the PTX.
+    /// Compiles `kernels/<file>` for this device and loads it, keeping the PTX. A file that
+    /// needs a newer GPU is refused first, saying which feature needs it.
     pub fn load(&self, file: &str) -> anyhow::Result<Module> {
+        let (major, minor) = self.info.compute_capability;
+        check_capability(file, (major.max(0) as u32, minor.max(0) as u32))?;
         let ptx = compile(file, &self.info.arch())?;
         let text = ptx.to_src();
         let module = self.ctx.load_module(ptx).map_err(|e| {
@@ -445,6 +476,31 @@ impl Module {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_kernel_file_declares_the_gpu_it_needs_and_older_ones_are_refused_by_name()
+    {
+        for file in names().into_iter().filter(|f| f.ends_with(".cu")) {
+            let (need, why) =
+                needs(file).unwrap_or_else(|| panic!("{file} has no `// Needs:` line"));
+            assert!(need >= (7, 0) && !why.is_empty(), "{file}: {need:?} {why:?}");
+        }
+        assert_eq!(needs("cmm_tiled.cu").map(|n| n.0), Some((8, 0)));
+        assert!(check_capability("ceilings.cu", (7, 0)).is_ok());
+        assert!(check_capability("atax.cu", (9, 0)).is_ok());
+        assert!(check_capability("atax.cu", (12, 0)).is_ok());
+        let err = check_capability("hopper_sync.cu", (8, 6)).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "kernels/hopper_sync.cu needs compute capability 9.0 (thread-block clusters and \
+             distributed shared memory); this GPU is 8.6"
+        );
+        let err = check_capability("hopper_async.cu", (7, 5)).unwrap_err().to_string();
+        assert!(
+            err.contains("8.0 (cp.async copies into shared memory); this GPU is 7.5"),
+            "{err}"
+        );
+    }
     use super::*;
 
     const HEADER: KernelSource =
