@@ -52,7 +52,7 @@ struct DeviceRow {
 fn device_rows(gpu: &Gpu) -> Vec<DeviceRow> {
     let i = &gpu.info;
     let kib = |b: usize| format!("{} KiB", b / 1024);
-    let cc = format!("{}.{}", i.compute_capability.0, i.compute_capability.1);
+    let cc = i.capability();
     let gib = i.total_mem_bytes as f64 / (1u64 << 30) as f64;
     let driver =
         format!("{} (CUDA {}.{})", i.driver_release, i.driver_cuda.0, i.driver_cuda.1);

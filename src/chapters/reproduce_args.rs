@@ -84,6 +84,14 @@ impl Args {
                 crate::harness::compare::book_figures().as_deref(),
             )?;
         }
+        if let (Some(_), true, Some(out)) =
+            (std::env::var_os(crate::harness::gpu::PRETEND_ENV), measures, &self.out)
+        {
+            crate::harness::run::pretend_outside_the_book(
+                out,
+                crate::harness::compare::book_figures().as_deref(),
+            )?;
+        }
         Ok(())
     }
 

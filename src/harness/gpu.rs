@@ -24,6 +24,8 @@ pub enum GpuUnavailable {
     NoCublas,
     /// NCCL (`libnccl.so`) was not found (only the example that spans several GPUs needs it).
     NoNccl,
+    /// A setting of the environment that cannot be met, said in full.
+    Setting(String),
     /// A kernel file needs a newer GPU than this one (its `// Needs:` line).
     TooOld { file: String, need: (u32, u32), have: (u32, u32), why: String },
 }
@@ -51,6 +53,7 @@ impl fmt::Display for GpuUnavailable {
                 "no NCCL: libnccl.so was not found (install NCCL, e.g. the libnccl2 package, or put \
                  a link named libnccl.so to its libnccl.so.2 in a folder on LD_LIBRARY_PATH)"
             ),
+            Self::Setting(why) => write!(f, "{why}"),
             Self::TooOld { file, need, have, why } => write!(
                 f,
                 "kernels/{file} needs compute capability {}.{} ({why}); this GPU is {}.{}",
@@ -61,6 +64,40 @@ impl fmt::Display for GpuUnavailable {
 }
 
 impl std::error::Error for GpuUnavailable {}
+
+/// The environment variable with which a run on a newer GPU behaves as one on an older GPU
+/// would, e.g. `CMBOOK_PRETEND_CC=8.6`: kernels are compiled for that capability (the driver
+/// compiles the PTX for the real device) and every check of what the GPU can run answers as for
+/// it. For testing what a reader with that GPU sees; such a run never writes into the book's
+/// figures, and its provenance says it pretended.
+pub const PRETEND_ENV: &str = "CMBOOK_PRETEND_CC";
+
+/// The capability [`PRETEND_ENV`] asks for, checked against the device's own `real`: a
+/// `major.minor` from 7.0 up to the device's. Not set: `None`.
+pub fn pretended_capability(
+    value: Option<&str>,
+    real: (i32, i32),
+) -> Result<Option<(i32, i32)>, GpuUnavailable> {
+    let Some(value) = value else { return Ok(None) };
+    let bad =
+        |why: &str| GpuUnavailable::Setting(format!("{PRETEND_ENV}={value}: {why}"));
+    let (major, minor) =
+        value.trim().split_once('.').ok_or_else(|| bad("not a capability like 8.6"))?;
+    let cc: (i32, i32) = (
+        major.parse().map_err(|_| bad("not a capability like 8.6"))?,
+        minor.parse().map_err(|_| bad("not a capability like 8.6"))?,
+    );
+    if cc < (7, 0) {
+        return Err(bad("the book's kernels need compute capability 7.0 or newer"));
+    }
+    if cc > real {
+        return Err(bad(&format!(
+            "a run can only pretend to be an older GPU than this one ({}.{})",
+            real.0, real.1
+        )));
+    }
+    Ok(Some(cc))
+}
 
 /// Which run-time libraries were found. Kept apart from the lookup so the decision is testable.
 #[derive(Debug, Clone, Copy)]
@@ -107,7 +144,11 @@ pub fn nccl_present() -> bool {
 #[derive(Debug, Clone)]
 pub struct DeviceInfo {
     pub name: String,
+    /// The capability every decision uses: the device's, or the older one a run pretends to
+    /// have ([`PRETEND_ENV`]).
     pub compute_capability: (i32, i32),
+    /// The device's own capability, where the run pretends another.
+    pub pretended_on: Option<(i32, i32)>,
     pub sms: i32,
     pub l2_bytes: usize,
     pub total_mem_bytes: usize,
@@ -124,18 +165,28 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
-    /// `compute_90` for a compute-capability 9.0 device: what NVRTC compiles for.
+    /// `compute_90` for a compute-capability 9.0 device: what NVRTC compiles for (PTX, which
+    /// the driver compiles for the device; so a pretended older capability runs on a newer GPU).
     pub fn arch(&self) -> String {
         format!("compute_{}{}", self.compute_capability.0, self.compute_capability.1)
+    }
+
+    /// The compute capability as the provenance records it: `9.0`, or `8.0 (pretended on a
+    /// 9.0 device)`.
+    pub fn capability(&self) -> String {
+        let (major, minor) = self.compute_capability;
+        match self.pretended_on {
+            Some((a, b)) => format!("{major}.{minor} (pretended on a {a}.{b} device)"),
+            None => format!("{major}.{minor}"),
+        }
     }
 
     /// The one line every example prints first.
     pub fn line(&self) -> String {
         format!(
-            "GPU: {} | cc {}.{} | {} SMs | L2 {:.0} MiB | {:.1} GiB | driver {} (CUDA {}.{}) | NVRTC {}.{}",
+            "GPU: {} | cc {} | {} SMs | L2 {:.0} MiB | {:.1} GiB | driver {} (CUDA {}.{}) | NVRTC {}.{}",
             self.name,
-            self.compute_capability.0,
-            self.compute_capability.1,
+            self.capability(),
             self.sms,
             self.l2_bytes as f64 / (1 << 20) as f64,
             self.total_mem_bytes as f64 / (1u64 << 30) as f64,
@@ -189,11 +240,18 @@ impl Gpu {
                 "device {ordinal} could not be opened ({e:?})"
             ))
         })?;
-        let info = read_info(&ctx).map_err(|e| {
+        let mut info = read_info(&ctx).map_err(|e| {
             GpuUnavailable::NoDevice(format!(
                 "device {ordinal} could not be queried ({e:?})"
             ))
         })?;
+        let pretend = std::env::var(PRETEND_ENV).ok();
+        if let Some(cc) =
+            pretended_capability(pretend.as_deref(), info.compute_capability)?
+        {
+            info.pretended_on = Some(info.compute_capability);
+            info.compute_capability = cc;
+        }
         // A stream of our own (not the legacy default stream) so graphs can capture on it.
         let stream = ctx.new_stream().map_err(|e| {
             GpuUnavailable::NoDevice(format!("no stream could be created ({e:?})"))
@@ -244,6 +302,7 @@ fn read_info(
     Ok(DeviceInfo {
         name: ctx.name()?,
         compute_capability: ctx.compute_capability()?,
+        pretended_on: None,
         sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
         total_mem_bytes: ctx.total_mem()?,
@@ -287,6 +346,26 @@ pub fn parse_driver_release(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_run_may_pretend_only_an_older_capability_from_7_0_up() {
+        let h100 = (9, 0);
+        assert_eq!(pretended_capability(None, h100).unwrap(), None);
+        assert_eq!(pretended_capability(Some("8.6"), h100).unwrap(), Some((8, 6)));
+        assert_eq!(pretended_capability(Some("9.0"), h100).unwrap(), Some((9, 0)));
+        for (bad, why) in [
+            ("10.0", "only pretend to be an older GPU than this one (9.0)"),
+            ("6.1", "7.0 or newer"),
+            ("eight", "not a capability like 8.6"),
+            ("8", "not a capability like 8.6"),
+        ] {
+            let err = pretended_capability(Some(bad), h100).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("{PRETEND_ENV}={bad}: ")) && err.contains(why),
+                "{err}"
+            );
+        }
+    }
     use super::*;
 
     #[test]

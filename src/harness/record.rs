@@ -42,10 +42,7 @@ impl Meta {
     pub fn for_gpu(info: &DeviceInfo, command: &str) -> Self {
         Meta::default()
             .with("gpu", &info.name)
-            .with(
-                "compute_capability",
-                &format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
-            )
+            .with("compute_capability", &info.capability())
             .with("sms", &info.sms.to_string())
             .with("l2_mib", &format!("{:.0}", info.l2_bytes as f64 / (1 << 20) as f64))
             .with("driver", &info.driver_release)

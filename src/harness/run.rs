@@ -498,6 +498,22 @@ pub fn quick_outside_the_book(
     }
 }
 
+/// A run that pretends an older GPU ([`super::gpu::PRETEND_ENV`]) measures this GPU under
+/// another's name: its data never goes into the book's own figures.
+pub fn pretend_outside_the_book(
+    out: &Path,
+    book: Option<&Path>,
+) -> Result<(), UsageError> {
+    match book {
+        Some(book) if same_folder(out, book) => Err(UsageError(format!(
+            "{}: a run that pretends another GPU cannot write into the book's own figures              ({}); give another --out",
+            super::gpu::PRETEND_ENV,
+            out.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Prints the chapter's headline numbers and claims beside the book's, when the book's data
 /// is at hand and this run did not write over it.
 fn compare_with_book(chapter: &'static Chapter, out: &Path) {
@@ -592,6 +608,11 @@ pub fn check_before_gpu<A: Example>(
     let common = args.common();
     if let (true, Some(out)) = (common.quick, &common.out) {
         quick_outside_the_book(out, super::compare::book_figures().as_deref())?;
+    }
+    if let (Some(_), Some(out)) =
+        (std::env::var_os(super::gpu::PRETEND_ENV), &common.out)
+    {
+        pretend_outside_the_book(out, super::compare::book_figures().as_deref())?;
     }
     let parent =
         common.counters && std::env::var_os(super::counters::CHILD_ENV).is_none();

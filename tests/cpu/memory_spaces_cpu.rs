@@ -212,6 +212,7 @@ fn h100() -> DeviceInfo {
     DeviceInfo {
         name: "Test GPU".into(),
         compute_capability: (9, 0),
+        pretended_on: None,
         sms: 132,
         l2_bytes: 50 << 20,
         total_mem_bytes: 80 << 30,
