@@ -31,11 +31,14 @@ impl Counts {
     }
 }
 
-/// The instruction that ends a candidate in each min-plus kernel: the 64-bit compare's
-/// upper half, or the 32-bit DPX add-and-minimum.
-fn ends_candidate(k: TiledKernel) -> fn(&Instr) -> bool {
-    match k {
-        TiledKernel::MinPlusU32 => |i| i.opcode.starts_with("VIADDMNMX.U32"),
+/// The instruction that ends a candidate in each min-plus kernel for `sm` (`"sm_90"`): the
+/// 64-bit compare's upper half, or for 32-bit costs the DPX add-and-minimum of Hopper and later,
+/// which an older GPU does as an add and then a minimum (`IMNMX.U32`).
+fn ends_candidate(k: TiledKernel, sm: &str) -> fn(&Instr) -> bool {
+    let dpx = sm.trim_start_matches("sm_").parse::<u32>().is_ok_and(|v| v >= 90);
+    match (k, dpx) {
+        (TiledKernel::MinPlusU32, true) => |i| i.opcode.starts_with("VIADDMNMX.U32"),
+        (TiledKernel::MinPlusU32, false) => |i| i.opcode.starts_with("IMNMX.U32"),
         _ => |i| i.opcode.starts_with("ISETP.LT.U32.AND.EX"),
     }
 }
@@ -68,7 +71,7 @@ pub fn count(ptx: &str, sm: &str) -> anyhow::Result<Option<Counts>> {
     let mut minplus = Vec::new();
     for k in [TiledKernel::MinPlus, TiledKernel::MinPlusU32] {
         let len =
-            shortest_loop(function(k)?, CANDIDATES_PER_TRIP, ends_candidate(k))
+            shortest_loop(function(k)?, CANDIDATES_PER_TRIP, ends_candidate(k, sm))
                 .ok_or_else(|| anyhow::anyhow!("no inner loop in {}", k.function()))?;
         minplus.push((k, len as f64 / CANDIDATES_PER_TRIP as f64));
     }
@@ -112,5 +115,25 @@ mod tests {
         assert!((6.0..12.0).contains(&u64), "{u64}");
         assert!(u32 < u64 * 0.8, "{u32} vs {u64}");
         assert!(c.step(TiledKernel::WavefrontLean).unwrap() > 0);
+    }
+
+    /// Before Hopper there is no DPX: the 32-bit candidate ends with a plain minimum, and the
+    /// count still finds every loop (an A100 reader's run counted nothing and failed).
+    #[test]
+    #[cfg_attr(
+        any(cmbook_no_nvrtc, cmbook_no_sass_tools),
+        ignore = "needs libnvrtc.so.13 and ptxas + nvdisasm (CMBOOK_PTXAS, CMBOOK_NVDISASM)"
+    )]
+    fn the_loops_are_found_on_a_gpu_without_dpx() {
+        let ptx =
+            kernels::compile("cmm_tiled.cu", "compute_80").expect("NVRTC compiles");
+        let c = count(&ptx.to_src(), "sm_80")
+            .unwrap()
+            .expect("ptxas and nvdisasm are found (CMBOOK_PTXAS, CMBOOK_NVDISASM)");
+        let u64 = c.per_candidate(TiledKernel::MinPlus).unwrap();
+        let u32 = c.per_candidate(TiledKernel::MinPlusU32).unwrap();
+        assert!((6.0..12.0).contains(&u64), "{u64}");
+        assert!(u32 < u64, "{u32} vs {u64}");
+        assert!(c.step(TiledKernel::Wavefront).unwrap() > 0);
     }
 }
