@@ -698,7 +698,7 @@ mod tests {
             exit_code_for(&anyhow::Error::new(UsageError("n must be > 0".into()))),
             2
         );
-        let m = Mismatch {
+        let mismatch = || Mismatch {
             kernel: "k".into(),
             size: "n".into(),
             index: 0,
@@ -707,7 +707,7 @@ mod tests {
             wrong: 1,
             total: 1,
         };
-        assert_eq!(exit_code_for(&anyhow::Error::new(m)), 1);
+        assert_eq!(exit_code_for(&anyhow::Error::new(mismatch())), 1);
         assert_eq!(exit_code_for(&anyhow::anyhow!("CUDA_ERROR_ILLEGAL_ADDRESS")), 1);
         // An I/O error is the folder's or the disk's: the run could not be made here.
         let full = std::io::Error::from_raw_os_error(28); // ENOSPC
@@ -716,16 +716,7 @@ mod tests {
         let csv = csv::Error::from(std::io::Error::other("a read failed"));
         assert_eq!(exit_code_for(&anyhow::Error::new(csv).context("cannot read")), 2);
         // A wrong result stays a wrong result, whatever context it is given.
-        let wrong = anyhow::Error::new(Mismatch {
-            kernel: "k".into(),
-            size: "n".into(),
-            index: 0,
-            got: "a".into(),
-            want: "b".into(),
-            wrong: 1,
-            total: 1,
-        })
-        .context("checking k");
+        let wrong = anyhow::Error::new(mismatch()).context("checking k");
         assert_eq!(exit_code_for(&wrong), 1);
         let usage = anyhow::Error::new(UsageError("bad".into())).context("parsing");
         assert_eq!(exit_code_for(&usage), 2);

@@ -252,38 +252,15 @@ fn cases() -> Vec<Case> {
     }
     // Text that would be HTML in a page.
     let script = "<script>alert(1)</script>";
-    both(
-        &mut c,
-        "a device name that is a script",
-        HEADLINE,
-        move |f| {
-            edit(f, HEADLINE, &|t| {
-                t.replacen(
-                    "# gpu: NVIDIA H100 80GB HBM3",
-                    &format!("# gpu: {script}"),
-                    1,
-                )
-            })
-        },
-        None,
-        || nowhere("<script>"),
-    );
-    both(
-        &mut c,
-        "a device name that is a script",
-        FIGURE,
-        move |f| {
-            edit(f, FIGURE, &|t| {
-                t.replacen(
-                    "# gpu: NVIDIA H100 80GB HBM3",
-                    &format!("# gpu: {script}"),
-                    1,
-                )
-            })
-        },
-        None,
-        || nowhere("<script>"),
-    );
+    for stem in [HEADLINE, FIGURE] {
+        let device = move |t: &str| {
+            t.replacen("# gpu: NVIDIA H100 80GB HBM3", &format!("# gpu: {script}"), 1)
+        };
+        let damage = move |f: &Folder| edit(f, stem, &device);
+        both(&mut c, "a device name that is a script", stem, damage, None, || {
+            nowhere("<script>")
+        });
+    }
     both(
         &mut c,
         "a table cell that is an image",
