@@ -84,13 +84,18 @@ impl Args {
                 crate::harness::compare::book_figures().as_deref(),
             )?;
         }
-        if let (Some(_), true, Some(out)) =
-            (std::env::var_os(crate::harness::gpu::PRETEND_ENV), measures, &self.out)
+        for setting in
+            [crate::harness::gpu::PRETEND_ENV, crate::harness::toolchain::NVRTC_ENV]
         {
-            crate::harness::run::pretend_outside_the_book(
-                out,
-                crate::harness::compare::book_figures().as_deref(),
-            )?;
+            if let (Some(_), true, Some(out)) =
+                (std::env::var_os(setting), measures, &self.out)
+            {
+                crate::harness::run::setting_outside_the_book(
+                    setting,
+                    out,
+                    crate::harness::compare::book_figures().as_deref(),
+                )?;
+            }
         }
         Ok(())
     }

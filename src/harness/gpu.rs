@@ -1,8 +1,9 @@
 //! Opening the GPU without surprises.
 //!
-//! cudarc loads `libcuda`, `libnvrtc` and `libcublas` at run time and *panics* when one is missing.
-//! So we look for each library first and turn its absence into [`GpuUnavailable`], which
-//! [`crate::harness::run::main`] prints as one line before exiting with code 2.
+//! cudarc loads `libcuda` and `libcublas` at run time and *panics* when one is missing, and
+//! NVRTC must suit the driver ([`super::toolchain`]). So we look for each library first and
+//! turn its absence into [`GpuUnavailable`], which [`crate::harness::run::main`] prints as one
+//! line before exiting with code 2.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -11,6 +12,8 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 
+use super::toolchain::{self, Target};
+
 /// Why no measurement can run on this machine. Printed as one line; exit code 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GpuUnavailable {
@@ -18,9 +21,12 @@ pub enum GpuUnavailable {
     NoDriver,
     /// The driver loaded but reports no CUDA device (or refused to initialise).
     NoDevice(String),
-    /// `libnvrtc.so.13` (the run-time compiler) was not found.
-    NoNvrtc,
-    /// `libcublas.so.13` was not found (only examples that compare with cuBLAS need it).
+    /// The driver is older than the book supports (CUDA 12.0); the text says which it is.
+    OldDriver(String),
+    /// No NVRTC (the run-time compiler) this driver runs and that compiles for this GPU; the
+    /// text says what to install.
+    NoNvrtc(String),
+    /// cuBLAS was not found (only examples that compare with cuBLAS need it).
     NoCublas,
     /// NCCL (`libnccl.so`) was not found (only the example that spans several GPUs needs it).
     NoNccl,
@@ -35,18 +41,15 @@ impl fmt::Display for GpuUnavailable {
         match self {
             Self::NoDriver => write!(
                 f,
-                "no CUDA driver: libcuda.so was not found (install the NVIDIA driver for CUDA 13.0 or newer)"
+                "no CUDA driver: libcuda.so was not found (install the NVIDIA driver for CUDA 12.0 or newer)"
             ),
+            Self::OldDriver(why) => write!(f, "driver too old: {why}"),
             Self::NoDevice(why) => write!(f, "no CUDA GPU: the driver is installed but {why}"),
-            Self::NoNvrtc => write!(
-                f,
-                "no NVRTC: libnvrtc.so.13 was not found (it ships with the CUDA 13.0 toolkit or the \
-                 nvidia-cuda-nvrtc wheel; put its folder on LD_LIBRARY_PATH)"
-            ),
+            Self::NoNvrtc(why) => write!(f, "{why}"),
             Self::NoCublas => write!(
                 f,
-                "no cuBLAS: libcublas.so.13 was not found (it ships with the CUDA 13.0 toolkit or the \
-                 nvidia-cublas wheel; put its folder on LD_LIBRARY_PATH)"
+                "no cuBLAS: libcublas.so.13 or .so.12 was not found (pip install nvidia-cublas \
+                 on a CUDA 13 driver, nvidia-cublas-cu12 on a CUDA 12 driver, or the toolkit)"
             ),
             Self::NoNccl => write!(
                 f,
@@ -99,39 +102,31 @@ pub fn pretended_capability(
     Ok(Some(cc))
 }
 
-/// Which run-time libraries were found. Kept apart from the lookup so the decision is testable.
-#[derive(Debug, Clone, Copy)]
-pub struct Libraries {
-    pub driver: bool,
-    pub nvrtc: bool,
-    pub cublas: bool,
+/// Whether the NVIDIA driver's library can be loaded (under a name cudarc looks for).
+pub fn driver_present() -> bool {
+    // SAFETY: this only tries to dlopen the candidate names; nothing is called.
+    unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
-impl Libraries {
-    /// Looks for each library the way cudarc will load it (same candidate names).
-    pub fn probe() -> Self {
-        // SAFETY: these only try to dlopen the candidate names; nothing is called.
-        unsafe {
-            Self {
-                driver: cudarc::driver::sys::is_culib_present(),
-                nvrtc: cudarc::nvrtc::sys::is_culib_present(),
-                cublas: cudarc::cublas::sys::is_culib_present(),
-            }
-        }
-    }
+/// The CUDA version the driver supports, e.g. `(13, 0)`; call only after [`driver_present`].
+pub fn driver_cuda_version() -> (i32, i32) {
+    let mut version = 0i32;
+    // SAFETY: writes one int; needs no initialised driver.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
+    (version / 1000, (version % 1000) / 10)
+}
 
-    /// The first missing library, in the order a reader should install them.
-    pub fn check(&self, need_cublas: bool) -> Result<(), GpuUnavailable> {
-        if !self.driver {
-            Err(GpuUnavailable::NoDriver)
-        } else if !self.nvrtc {
-            Err(GpuUnavailable::NoNvrtc)
-        } else if need_cublas && !self.cublas {
-            Err(GpuUnavailable::NoCublas)
-        } else {
-            Ok(())
-        }
-    }
+/// Whether a driver of CUDA version `driver` is one the book runs on.
+pub fn check_driver(driver: (i32, i32)) -> Result<(), GpuUnavailable> {
+    toolchain::nvrtc_majors(driver, None).map(drop).map_err(GpuUnavailable::OldDriver)
+}
+
+/// Whether cuBLAS for this driver can be loaded: found where readers keep it and loaded
+/// before cudarc asks for it, or on the loader path under a name cudarc looks for.
+pub fn cublas_present(driver: (i32, i32)) -> bool {
+    // SAFETY: `is_culib_present` only tries to dlopen the candidate names.
+    toolchain::preload_cublas(driver)
+        || unsafe { cudarc::cublas::sys::is_culib_present() }
 }
 
 /// Whether NCCL can be loaded under a name cudarc looks for (`libnccl.so`, ...).
@@ -162,6 +157,9 @@ pub struct DeviceInfo {
     /// The kernel module's release, e.g. "580.159.04", when the OS says it.
     pub driver_release: String,
     pub nvrtc: (i32, i32),
+    /// How kernels are compiled for this device, e.g. `sm_90 machine code`, and with which
+    /// NVRTC where a setting forced it.
+    pub compiled_as: String,
 }
 
 impl DeviceInfo {
@@ -181,10 +179,15 @@ impl DeviceInfo {
         }
     }
 
+    /// NVRTC's version and what it compiles to: `13.0, sm_90 machine code`.
+    pub fn nvrtc_line(&self) -> String {
+        format!("{}.{}, {}", self.nvrtc.0, self.nvrtc.1, self.compiled_as)
+    }
+
     /// The one line every example prints first.
     pub fn line(&self) -> String {
         format!(
-            "GPU: {} | cc {} | {} SMs | L2 {:.0} MiB | {:.1} GiB | driver {} (CUDA {}.{}) | NVRTC {}.{}",
+            "GPU: {} | cc {} | {} SMs | L2 {:.0} MiB | {:.1} GiB | driver {} (CUDA {}.{}) | NVRTC {}",
             self.name,
             self.capability(),
             self.sms,
@@ -193,8 +196,7 @@ impl DeviceInfo {
             self.driver_release,
             self.driver_cuda.0,
             self.driver_cuda.1,
-            self.nvrtc.0,
-            self.nvrtc.1
+            self.nvrtc_line()
         )
     }
 }
@@ -204,6 +206,8 @@ pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub info: DeviceInfo,
+    /// How this device's kernels are compiled.
+    pub target: Target,
     /// The buffer [`Gpu::flush_l2`] writes, allocated on first use.
     pub(crate) l2_flush: RefCell<Option<CudaSlice<u8>>>,
     /// Changes the flush's byte value each time, so no flush is a no-op.
@@ -223,7 +227,11 @@ impl Gpu {
         ordinal: usize,
         need_cublas: bool,
     ) -> Result<Self, GpuUnavailable> {
-        Libraries::probe().check(need_cublas)?;
+        if !driver_present() {
+            return Err(GpuUnavailable::NoDriver);
+        }
+        let driver = driver_cuda_version();
+        check_driver(driver)?;
         let count = CudaContext::device_count().map_err(|e| {
             GpuUnavailable::NoDevice(format!("cuInit/cuDeviceGetCount failed ({e:?})"))
         })?;
@@ -246,11 +254,29 @@ impl Gpu {
             ))
         })?;
         let pretend = std::env::var(PRETEND_ENV).ok();
-        if let Some(cc) =
-            pretended_capability(pretend.as_deref(), info.compute_capability)?
-        {
-            info.pretended_on = Some(info.compute_capability);
+        let pretended =
+            pretended_capability(pretend.as_deref(), info.compute_capability)?;
+        let real = info.compute_capability;
+        if let Some(cc) = pretended {
+            info.pretended_on = Some(real);
             info.compute_capability = cc;
+        }
+        let chosen = toolchain::choose_for_device(driver, real, pretended)
+            .map_err(GpuUnavailable::NoNvrtc)?;
+        let target = chosen.target.expect("a device's toolchain has a target");
+        info.nvrtc = chosen.nvrtc.facts.version;
+        info.compiled_as = match &chosen.forced {
+            Some(setting) => {
+                format!(
+                    "{} (NVRTC forced by {}={setting})",
+                    target.describe(),
+                    toolchain::NVRTC_ENV
+                )
+            }
+            None => target.describe(),
+        };
+        if need_cublas && !cublas_present(driver) {
+            return Err(GpuUnavailable::NoCublas);
         }
         // A stream of our own (not the legacy default stream) so graphs can capture on it.
         let stream = ctx.new_stream().map_err(|e| {
@@ -263,6 +289,7 @@ impl Gpu {
             ctx,
             stream,
             info,
+            target,
             l2_flush: RefCell::new(None),
             flush_count: Cell::new(0),
             counting: RefCell::new(super::counters::Counting::from_env()),
@@ -293,12 +320,6 @@ fn read_info(
     ctx: &Arc<CudaContext>,
 ) -> Result<DeviceInfo, cudarc::driver::DriverError> {
     let attr = |a: Attr| ctx.attribute(a);
-    let mut driver_version = 0i32;
-    // SAFETY: writes one int.
-    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) };
-    let (mut nvrtc_major, mut nvrtc_minor) = (0i32, 0i32);
-    // SAFETY: writes two ints; NVRTC's presence was checked before the device was opened.
-    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut nvrtc_major, &mut nvrtc_minor) };
     Ok(DeviceInfo {
         name: ctx.name()?,
         compute_capability: ctx.compute_capability()?,
@@ -317,9 +338,11 @@ fn read_info(
             Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
         )?,
         constant_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY)? as usize,
-        driver_cuda: (driver_version / 1000, (driver_version % 1000) / 10),
+        driver_cuda: driver_cuda_version(),
         driver_release: driver_release(),
-        nvrtc: (nvrtc_major, nvrtc_minor),
+        // Filled in once NVRTC is chosen.
+        nvrtc: (0, 0),
+        compiled_as: String::new(),
     })
 }
 
@@ -369,23 +392,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn missing_libraries_are_named_in_install_order() {
-        let all = Libraries { driver: true, nvrtc: true, cublas: true };
-        assert_eq!(all.check(true), Ok(()));
-        let no_cublas = Libraries { cublas: false, ..all };
-        assert_eq!(no_cublas.check(false), Ok(()));
-        assert_eq!(no_cublas.check(true), Err(GpuUnavailable::NoCublas));
-        let no_nvrtc = Libraries { nvrtc: false, ..all };
-        assert_eq!(no_nvrtc.check(false), Err(GpuUnavailable::NoNvrtc));
-        let nothing = Libraries { driver: false, nvrtc: false, cublas: false };
-        assert_eq!(nothing.check(true), Err(GpuUnavailable::NoDriver));
+    fn drivers_from_cuda_12_0_are_accepted_and_older_ones_named() {
+        for ok in [(12, 0), (12, 2), (12, 8), (13, 0), (13, 1)] {
+            assert_eq!(check_driver(ok), Ok(()), "{ok:?}");
+        }
+        let old = check_driver((11, 8)).unwrap_err().to_string();
+        assert!(
+            old.starts_with("driver too old: this driver is for CUDA 11.8"),
+            "{old}"
+        );
+        assert!(!old.contains('\n'));
     }
 
     #[test]
     fn messages_are_one_line_and_name_the_library() {
         for (e, word) in [
             (GpuUnavailable::NoDriver, "libcuda"),
-            (GpuUnavailable::NoNvrtc, "libnvrtc"),
+            (GpuUnavailable::NoNvrtc(toolchain::no_nvrtc((12, 4), &[])), "nvrtc-cu12"),
             (GpuUnavailable::NoCublas, "libcublas"),
             (GpuUnavailable::NoNccl, "libnccl"),
             (

@@ -11,9 +11,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 
 use super::gpu::{Gpu, GpuUnavailable};
+pub use super::toolchain::Compiled;
+use super::toolchain::{self, Target};
 
 /// One kernel file, embedded in the binary.
 #[derive(Debug, Clone, Copy)]
@@ -166,46 +168,32 @@ impl fmt::Display for KernelCompileError {
 
 impl std::error::Error for KernelCompileError {}
 
-/// The options every kernel is compiled with: C++17, line info (so compute-sanitizer reports
-/// source lines), and the device's own virtual architecture.
-pub fn options(arch: &str) -> CompileOptions {
-    CompileOptions {
-        // CompileOptions wants a `&'static str`; an arch string is tiny and lives for the program.
-        arch: Some(Box::leak(arch.to_string().into_boxed_str())),
-        options: vec!["--std=c++17".into(), "--generate-line-info".into()],
-        name: None,
-        ..Default::default()
-    }
-}
-
-/// Compiles the text of a kernel file to PTX, its includes expanded first ([`expand`]).
-/// `file` names the source in errors, and NVRTC's line info.
+/// Compiles the text of a kernel file, its includes expanded first ([`expand`]), for `arch`:
+/// `sm_90` gives machine code (and the PTX), `compute_90` PTX only. `file` names the source
+/// in errors and NVRTC's line info. Options: C++17 and line info (so compute-sanitizer
+/// reports source lines). The NVRTC is the one chosen for the open device, or with no
+/// device the newest found ([`toolchain`]).
 pub fn compile_source(
     file: &str,
     source: &str,
     arch: &str,
-) -> Result<Ptx, KernelCompileError> {
-    let source = expand(file, source).map_err(|e| KernelCompileError {
+) -> Result<Compiled, KernelCompileError> {
+    let refuse = |log: String| KernelCompileError {
         file: file.to_string(),
         arch: arch.to_string(),
-        log: e.to_string(),
-    })?;
-    let mut opts = options(arch);
-    opts.name = Some(file.to_string());
-    compile_ptx_with_opts(source, opts).map_err(|e| KernelCompileError {
-        file: file.to_string(),
-        arch: arch.to_string(),
-        log: match e {
-            CompileError::CompileError { log, .. } => {
-                log.to_string_lossy().into_owned()
-            }
-            other => format!("{other:?}"),
-        },
-    })
+        log,
+    };
+    let source = expand(file, source).map_err(|e| refuse(e.to_string()))?;
+    let target = Target::parse(arch)
+        .ok_or_else(|| refuse("not an architecture like sm_90 or compute_90".into()))?;
+    let chosen = toolchain::chosen()
+        .or_else(toolchain::without_device)
+        .ok_or_else(|| refuse(toolchain::no_nvrtc((13, 0), &[])))?;
+    chosen.nvrtc.compile(file, &source, target).map_err(refuse)
 }
 
 /// Compiles one registered kernel file.
-pub fn compile(file: &str, arch: &str) -> Result<Ptx, KernelCompileError> {
+pub fn compile(file: &str, arch: &str) -> Result<Compiled, KernelCompileError> {
     let k = source(file).ok_or_else(|| KernelCompileError {
         file: file.to_string(),
         arch: arch.to_string(),
@@ -291,16 +279,24 @@ pub fn check_capability(file: &str, have: (u32, u32)) -> Result<(), GpuUnavailab
 
 impl Gpu {
     /// Compiles `kernels/<file>` for this device and loads it, keeping the PTX. A file that
-    /// needs a newer GPU is refused first, saying which feature needs it.
+    /// needs a newer GPU is refused first, saying which feature needs it. Machine code is
+    /// loaded as it is; PTX (a pretended GPU, or one newer than NVRTC) is compiled by the
+    /// driver, whose log is shown if it refuses.
     pub fn load(&self, file: &str) -> anyhow::Result<Module> {
         let (major, minor) = self.info.compute_capability;
         check_capability(file, (major.max(0) as u32, minor.max(0) as u32))?;
-        let ptx = compile(file, &self.info.arch())?;
-        let text = ptx.to_src();
-        let module = self.ctx.load_module(ptx).map_err(|e| {
-            anyhow::anyhow!("kernels/{file}: the driver could not load the PTX ({e:?})")
+        let compiled = compile(file, &self.target.arch())?;
+        let image = match compiled.cubin {
+            Some(machine_code) => Ptx::from_binary(machine_code),
+            None => Ptx::from_src(compiled.ptx.clone()),
+        };
+        let module = self.ctx.load_module(image).map_err(|e| {
+            anyhow::anyhow!(
+                "kernels/{file}: the driver could not load its {} ({e:?})",
+                self.target.describe()
+            )
         })?;
-        Ok(Module { file: file.to_string(), module, ptx: text })
+        Ok(Module { file: file.to_string(), module, ptx: compiled.ptx })
     }
 }
 

@@ -29,6 +29,7 @@
 //! | [`sanitizer`] | compute-sanitizer's summaries, for the appendix's table              |
 //! | [`tma`]       | the TMA's tensor maps and launches, for any chapter that uses them     |
 //! | [`sass`]      | the machine code of a kernel file (ptxas + nvdisasm), instructions counted |
+//! | [`toolchain`] | NVRTC and cuBLAS found and chosen for the reader's driver; entry points that changed |
 
 pub mod args;
 pub mod atomic;
@@ -55,6 +56,7 @@ pub mod stats;
 pub mod table;
 pub mod timing;
 pub mod tma;
+pub mod toolchain;
 pub mod undo;
 pub mod verify;
 

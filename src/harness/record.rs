@@ -49,8 +49,10 @@ impl Meta {
             .with(
                 "cuda",
                 &format!(
-                    "{}.{} (driver API), NVRTC {}.{}",
-                    info.driver_cuda.0, info.driver_cuda.1, info.nvrtc.0, info.nvrtc.1
+                    "{}.{} (driver API), NVRTC {}",
+                    info.driver_cuda.0,
+                    info.driver_cuda.1,
+                    info.nvrtc_line()
                 ),
             )
             .with_build(command)

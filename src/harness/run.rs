@@ -54,16 +54,16 @@ impl Needs {
         match self {
             Needs::Cpu => "Needs: no GPU (it measures the CPU).",
             Needs::Gpu => {
-                "Needs: an NVIDIA GPU with a driver for CUDA 13.0 or newer, and \
-                 libnvrtc.so.13 on the loader path."
+                "Needs: an NVIDIA GPU with a driver for CUDA 12.0 or newer, and NVRTC of the \
+                 driver's major version (a toolkit, or the nvidia-cuda-nvrtc wheel)."
             }
             Needs::GpuAndCublas => {
-                "Needs: an NVIDIA GPU with a driver for CUDA 13.0 or newer, and \
-                 libnvrtc.so.13 and libcublas.so.13 on the loader path."
+                "Needs: an NVIDIA GPU with a driver for CUDA 12.0 or newer, and NVRTC and \
+                 cuBLAS of the driver's major version (a toolkit, or the nvidia-* wheels)."
             }
             Needs::GpuAndNccl => {
-                "Needs: one or more NVIDIA GPUs with a driver for CUDA 13.0 or newer, and \
-                 libnvrtc.so.13 and NCCL (libnccl.so) on the loader path."
+                "Needs: one or more NVIDIA GPUs with a driver for CUDA 12.0 or newer, NVRTC \
+                 of the driver's major version, and NCCL (libnccl.so) on the loader path."
             }
         }
     }
@@ -430,7 +430,9 @@ pub fn start(
         }
         Needs::Gpu | Needs::GpuAndCublas | Needs::GpuAndNccl => {
             if needs == Needs::GpuAndNccl {
-                super::gpu::Libraries::probe().check(false)?;
+                if !super::gpu::driver_present() {
+                    return Err(GpuUnavailable::NoDriver.into());
+                }
                 if !super::gpu::nccl_present() {
                     return Err(GpuUnavailable::NoNccl.into());
                 }
@@ -499,15 +501,18 @@ pub fn quick_outside_the_book(
 }
 
 /// A run that pretends an older GPU ([`super::gpu::PRETEND_ENV`]) measures this GPU under
-/// another's name: its data never goes into the book's own figures.
-pub fn pretend_outside_the_book(
+/// another's name, and one that forces an NVRTC ([`super::toolchain::NVRTC_ENV`]) runs code
+/// the book's runs did not: their data never goes into the book's own figures. `setting` is
+/// the variable that is set.
+pub fn setting_outside_the_book(
+    setting: &str,
     out: &Path,
     book: Option<&Path>,
 ) -> Result<(), UsageError> {
     match book {
         Some(book) if same_folder(out, book) => Err(UsageError(format!(
-            "{}: a run that pretends another GPU cannot write into the book's own figures              ({}); give another --out",
-            super::gpu::PRETEND_ENV,
+            "{setting}: a run that pretends another GPU or forces another compiler cannot \
+             write into the book's own figures ({}); give another --out",
             out.display()
         ))),
         _ => Ok(()),
@@ -609,10 +614,14 @@ pub fn check_before_gpu<A: Example>(
     if let (true, Some(out)) = (common.quick, &common.out) {
         quick_outside_the_book(out, super::compare::book_figures().as_deref())?;
     }
-    if let (Some(_), Some(out)) =
-        (std::env::var_os(super::gpu::PRETEND_ENV), &common.out)
-    {
-        pretend_outside_the_book(out, super::compare::book_figures().as_deref())?;
+    for setting in [super::gpu::PRETEND_ENV, super::toolchain::NVRTC_ENV] {
+        if let (Some(_), Some(out)) = (std::env::var_os(setting), &common.out) {
+            setting_outside_the_book(
+                setting,
+                out,
+                super::compare::book_figures().as_deref(),
+            )?;
+        }
     }
     let parent =
         common.counters && std::env::var_os(super::counters::CHILD_ENV).is_none();

@@ -138,7 +138,9 @@ where
     gpu.stream.synchronize()?;
     let mut samples = Vec::with_capacity(pairs.len());
     for (start, stop) in &pairs {
-        samples.push(start.elapsed_ms(stop)? as f64);
+        let ms = super::toolchain::event_elapsed_ms(start, stop)
+            .map_err(anyhow::Error::msg)?;
+        samples.push(ms as f64);
     }
     Stats::from_samples(&samples)
         .ok_or_else(|| anyhow::anyhow!("timing produced no valid samples"))

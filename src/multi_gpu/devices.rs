@@ -358,7 +358,9 @@ pub fn time_streams(
     synchronize(streams)?;
     let mut samples = Vec::with_capacity(pairs.len());
     for (start, stop) in &pairs {
-        samples.push(start.elapsed_ms(stop)? as f64 / batch as f64);
+        let ms = crate::harness::toolchain::event_elapsed_ms(start, stop)
+            .map_err(anyhow::Error::msg)?;
+        samples.push(ms as f64 / batch as f64);
     }
     Stats::from_samples(&samples).ok_or_else(|| anyhow::anyhow!("no valid samples"))
 }

@@ -387,9 +387,7 @@ fn the_ptx_census_reads_one_entry_including_nested_blocks_and_predicates() {
 }
 
 fn coalescing_ptx() -> String {
-    kernels::compile(KERNEL_FILE, "compute_90")
-        .unwrap_or_else(|e| panic!("{e}"))
-        .to_src()
+    kernels::compile(KERNEL_FILE, "compute_90").unwrap_or_else(|e| panic!("{e}")).ptx
 }
 
 #[test]

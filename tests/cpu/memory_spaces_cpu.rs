@@ -78,7 +78,7 @@ fn every_syncthreads_says_what_it_protects() {
     ignore = "needs libnvrtc.so.13 on the loader path (see README)"
 )]
 fn the_kernels_compile_and_the_histograms_land_where_the_chapter_says() {
-    let ptx = kernels::compile(KERNEL_FILE, "compute_90").unwrap().to_src();
+    let ptx = kernels::compile(KERNEL_FILE, "compute_90").unwrap().ptx;
     // The run-time-indexed histogram keeps a 64-byte array in local memory; the unrolled one
     // has none. (ptxas may still change its mind; the example prints what the driver reports.)
     let entry = |name: &str| {
@@ -224,6 +224,7 @@ fn h100() -> DeviceInfo {
         driver_cuda: (13, 0),
         driver_release: "580.159.04".into(),
         nvrtc: (13, 0),
+        compiled_as: "sm_90 machine code".into(),
     }
 }
 
@@ -523,7 +524,7 @@ fn kernels_free_table() -> Vec<f32> {
 )]
 fn the_constant_signal_kernel_issues_one_global_load_per_element_and_the_global_two() {
     let tools = cmbook::harness::sass::Tools::find().expect("ptxas and nvdisasm");
-    let ptx = kernels::compile(KERNEL_FILE, "compute_90").unwrap().to_src();
+    let ptx = kernels::compile(KERNEL_FILE, "compute_90").unwrap().ptx;
     let census = loop_census(&tools.disassemble(&ptx, "sm_90").unwrap()).unwrap();
     let of = |k: MemoryKernel| census.iter().find(|c| c.kernel == k).unwrap().clone();
     let constant = of(MemoryKernel::Signal(VectorHome::Constant));

@@ -32,7 +32,7 @@ fn every_kernel_compiles_for_compute_90() {
     for k in kernels::ALL {
         match kernels::compile(k.file, "compute_90") {
             Ok(ptx) => {
-                let text = ptx.to_src();
+                let text = ptx.ptx;
                 assert!(
                     text.contains(".target sm_90"),
                     "{}: PTX is not for sm_90",

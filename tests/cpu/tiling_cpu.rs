@@ -419,7 +419,7 @@ fn the_window_reference_stays_inside_each_chunk() {
 )]
 fn the_ptx_shows_generic_addressing() {
     let ptx = cmbook::harness::kernels::compile("tiling.cu", "compute_90").unwrap();
-    let evidence = ptx_evidence(&ptx.to_src()).unwrap();
+    let evidence = ptx_evidence(&ptx.ptx).unwrap();
     let found: Vec<&str> = evidence.iter().map(|e| e.instruction).collect();
     assert_eq!(
         found,

@@ -144,15 +144,8 @@ fn prefetch(
         CUmemLocation { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, id: 0 }
     };
     // SAFETY: ptr and bytes describe a managed allocation alive for the call's duration.
-    unsafe {
-        cudarc::driver::result::mem_prefetch_async(
-            ptr,
-            bytes.max(1),
-            location,
-            s.cu_stream(),
-        )?
-    };
-    Ok(())
+    crate::harness::toolchain::prefetch_managed(ptr, bytes.max(1), location, s)
+        .map_err(anyhow::Error::msg)
 }
 
 impl<T: Element> EndToEnd<'_, T> {

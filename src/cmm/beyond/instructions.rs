@@ -107,7 +107,7 @@ mod tests {
     fn the_32_bit_kernel_takes_fewer_instructions_per_candidate() {
         let ptx =
             kernels::compile("cmm_tiled.cu", "compute_90").expect("NVRTC compiles");
-        let c = count(&ptx.to_src(), "sm_90")
+        let c = count(&ptx.ptx, "sm_90")
             .unwrap()
             .expect("ptxas and nvdisasm are found (CMBOOK_PTXAS, CMBOOK_NVDISASM)");
         let u64 = c.per_candidate(TiledKernel::MinPlus).unwrap();
@@ -127,7 +127,7 @@ mod tests {
     fn the_loops_are_found_on_a_gpu_without_dpx() {
         let ptx =
             kernels::compile("cmm_tiled.cu", "compute_80").expect("NVRTC compiles");
-        let c = count(&ptx.to_src(), "sm_80")
+        let c = count(&ptx.ptx, "sm_80")
             .unwrap()
             .expect("ptxas and nvdisasm are found (CMBOOK_PTXAS, CMBOOK_NVDISASM)");
         let u64 = c.per_candidate(TiledKernel::MinPlus).unwrap();

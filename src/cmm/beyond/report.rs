@@ -119,7 +119,7 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
     let mut versions = Vec::new();
     let sm = run.gpu().info.arch().replace("compute_", "sm_");
     let ptx = crate::harness::kernels::compile("cmm_tiled.cu", &run.gpu().info.arch())?;
-    let counts: Option<Counts> = instructions::count(&ptx.to_src(), &sm)?;
+    let counts: Option<Counts> = instructions::count(&ptx.ptx, &sm)?;
     for size in &r.sizes {
         let n = size.n;
         for (variant, s) in &size.measured {
