@@ -45,6 +45,7 @@ fn probe_test_tools() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo::rustc-check-cfg=cfg(cmbook_no_nvrtc)");
+    println!("cargo::rustc-check-cfg=cfg(cmbook_no_nvrtc12)");
     println!("cargo::rustc-check-cfg=cfg(cmbook_no_browser)");
     println!("cargo::rustc-check-cfg=cfg(cmbook_cuda_driver)");
     println!("cargo::rustc-check-cfg=cfg(cmbook_no_sass_tools)");
@@ -60,6 +61,9 @@ fn probe_test_tools() {
     }
     if !library_on_loader_path("libnvrtc.so.13") {
         println!("cargo:rustc-cfg=cmbook_no_nvrtc");
+    }
+    if !library_on_loader_path("libnvrtc.so.12") {
+        println!("cargo:rustc-cfg=cmbook_no_nvrtc12");
     }
     let browsers = ["chromium", "chromium-browser", "google-chrome"];
     let named = std::env::var_os("CHROMIUM").map(PathBuf::from);

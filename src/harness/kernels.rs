@@ -192,6 +192,22 @@ pub fn compile_source(
     chosen.nvrtc.compile(file, &source, target).map_err(refuse)
 }
 
+/// Compiles one registered kernel file with a given NVRTC (the tests compile with two).
+pub fn compile_with(
+    nvrtc: &toolchain::Nvrtc,
+    file: &str,
+    target: Target,
+) -> Result<Compiled, KernelCompileError> {
+    let refuse = |log: String| KernelCompileError {
+        file: file.to_string(),
+        arch: target.arch(),
+        log,
+    };
+    let k = source(file).ok_or_else(|| refuse("no such file in the kernel registry".into()))?;
+    let text = expand(k.file, k.source).map_err(|e| refuse(e.to_string()))?;
+    nvrtc.compile(k.file, &text, target).map_err(refuse)
+}
+
 /// Compiles one registered kernel file.
 pub fn compile(file: &str, arch: &str) -> Result<Compiled, KernelCompileError> {
     let k = source(file).ok_or_else(|| KernelCompileError {

@@ -17,6 +17,7 @@ mod hostile_records;
 mod launch_cpu;
 mod memory_spaces_cpu;
 mod multi_gpu_cpu;
+mod compile_matrix;
 mod nvrtc;
 mod output_folder;
 mod quoted_numbers;
