@@ -204,6 +204,24 @@ pub fn features_sentence(features: &[Feature]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
+/// Checks a chapter's declared memory against the largest allocation its default sizes make,
+/// `peak.full` and `peak.quick` bytes: the declaration covers it and is not more than 5 %
+/// (or 1 MiB) above it. For the chapters' own tests.
+#[cfg(test)]
+pub fn check_declared_memory(chapter: &Chapter, peak: FullQuick<u64>) {
+    for (declared, peak, run) in [
+        (chapter.needs.memory.full, peak.full, "a full run"),
+        (chapter.needs.memory.quick, peak.quick, "a --quick run"),
+    ] {
+        let slack = (peak / 20).max(1 << 20);
+        assert!(
+            (peak..=peak + slack).contains(&declared),
+            "{}: {run} allocates {peak} bytes at once, the entry declares {declared}",
+            chapter.example
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
