@@ -40,7 +40,7 @@ pub const CHAPTER: Chapter = Chapter {
     example: "ceilings",
     page: "ceilings.md",
     title: "Measuring a GPU",
-    needs: Needs::Gpu.memory(8 << 30, 128 << 20),
+    needs: Needs::Gpu.memory(8 << 30, 128 << 20).fits_smaller(),
     reps: FullQuick::new(30, 5),
     counted: &["ceilings-counters", "ceilings-counted"],
     writes: &[

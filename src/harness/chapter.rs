@@ -102,6 +102,9 @@ pub struct Needs {
     pub memory: FullQuick<u64>,
     /// GPUs for the whole chapter (a run on fewer measures less and says what it left out).
     pub gpus: u32,
+    /// Whether its default sizes are lowered to fit a GPU with less free memory than
+    /// `memory` (see [`super::fit`]); a size the reader gives is not.
+    pub fits_smaller: bool,
 }
 
 #[allow(non_upper_case_globals)]
@@ -117,7 +120,14 @@ impl Needs {
 
     const fn opening(opens: Opens) -> Needs {
         let min_cc = if matches!(opens, Opens::Cpu) { (0, 0) } else { (7, 0) };
-        Needs { opens, min_cc, features: &[], memory: FullQuick::new(0, 0), gpus: 0 }
+        Needs {
+            opens,
+            min_cc,
+            features: &[],
+            memory: FullQuick::new(0, 0),
+            gpus: 0,
+            fits_smaller: false,
+        }
     }
 
     /// The same, with optional sections that use `features`.
@@ -129,6 +139,11 @@ impl Needs {
     /// `quick` at a `--quick` one.
     pub const fn memory(self, full: u64, quick: u64) -> Needs {
         Needs { memory: FullQuick::new(full, quick), ..self }
+    }
+
+    /// The same, its default sizes lowered to fit a GPU with less free memory.
+    pub const fn fits_smaller(self) -> Needs {
+        Needs { fits_smaller: true, ..self }
     }
 
     /// The same, measured whole only on `gpus` GPUs.
@@ -172,8 +187,9 @@ impl Needs {
             line.push_str(&format!(" ({sections})"));
         }
         let gib = |b: u64| b as f64 / GIB;
+        let smaller = if self.fits_smaller { ", less on a smaller GPU" } else { "" };
         line.push_str(&format!(
-            ", {:.1} GiB of device memory ({:.2} GiB with --quick)",
+            ", {:.1} GiB of device memory{smaller} ({:.2} GiB with --quick)",
             gib(self.memory.full),
             gib(self.memory.quick)
         ));
@@ -244,6 +260,11 @@ mod tests {
              with --quick)."
         );
         assert_eq!(Needs::Cpu.gpu_line(), None);
+        assert_eq!(
+            Needs::Gpu.memory(8 << 30, 1 << 27).fits_smaller().gpu_line().unwrap(),
+            "GPU: compute capability 7.0 or newer, 8.0 GiB of device memory, less on a \
+             smaller GPU (0.12 GiB with --quick)."
+        );
     }
 
     #[test]
