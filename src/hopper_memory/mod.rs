@@ -136,7 +136,8 @@ mod tests {
     #[test]
     fn the_declared_memory_is_the_streamed_copy() {
         // The staged copies' input and output; the L2 lookups' table is smaller.
-        let peak = |quick| 2 * STREAM_MIB.pick(quick).max(LOOKUP_MIB.pick(quick)) << 20;
+        let peak =
+            |quick| (2 * STREAM_MIB.pick(quick)).max(LOOKUP_MIB.pick(quick)) << 20;
         crate::harness::chapter::check_declared_memory(
             &CHAPTER,
             FullQuick::new(peak(false), peak(true)),

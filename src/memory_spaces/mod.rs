@@ -113,7 +113,7 @@ mod tests {
     fn the_declared_memory_covers_the_copy_the_signal_and_the_stencil() {
         // The L2-cold copy ceiling (512 MiB, --quick 16 MiB; source and destination) is the
         // largest; the signal's matrices and the stencil's two arrays follow the settings.
-        let copy = FullQuick::new(2 * 512u64 << 20, 2 * 16u64 << 20);
+        let copy = FullQuick::new((2 * 512u64) << 20, (2 * 16u64) << 20);
         let (rows, m) = (FullQuick::new(3001u64, 301), FullQuick::new(2500u64, 257));
         for quick in [false, true] {
             let s = Settings::with_defaults(quick);

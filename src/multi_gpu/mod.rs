@@ -142,7 +142,7 @@ mod tests {
             let s = Settings::with_defaults(quick, None, None);
             let a = s.atax_rows * s.atax_cols * 4;
             let partials = (1600 + 3) * s.atax_cols * 4;
-            let copies = 2 * s.peer_mib.max(s.collective_mib) << 20;
+            let copies = (2 * s.peer_mib.max(s.collective_mib)) << 20;
             let peak = (a + partials).max(copies);
             let declared = CHAPTER.needs.memory.pick(quick);
             assert!((peak..=peak + (40 << 20)).contains(&declared), "quick: {quick}");

@@ -93,8 +93,9 @@ mod tests {
             let side = tile_diagonals(n) * TILE;
             let peak = (side * side * 8) as u64;
             let declared = CHAPTER.needs.memory.pick(quick);
-            assert!(peak <= declared, "quick: {quick}: {peak} > {declared}");
+            // --quick's batch of chains is not a function of n: room for it.
+            let slack = if quick { 16 << 20 } else { 2 << 20 };
+            assert!((peak..=peak + slack).contains(&declared), "quick: {quick}");
         }
-        assert!(CHAPTER.needs.memory.full - 16448 * 16448 * 8 < 2 << 20);
     }
 }
