@@ -28,7 +28,7 @@ pub use report::report;
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "atax.cu";
 
-use crate::harness::chapter::Chapter;
+use crate::harness::chapter::{Chapter, Feature};
 use crate::harness::compare::{Claim, Headline, Pick};
 use crate::harness::exercise::{function_of, Exercise};
 use crate::harness::run::{FullQuick, Needs};
@@ -50,7 +50,9 @@ pub const CHAPTER: Chapter = Chapter {
     example: "atax",
     page: "atax.md",
     title: "ATAX: two matrix-vector products",
-    needs: Needs::GpuAndCublas,
+    needs: Needs::GpuAndCublas
+        .features(&[Feature::CLUSTERS])
+        .memory(3172 << 20, 48 << 20),
     reps: FullQuick::new(30, 3),
     counted: &[
         "atax-counters",
@@ -115,3 +117,30 @@ pub const CHAPTER: Chapter = Chapter {
         check: exercises::check_tmp_warp,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_declared_memory_covers_a_its_transpose_and_managed_a() {
+        // At the large square: A and Aᵀ on the device, and managed A prefetched beside them
+        // by the end-to-end strategies; x, y, tmp and the partial sums come on top, within
+        // the declaration's slack. The copy ceiling's source and destination are smaller.
+        let peak = |s: &Settings| 3 * s.side * s.side * 4;
+        let defaults = |quick| Settings::with_defaults(quick, Part::All);
+        let (full, quick) = (defaults(false), defaults(true));
+        assert!(2 * (full.ceiling_mib << 20) <= peak(&full));
+        // --quick: its shapes are larger than the square (4096 x 1024, A and Aᵀ), and the
+        // copy ceiling of 16 MiB source and destination.
+        let quick_shapes =
+            measure::QUICK_SHAPES.iter().map(|d| 2 * d.m * d.n * 4).max();
+        let quick_peak = (quick_shapes.unwrap() as u64)
+            .max(peak(&quick))
+            .max(2 * (quick.ceiling_mib << 20));
+        let declared = CHAPTER.needs.memory;
+        let slack = 100 << 20;
+        assert!((peak(&full)..=peak(&full) + slack).contains(&declared.full));
+        assert!((quick_peak..=quick_peak + (16 << 20)).contains(&declared.quick));
+    }
+}

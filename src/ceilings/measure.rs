@@ -13,6 +13,7 @@ use super::args::Settings;
 use super::peaks::{measure_fma, measure_l2_read, Peak, FMA_ITERS, L2_PASSES};
 use crate::harness::ceiling::{self, CeilingKernel, CopyKernel, Direction, HostMemory};
 use crate::harness::counters::{Case, Quantity};
+use crate::harness::fit::{self, usable_bytes, Fit};
 use crate::harness::kernels::KernelTable;
 use crate::harness::timing::Plan;
 use crate::harness::{Gpu, Run, Stats, UsageError, L2};
@@ -32,6 +33,8 @@ pub struct Results {
     pub batch: usize,
     /// FP32 and FP64 multiply-add rates and the L2's read rate inside one launch.
     pub peaks: Peaks,
+    /// The largest copy in MiB: `--ceiling-mib`, or its default lowered to fit this GPU.
+    pub ceiling_mib: Fit,
 }
 
 /// The ceilings a roofline needs beside device memory's.
@@ -87,22 +90,52 @@ pub fn copy_sizes(max_mib: u64) -> Vec<usize> {
     sizes
 }
 
+/// The largest copy measures device memory, not the L2, only when its buffers are this many
+/// times the L2 at least.
+pub const BEYOND_L2: u64 = 8;
+
+/// The largest copy of a run, in MiB: `wanted` (`--ceiling-mib` or its default) if source and
+/// destination fit in the `free` bytes of a GPU with `l2_bytes` of L2; a default that does not
+/// is lowered to the largest size of the sweep that does, if that is still [`BEYOND_L2`] times
+/// the L2 (a `--quick` run has no such floor); one the reader `given` is refused.
+pub fn fit_ceiling_mib(
+    wanted: u64,
+    given: bool,
+    quick: bool,
+    free: u64,
+    l2_bytes: u64,
+) -> Result<Fit, UsageError> {
+    let steps: Vec<u64> =
+        copy_sizes(wanted).iter().map(|&b| (b / MIB) as u64).collect();
+    let floor = if quick { 1 } else { (BEYOND_L2 * l2_bytes).div_ceil(MIB as u64) };
+    let both = |mib: u64| 2 * mib * MIB as u64;
+    fit::fit(
+        "--ceiling-mib",
+        wanted,
+        given,
+        &steps,
+        both,
+        floor,
+        usable_bytes(free, l2_bytes),
+    )
+}
+
 /// Measures (verifying every copy and transfer first) everything the chapter shows.
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let gpu = run.gpu();
     let reps = run.reps();
-    if 2 * settings.ceiling_mib as usize * MIB > gpu.info.total_mem_bytes {
-        return Err(UsageError(format!(
-            "--ceiling-mib {} needs {} MiB of device memory (source and destination); {} has \
-             {} MiB",
-            settings.ceiling_mib,
-            2 * settings.ceiling_mib,
-            gpu.info.name,
-            gpu.info.total_mem_bytes / MIB
-        ))
-        .into());
+    let (free, _) = gpu.ctx.mem_get_info()?;
+    let ceiling_mib = fit_ceiling_mib(
+        settings.ceiling_mib,
+        run.gave("ceiling_mib"),
+        run.quick,
+        free as u64,
+        gpu.info.l2_bytes as u64,
+    )?;
+    if ceiling_mib.scaled() {
+        println!("{}", scaled_note(&ceiling_mib, free as u64));
     }
-    let copy_sizes = copy_sizes(settings.ceiling_mib);
+    let copy_sizes = copy_sizes(ceiling_mib.chosen);
     let transfer_sizes: Vec<usize> = (0..)
         .map(|k| MIB << (2 * k))
         .take_while(|s| *s <= settings.max_transfer_mib as usize * MIB)
@@ -162,7 +195,19 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let l2 = measure_l2_read(gpu, &table, l2_bytes, l2_passes, warm, run.seed)?;
     bar.finish_and_clear();
     let peaks = Peaks { fp32, fp64, l2, l2_bytes, l2_passes, fma_iters };
-    Ok(Results { copies, grid_stride, transfers, launch, batch, peaks })
+    Ok(Results { copies, grid_stride, transfers, launch, batch, peaks, ceiling_mib })
+}
+
+/// The line a run prints, and its records keep, when the copy sweep was lowered to fit.
+pub fn scaled_note(fit: &Fit, free: u64) -> String {
+    format!(
+        "note: copies up to {} MiB instead of {} MiB: source and destination of {} MiB do \
+         not fit in the {} free on this GPU (--ceiling-mib sets the size)",
+        fit.chosen,
+        fit.wanted,
+        fit.wanted,
+        fit::gib(free)
+    )
 }
 
 /// A copy of `bytes` as a counted case: every byte read once and written once, each warp
@@ -281,3 +326,52 @@ pub fn measure_launch(
     })
 }
 // ANCHOR_END: measure_launch
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::fit::cards;
+
+    #[test]
+    fn the_copy_sweep_fits_8_16_24_and_80_gb_cards() {
+        let defaults = Settings::with_defaults(false);
+        let mut chosen = Vec::new();
+        for (name, free, l2) in cards::ALL {
+            let f =
+                fit_ceiling_mib(defaults.ceiling_mib, false, false, free, l2).unwrap();
+            // Source and destination fit beside the flush buffer and the reserve, and are
+            // still far beyond the L2.
+            assert!(
+                2 * f.chosen * MIB as u64 <= usable_bytes(free, l2),
+                "{name}: {f:?}"
+            );
+            assert!(f.chosen * MIB as u64 >= BEYOND_L2 * l2, "{name}: {f:?}");
+            assert!(copy_sizes(f.chosen).last() == Some(&(f.chosen as usize * MIB)));
+            let quick = Settings::with_defaults(true).ceiling_mib;
+            assert!(!fit_ceiling_mib(quick, false, true, free, l2).unwrap().scaled());
+            chosen.push(f.chosen);
+        }
+        assert_eq!(chosen, [3072, 4096, 4096, 4096]);
+        let (_, free, l2) = cards::GB8;
+        let note =
+            scaled_note(&fit_ceiling_mib(4096, false, false, free, l2).unwrap(), free);
+        assert_eq!(
+            note,
+            "note: copies up to 3072 MiB instead of 4096 MiB: source and destination of \
+             4096 MiB do not fit in the 7.62 GiB free on this GPU (--ceiling-mib sets the \
+             size)"
+        );
+    }
+
+    #[test]
+    fn a_ceiling_the_reader_gave_is_refused_where_it_does_not_fit() {
+        let (_, free, l2) = cards::GB8;
+        let e = fit_ceiling_mib(4096, true, false, free, l2).unwrap_err().0;
+        assert!(e.starts_with("--ceiling-mib 4096 needs 8.00 GiB"), "{e}");
+        assert!(e.ends_with("--ceiling-mib 3072 fits"), "{e}");
+        assert_eq!(fit_ceiling_mib(2048, true, false, free, l2).unwrap().chosen, 2048);
+        // A card too small for copies eight times its L2 is refused, not measured in L2.
+        let e = fit_ceiling_mib(4096, false, false, 700 << 20, 40 << 20).unwrap_err().0;
+        assert!(e.starts_with("--ceiling-mib: even 320, the smallest"), "{e}");
+    }
+}

@@ -40,7 +40,7 @@ pub const CHAPTER: Chapter = Chapter {
     example: "ceilings",
     page: "ceilings.md",
     title: "Measuring a GPU",
-    needs: Needs::Gpu,
+    needs: Needs::Gpu.memory(8 << 30, 128 << 20).fits_smaller(),
     reps: FullQuick::new(30, 5),
     counted: &["ceilings-counters", "ceilings-counted"],
     writes: &[
@@ -100,3 +100,18 @@ pub const CHAPTER: Chapter = Chapter {
         check: exercises::check_copy_vec4,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::chapter::check_declared_memory;
+
+    #[test]
+    fn the_declared_memory_is_the_largest_copy_source_and_destination() {
+        // The copy sweep's largest copy; the transfers and the L2 buffer are smaller.
+        let peak = |s: Settings| (2 * s.ceiling_mib).max(s.max_transfer_mib) << 20;
+        let (full, quick) =
+            (Settings::with_defaults(false), Settings::with_defaults(true));
+        check_declared_memory(&CHAPTER, FullQuick::new(peak(full), peak(quick)));
+    }
+}

@@ -105,9 +105,16 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
             1e9,
         ));
     }
+    // A sweep lowered to fit this GPU says so in its records (the command line does not).
+    let lowered = format!(
+        "{} MiB, the default {} MiB lowered to fit this GPU's free memory",
+        r.ceiling_mib.chosen, r.ceiling_mib.wanted
+    );
+    let sized: &[(&str, &str)] =
+        if r.ceiling_mib.scaled() { &[("ceiling_mib", &lowered)] } else { &[] };
     run.figure(
         "ceilings-copy",
-        &[("l2", "warm and cold series, as labelled")],
+        &[&[("l2", "warm and cold series, as labelled")], sized].concat(),
         &Spec::line(
             "Device-to-device copy bandwidth (read + write)",
             "bytes copied (MiB)",
@@ -212,7 +219,7 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table(
         "ceilings-summary",
         title,
-        &[("headers", "measured_as = measured as")],
+        &[&[("headers", "measured_as = measured as")], sized].concat(),
         &rows,
     )?;
     peaks_table(run, r)?;

@@ -9,6 +9,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::chapters::{self, Chapter};
+use crate::harness::chapter::{features_sentence, Feature, Opens};
 use crate::harness::record;
 use crate::harness::run::{self, Needs};
 use crate::harness::UsageError;
@@ -644,4 +645,105 @@ fn sanitize(
         out.join("sanitizer.md").display()
     );
     Ok(())
+}
+
+/// The example names of the chapters whose needs pass `pick`, as `a, b and c`.
+fn names(pick: impl Fn(&Needs) -> bool) -> String {
+    let names: Vec<&str> =
+        chapters::ALL.iter().filter(|c| pick(&c.needs)).map(|c| c.example).collect();
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => "none".into(),
+    }
+}
+
+/// What `reproduce --help` ends with: what the chapters need, from their entries. A chapter
+/// that cannot run here is skipped with its reason, and the others run.
+pub fn needs_help() -> String {
+    let all = chapters::ALL;
+    let gpu: Vec<&Chapter> = all.iter().filter(|c| c.needs.gpu()).collect();
+    let min_cc = gpu.iter().map(|c| c.needs.min_cc).max().unwrap_or((7, 0));
+    let mut features: Vec<Feature> = Vec::new();
+    for f in gpu.iter().flat_map(|c| c.needs.features) {
+        if !features.contains(f) {
+            features.push(*f);
+        }
+    }
+    let sections = features_sentence(&features)
+        .map(|s| format!(" ({s}; an older GPU skips them)"))
+        .unwrap_or_default();
+    let largest = |fitted: bool| {
+        gpu.iter()
+            .filter(|c| c.needs.fits_smaller == fitted)
+            .max_by_key(|c| c.needs.memory.full)
+            .map(|c| (c.example, c.needs.memory.full as f64 / (1u64 << 30) as f64))
+    };
+    let quick = gpu.iter().map(|c| c.needs.memory.quick).max().unwrap_or(0);
+    let mut memory = match largest(false) {
+        Some((name, gib)) => format!("{gib:.1} GiB of device memory ({name})"),
+        None => "device memory".into(),
+    };
+    if let Some((name, gib)) = largest(true) {
+        memory.push_str(&format!(
+            "; {name} takes {gib:.1} GiB where it is free and lowers its sizes to fit \
+             where not"
+        ));
+    }
+    let gpus = gpu.iter().map(|c| c.needs.gpus).max().unwrap_or(1);
+    format!(
+        "Needs, for every chapter: a GPU of compute capability {}.{} or newer{sections}; \
+         {memory}; {:.2} GiB with --quick; cuBLAS for {}; NCCL and {gpus} GPUs for {}. \
+         Each example's --help says what its chapter needs; a chapter that cannot run \
+         here is skipped with the reason.",
+        min_cc.0,
+        min_cc.1,
+        quick as f64 / (1u64 << 30) as f64,
+        names(|n| n.opens == Opens::GpuAndCublas),
+        names(|n| n.opens == Opens::GpuAndNccl),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::fit::{cards, usable_bytes};
+
+    #[test]
+    fn the_help_says_what_the_chapters_need_together() {
+        let help = needs_help();
+        assert!(help
+            .starts_with("Needs, for every chapter: a GPU of compute capability 7.0"));
+        for part in [
+            "TMA and thread-block clusters sections need 9.0, cp.async sections 8.0",
+            "4.1 GiB of device memory (multi_gpu)",
+            "ceilings takes 8.0 GiB where it is free and lowers its sizes to fit",
+            "cuBLAS for tiled_matmul, cmm_beyond and atax",
+            "NCCL and 2 GPUs for multi_gpu",
+        ] {
+            assert!(help.contains(part), "{part}: {help}");
+        }
+    }
+
+    #[test]
+    fn every_chapter_runs_whole_on_8_16_24_and_80_gb_cards() {
+        // Whole: at its default sizes, or at sizes lowered to fit where it declares that.
+        // The L2 flush buffer and the reserve come off what is free first.
+        for (card, free, l2) in cards::ALL {
+            for c in chapters::ALL.iter().filter(|c| c.needs.gpu()) {
+                let usable = usable_bytes(free, l2);
+                assert!(
+                    c.needs.memory.full <= usable || c.needs.fits_smaller,
+                    "{}: {} bytes do not fit the {usable} usable on a {card} card",
+                    c.example,
+                    c.needs.memory.full
+                );
+                assert!(
+                    c.needs.memory.quick <= usable,
+                    "{} --quick on {card}",
+                    c.example
+                );
+            }
+        }
+    }
 }

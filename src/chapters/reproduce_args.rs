@@ -17,7 +17,8 @@ use crate::harness::UsageError;
 /// alone would let `--redraw-only --book DIR` through with `--book` ignored.
 #[derive(clap::Parser, Debug)]
 #[command(
-    about = "Re-measure every figure of the book, or redraw them from their CSVs"
+    about = "Re-measure every figure of the book, or redraw them from their CSVs",
+    after_help = super::reproduce::needs_help()
 )]
 pub struct Args {
     /// Folder that receives the figures, tables and data (created if needed).

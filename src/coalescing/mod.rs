@@ -37,7 +37,7 @@ pub use report::report;
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "coalescing.cu";
 
-use crate::harness::chapter::Chapter;
+use crate::harness::chapter::{Chapter, Feature};
 use crate::harness::compare::{Claim, Headline};
 use crate::harness::exercise::{function_of, Exercise};
 use crate::harness::run::{FullQuick, Needs};
@@ -58,7 +58,7 @@ pub const CHAPTER: Chapter = Chapter {
     example: "coalescing",
     page: "coalescing.md",
     title: "Coalescing, alignment and the transpose",
-    needs: Needs::Gpu,
+    needs: Needs::Gpu.features(&[Feature::TMA]).memory(2 << 30, 32 << 20),
     reps: FullQuick::new(20, 3),
     counted: &["coalescing-counters", "coalescing-counted"],
     writes: &[
@@ -107,3 +107,31 @@ pub const CHAPTER: Chapter = Chapter {
         check: exercises::check_transpose_tile,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::chapter::check_declared_memory;
+
+    /// Device bytes of each section at `s`: the copy ceiling, the two sweeps (source and
+    /// room for a unit-stride read), the particles in both layouts, the packed transpose
+    /// (input and output) and the read-only gathers (input, index and output, and the table).
+    fn peak(s: Settings) -> u64 {
+        let mib = 1u64 << 20;
+        let particles = 2 * s.particles * reference::PARTICLE_BYTES;
+        let transpose = 2 * s.transpose_side * s.transpose_side * 4;
+        let readonly = 3 * s.readonly_n * 4 + u64::from(s.table_len) * 4;
+        [2 * s.ceiling_mib * mib, 2 * s.sweep_mib * mib, 2 * s.offset_mib * mib]
+            .into_iter()
+            .chain([particles, transpose, readonly])
+            .max()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_declared_memory_is_the_largest_section() {
+        let (full, quick) =
+            (Settings::with_defaults(false), Settings::with_defaults(true));
+        check_declared_memory(&CHAPTER, FullQuick::new(peak(full), peak(quick)));
+    }
+}

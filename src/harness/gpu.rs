@@ -302,7 +302,7 @@ impl Gpu {
     pub fn ensure_fits(&self, bytes_needed: usize, what: &str) -> anyhow::Result<()> {
         let (free, _total) = self.ctx.mem_get_info()?;
         // Leave room for the context, modules and the L2 flush buffer.
-        let usable = free.saturating_sub(512 << 20);
+        let usable = free.saturating_sub(super::fit::RESERVED_BYTES as usize);
         if bytes_needed > usable {
             return Err(super::run::UsageError(format!(
                 "{what} needs {:.2} GiB of device memory but only {:.2} GiB is free on {}",

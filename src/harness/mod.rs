@@ -39,6 +39,7 @@ pub mod chapter;
 pub mod compare;
 pub mod counters;
 pub mod exercise;
+pub mod fit;
 pub mod format;
 pub mod gpu;
 pub mod includes;

@@ -26,7 +26,8 @@ use std::process::ExitCode;
 use indicatif::{ProgressBar, ProgressStyle};
 
 pub use super::args::{CommonArgs, Example, FullQuick, UsageError};
-use super::chapter::Chapter;
+pub use super::chapter::Needs;
+use super::chapter::{Chapter, Opens};
 use super::gpu::{Gpu, GpuUnavailable};
 pub use super::out_folder::{
     check_out, claim_out, holder_of, in_use, OutLock, LOCK_FILE, OUT_LOCK_ENV,
@@ -34,40 +35,6 @@ pub use super::out_folder::{
 use super::plot::{self, Point, Spec};
 use super::record::{self, Meta};
 use super::verify::Mismatch;
-
-/// What a run needs on this machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Needs {
-    /// Nothing but the CPU.
-    Cpu,
-    /// A CUDA GPU, its driver and NVRTC.
-    Gpu,
-    /// A CUDA GPU, its driver, NVRTC and cuBLAS.
-    GpuAndCublas,
-    /// One or more CUDA GPUs, their driver, NVRTC and NCCL.
-    GpuAndNccl,
-}
-
-impl Needs {
-    /// The line `--help` ends with.
-    pub fn help_line(self) -> &'static str {
-        match self {
-            Needs::Cpu => "Needs: no GPU (it measures the CPU).",
-            Needs::Gpu => {
-                "Needs: an NVIDIA GPU with a driver for CUDA 12.0 or newer, and NVRTC of the \
-                 driver's major version (a toolkit, or the nvidia-cuda-nvrtc wheel)."
-            }
-            Needs::GpuAndCublas => {
-                "Needs: an NVIDIA GPU with a driver for CUDA 12.0 or newer, and NVRTC and \
-                 cuBLAS of the driver's major version (a toolkit, or the nvidia-* wheels)."
-            }
-            Needs::GpuAndNccl => {
-                "Needs: one or more NVIDIA GPUs with a driver for CUDA 12.0 or newer, NVRTC \
-                 of the driver's major version, and NCCL (libnccl.so) on the loader path."
-            }
-        }
-    }
-}
 
 /// One run of a chapter's example: its settings, its GPU (if it needs one), its provenance and
 /// where it writes.
@@ -81,6 +48,9 @@ pub struct Run {
     pub quick: bool,
     pub seed: u64,
     reps: Option<u32>,
+    /// The flags the reader gave (clap's ids, e.g. `ceiling_mib`): empty for the runs
+    /// tests and redraws start.
+    given: Vec<String>,
     /// Whether a figure or table was written (a one-chain answer writes nothing).
     wrote: std::cell::Cell<bool>,
     /// The output folder's lock, taken at the run's first write and held until it ends (a
@@ -117,6 +87,12 @@ impl Run {
     /// else `d`'s value for this kind of run.
     pub fn reps_or(&self, d: FullQuick<u32>) -> u32 {
         d.or(self.reps, self.quick)
+    }
+
+    /// Whether the reader gave the flag whose clap id is `id` (`ceiling_mib` for
+    /// `--ceiling-mib`): such a size is refused if it does not fit, never scaled.
+    pub fn gave(&self, id: &str) -> bool {
+        self.given.iter().any(|g| g == id)
     }
 
     /// A setting's value: the reader's, else the default for this kind of run.
@@ -406,13 +382,36 @@ pub fn end_quietly_on_a_closed_pipe() {
 /// Parses `A` with `--help` completed from the chapter's entry; clap's own errors (bad
 /// flags, `--help`) exit here, with clap's codes.
 pub fn parse<A: Example>(chapter: &Chapter) -> A {
+    parse_with_given::<A>(chapter).0
+}
+
+/// What `--help` ends with: what the chapter needs (the libraries, then the GPU, its memory
+/// and how many) and where it writes.
+pub fn after_help(chapter: &Chapter) -> String {
+    let mut lines = vec![chapter.needs.help_line().to_string()];
+    lines.extend(chapter.needs.gpu_line());
+    lines.push(
+        "Writes into target/measured/<device>/ unless --out DIR is given.".into(),
+    );
+    lines.join("\n")
+}
+
+/// [`parse`], and the ids of the flags the reader gave on the command line (a default is
+/// not given): a size the reader chose is kept or refused, never changed to fit.
+pub fn parse_with_given<A: Example>(chapter: &Chapter) -> (A, Vec<String>) {
     let reps = chapter.reps.help("Timed repetitions per measurement");
-    let command = A::command().mut_arg("reps", |a| a.help(reps)).after_help(format!(
-        "{}\nWrites into target/measured/<device>/ unless --out DIR is given.",
-        chapter.needs.help_line()
-    ));
+    let command =
+        A::command().mut_arg("reps", |a| a.help(reps)).after_help(after_help(chapter));
     let mut matches = command.get_matches();
-    A::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+    let given = matches
+        .ids()
+        .filter(|id| {
+            matches.value_source(id.as_str())
+                == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .map(|id| id.as_str().to_string())
+        .collect();
+    (A::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit()), given)
 }
 
 /// Opens what the run needs, and builds its provenance and output folder.
@@ -422,14 +421,14 @@ pub fn start(
     common: &CommonArgs,
 ) -> anyhow::Result<Run> {
     let command = command_line();
-    let (gpu, meta, device) = match needs {
-        Needs::Cpu => {
+    let (gpu, meta, device) = match needs.opens {
+        Opens::Cpu => {
             let meta = Meta::for_cpu(&command);
             let cpu = meta.get("cpu").unwrap_or("cpu").to_string();
             (None, meta, cpu)
         }
-        Needs::Gpu | Needs::GpuAndCublas | Needs::GpuAndNccl => {
-            if needs == Needs::GpuAndNccl {
+        Opens::Gpu | Opens::GpuAndCublas | Opens::GpuAndNccl => {
+            if needs.opens == Opens::GpuAndNccl {
                 if !super::gpu::driver_present() {
                     return Err(GpuUnavailable::NoDriver.into());
                 }
@@ -437,7 +436,7 @@ pub fn start(
                     return Err(GpuUnavailable::NoNccl.into());
                 }
             }
-            let gpu = Gpu::open(needs == Needs::GpuAndCublas)?;
+            let gpu = Gpu::open(needs.opens == Opens::GpuAndCublas)?;
             println!("{}", gpu.info.line());
             let meta = Meta::for_gpu(&gpu.info, &command);
             let name = gpu.info.name.clone();
@@ -467,6 +466,7 @@ pub fn start(
         quick: common.quick,
         seed: common.seed,
         reps: common.reps,
+        given: Vec::new(),
         wrote: std::cell::Cell::new(false),
         lock: std::cell::OnceCell::new(),
         keep_on_drop: false,
@@ -646,10 +646,10 @@ pub fn main<A: Example>(
     body: impl FnOnce(&Run, A) -> anyhow::Result<()>,
 ) -> ExitCode {
     end_quietly_on_a_closed_pipe();
-    let args = parse::<A>(chapter);
+    let (args, given) = parse_with_given::<A>(chapter);
     finish((|| {
         let parent = check_before_gpu(chapter, &args)?;
-        let run = match start(chapter, args.needs(chapter), args.common()) {
+        let mut run = match start(chapter, args.needs(chapter), args.common()) {
             Err(e) if e.downcast_ref::<GpuUnavailable>().is_some() => {
                 return Err(match args.without_gpu() {
                     Some(hint) => UsageError(format!("{e}; {hint}")).into(),
@@ -658,6 +658,7 @@ pub fn main<A: Example>(
             }
             other => other?,
         };
+        run.given = given;
         if parent {
             super::counters::profile(&run, args.counters_part())?;
             return run.commit();

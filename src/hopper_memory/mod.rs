@@ -81,7 +81,7 @@ crate::kernel_names! {
     }
 }
 
-use crate::harness::chapter::Chapter;
+use crate::harness::chapter::{Chapter, Feature};
 use crate::harness::compare::Headline;
 use crate::harness::exercise::{function_of, Exercise};
 use crate::harness::run::{FullQuick, Needs};
@@ -91,7 +91,9 @@ pub const CHAPTER: Chapter = Chapter {
     example: "hopper_memory",
     page: "hopper_memory.md",
     title: "Asynchronous memory on Hopper",
-    needs: Needs::Gpu,
+    needs: Needs::Gpu
+        .features(&[Feature::CLUSTERS, Feature::TMA, Feature::CP_ASYNC])
+        .memory(1 << 30, 16 << 20),
     reps: FullQuick::new(20, 3),
     counted: &["hopper_memory-counters", "hopper_memory-counted"],
     writes: &[
@@ -126,3 +128,19 @@ pub const CHAPTER: Chapter = Chapter {
         check: exercises::check_transpose_pitched,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_declared_memory_is_the_streamed_copy() {
+        // The staged copies' input and output; the L2 lookups' table is smaller.
+        let peak =
+            |quick| (2 * STREAM_MIB.pick(quick)).max(LOOKUP_MIB.pick(quick)) << 20;
+        crate::harness::chapter::check_declared_memory(
+            &CHAPTER,
+            FullQuick::new(peak(false), peak(true)),
+        );
+    }
+}

@@ -56,7 +56,7 @@ pub const CHAPTER: Chapter = Chapter {
     example: "memory_spaces",
     page: "memory_spaces.md",
     title: "Memory spaces",
-    needs: Needs::Gpu,
+    needs: Needs::Gpu.memory(1 << 30, 32 << 20),
     reps: FullQuick::new(20, 2),
     counted: &["memory_spaces-counters", "memory_spaces-counted"],
     writes: &[
@@ -103,3 +103,26 @@ pub const CHAPTER: Chapter = Chapter {
         check: exercises::check_stencil_tile,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::chapter::check_declared_memory;
+
+    #[test]
+    fn the_declared_memory_covers_the_copy_the_signal_and_the_stencil() {
+        // The L2-cold copy ceiling (512 MiB, --quick 16 MiB; source and destination) is the
+        // largest; the signal's matrices and the stencil's two arrays follow the settings.
+        let copy = FullQuick::new((2 * 512u64) << 20, (2 * 16u64) << 20);
+        let (rows, m) = (FullQuick::new(3001u64, 301), FullQuick::new(2500u64, 257));
+        for quick in [false, true] {
+            let s = Settings::with_defaults(quick);
+            let (rows, m) = (rows.pick(quick), m.pick(quick));
+            let signal =
+                rows * m * s.signal_matrices * 4 + rows * s.signal_matrices * 4;
+            let stencil = 2 * s.stencil_n * 4;
+            assert!(signal.max(stencil) <= copy.pick(quick), "quick: {quick}");
+        }
+        check_declared_memory(&CHAPTER, copy);
+    }
+}

@@ -47,7 +47,7 @@ pub const CHAPTER: Chapter = Chapter {
     example: "multi_gpu",
     page: "multi_gpu.md",
     title: "Memory across GPUs",
-    needs: Needs::GpuAndNccl,
+    needs: Needs::GpuAndNccl.memory(4198 << 20, 32 << 20).gpus(2),
     reps: FullQuick::new(10, 3),
     counted: &["multi_gpu-counters", "multi_gpu-counted"],
     writes: &[
@@ -128,3 +128,24 @@ pub const CHAPTER: Chapter = Chapter {
         check: exercises::check_peer_copy,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_declared_memory_is_atax_on_one_gpu() {
+        // On one GPU it holds all of A; the partial sums ((blocks + 3) x cols floats) fit
+        // the declaration's slack for up to 1600 blocks. The peer copies and collectives
+        // (source and destination) are smaller.
+        for quick in [false, true] {
+            let s = Settings::with_defaults(quick, None, None);
+            let a = s.atax_rows * s.atax_cols * 4;
+            let partials = (1600 + 3) * s.atax_cols * 4;
+            let copies = (2 * s.peer_mib.max(s.collective_mib)) << 20;
+            let peak = (a + partials).max(copies);
+            let declared = CHAPTER.needs.memory.pick(quick);
+            assert!((peak..=peak + (40 << 20)).contains(&declared), "quick: {quick}");
+        }
+    }
+}

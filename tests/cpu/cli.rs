@@ -141,6 +141,9 @@ fn help_states_what_a_run_needs_every_default_and_where_it_writes() {
         assert_eq!(o.code, 0, "{}: {}", c.example, o.stderr);
         let help = o.stdout;
         assert!(help.contains(c.needs.help_line()), "{}: {help}", c.example);
+        if let Some(gpu) = c.needs.gpu_line() {
+            assert!(help.contains(&gpu), "{}: {help}", c.example);
+        }
         assert!(help.contains("target/measured/<device>/"), "{}: {help}", c.example);
         let reps = format!("[default: {}; --quick: {}]", c.reps.full, c.reps.quick);
         assert!(help.contains(&reps), "{}: --reps default missing: {help}", c.example);

@@ -18,7 +18,7 @@ pub use measure::{
 };
 pub use report::report;
 
-use crate::harness::chapter::Chapter;
+use crate::harness::chapter::{Chapter, Feature};
 use crate::harness::compare::{Claim, Headline, Pick};
 use crate::harness::exercise::{function_of, Exercise};
 use crate::harness::run::{FullQuick, Needs};
@@ -28,7 +28,7 @@ pub const CHAPTER: Chapter = Chapter {
     example: "cmm_beyond",
     page: "cmm_beyond.md",
     title: "CMM beyond the paper: to n = 16384",
-    needs: Needs::GpuAndCublas,
+    needs: Needs::GpuAndCublas.features(&[Feature::CP_ASYNC]).memory(2065 << 20, 16 << 20),
     reps: FullQuick::new(10, 3),
     counted: &["cmm_beyond-counters", "cmm_beyond-counted"],
     writes: &[
@@ -79,3 +79,23 @@ pub const CHAPTER: Chapter = Chapter {
         check: exercises::check_warp_per_cell,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmm::tiled::{tile_diagonals, TILE};
+
+    #[test]
+    fn the_declared_memory_covers_the_tiled_table_at_the_largest_n() {
+        // The tiled program's keys: (tiles x TILE)^2 cells of 64 bits at the largest n.
+        for quick in [false, true] {
+            let n = *measure::MATRICES.pick(quick).0.iter().max().unwrap();
+            let side = tile_diagonals(n) * TILE;
+            let peak = (side * side * 8) as u64;
+            let declared = CHAPTER.needs.memory.pick(quick);
+            // --quick's batch of chains is not a function of n: room for it.
+            let slack = if quick { 16 << 20 } else { 2 << 20 };
+            assert!((peak..=peak + slack).contains(&declared), "quick: {quick}");
+        }
+    }
+}

@@ -40,7 +40,7 @@ pub const CHAPTER: Chapter = Chapter {
     example: "cmm_diagonal",
     page: "cmm_diagonal.md",
     title: "Chained matrix multiplication and the diagonal layout",
-    needs: Needs::Gpu,
+    needs: Needs::Gpu.memory(193 << 20, 1 << 20),
     reps: FullQuick::new(10, 3),
     counted: &["cmm_diagonal-counters", "cmm_diagonal-counted"],
     writes: &[
@@ -93,3 +93,26 @@ pub const CHAPTER: Chapter = Chapter {
         check: super::exercises::check_cell_per_thread,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_declared_memory_covers_the_largest_tables() {
+        // A row-major table of n: (n + 1)^2 cells of a 64-bit cost and a 32-bit split; the
+        // streams section holds one per chain at once.
+        let table = |n: usize| ((n + 1) * (n + 1) * 12) as u64;
+        for quick in [false, true] {
+            let s = Settings::new(quick, Part::All);
+            let lists = [&s.table1, &s.breakeven, &s.ratio_sweep, &s.stride_sweep];
+            let singles = lists.iter().flat_map(|l| l.iter()).chain(&s.separation_n);
+            let largest = singles.chain([&s.variants_n, &s.traffic_n]).max().unwrap();
+            let streams =
+                *s.streams_k.iter().max().unwrap() as u64 * table(s.streams_n);
+            let peak = table(*largest).max(streams);
+            let declared = CHAPTER.needs.memory.pick(quick);
+            assert!((peak..=peak + (1 << 20)).contains(&declared), "quick: {quick}");
+        }
+    }
+}

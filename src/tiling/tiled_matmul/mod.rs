@@ -28,7 +28,7 @@ pub const CHAPTER: Chapter = Chapter {
     example: "tiled_matmul",
     page: "tiling.md",
     title: "Reuse, loop permutation, tiling",
-    needs: Needs::GpuAndCublas,
+    needs: Needs::GpuAndCublas.memory(448 << 20, 7 << 18),
     reps: FullQuick::new(10, 2),
     counted: &["tiling-counters", "tiling-counted"],
     writes: &[
@@ -66,3 +66,22 @@ pub const CHAPTER: Chapter = Chapter {
         check: super::exercises::check_matmul_tile,
     }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tiling::tiled_matmul::args::Sizes;
+
+    #[test]
+    fn the_declared_memory_is_the_timed_multiply_and_the_out_of_core_budget() {
+        // A, B and C of the timed side, and the out-of-core multiply's device budget.
+        let peak = |s: Sizes| {
+            3 * s.side * s.side * 4 + (s.budget_mib * (1 << 20) as f64) as u64
+        };
+        let (full, quick) = (Sizes::with_defaults(false), Sizes::with_defaults(true));
+        crate::harness::chapter::check_declared_memory(
+            &CHAPTER,
+            FullQuick::new(peak(full), peak(quick)),
+        );
+    }
+}
