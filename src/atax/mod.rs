@@ -27,6 +27,9 @@ pub use report::report;
 
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "atax.cu";
+/// The kernel file of its pass with thread-block clusters (compute capability 9.0).
+pub const CLUSTER_KERNEL_FILE: &str = "atax_cluster.cu";
+
 
 use crate::harness::chapter::Chapter;
 use crate::harness::compare::{Claim, Headline, Pick};
