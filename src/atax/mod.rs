@@ -30,6 +30,17 @@ pub const KERNEL_FILE: &str = "atax.cu";
 /// The kernel file of its pass with thread-block clusters (compute capability 9.0).
 pub const CLUSTER_KERNEL_FILE: &str = "atax_cluster.cu";
 
+/// The parts of the chapter that need more than compute capability 7.0: the one-launch
+/// pass with thread-block clusters ([`CLUSTER_KERNEL_FILE`]). Every other part runs on any
+/// GPU.
+pub const SECTIONS: &[crate::harness::sections::Section] =
+    &[crate::harness::sections::Section {
+        name: "cluster pass",
+        needs: &[crate::harness::sections::Need::Capability(
+            (9, 0),
+            "thread-block clusters and distributed shared memory",
+        )],
+    }];
 
 use crate::harness::chapter::Chapter;
 use crate::harness::compare::{Claim, Headline, Pick};

@@ -37,6 +37,17 @@ pub use report::report;
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "coalescing.cu";
 
+/// The parts of the chapter that need more than compute capability 7.0: the TMA transpose
+/// beside the chapter's own (`kernels/hopper_tma.cu`). Every other part runs on any GPU.
+pub const SECTIONS: &[crate::harness::sections::Section] =
+    &[crate::harness::sections::Section {
+        name: "TMA transpose",
+        needs: &[crate::harness::sections::Need::Capability(
+            (9, 0),
+            "the tensor memory accelerator",
+        )],
+    }];
+
 use crate::harness::chapter::Chapter;
 use crate::harness::compare::{Claim, Headline};
 use crate::harness::exercise::{function_of, Exercise};
