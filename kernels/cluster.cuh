@@ -1,8 +1,8 @@
 // Thread-block clusters without cooperative_groups (NVRTC ships none of its headers):
 // a block's rank in its cluster, the cluster's size, the cluster barrier and a read of
 // another block's shared memory, each a PTX instruction or two of sm_90 (no `sm_90a`
-// features). Included by the kernel files that launch clusters (hopper_sync.cu,
-// atax.cu).
+// features). Included by the kernel files that launch clusters (hopper_cluster.cu,
+// atax_cluster.cu).
 
 // ANCHOR: cluster_helpers
 // This block's rank in its cluster and the cluster's size in blocks.

@@ -16,9 +16,9 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::element::Element;
-use super::KERNEL_FILE;
+use super::{CLUSTER_KERNEL_FILE, KERNEL_FILE};
 use crate::harness::blas::open_blas;
-use crate::harness::kernels::{KernelName, KernelTable};
+use crate::harness::kernels::{KernelName, KernelTable, Unavailable};
 use crate::harness::Gpu;
 
 mod fused;
@@ -32,8 +32,8 @@ pub use shapes::{
     OneLaunch, SplitShape, CLUSTER_SIZES, SPLIT_WARPS_PER_BLOCK,
 };
 
-/// The functions of `kernels/atax.cu`, each defined once per element type as
-/// `atax_<stem>_<f32|f64>` (see [`AtaxKernel`]).
+/// The functions of `kernels/atax.cu` (and of `kernels/atax_cluster.cu`, the cluster pass),
+/// each defined once per element type as `atax_<stem>_<f32|f64>` (see [`AtaxKernel`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AtaxFunction {
     /// The slides' kernel 1: one thread per row of A.
@@ -167,7 +167,10 @@ impl<T: Element> KernelName for AtaxKernel<T> {
         AtaxFunction::all::<T>().into_iter().map(Self::new).collect()
     }
     fn file(self) -> &'static str {
-        KERNEL_FILE
+        match self.function {
+            AtaxFunction::FusedCluster(_) => CLUSTER_KERNEL_FILE,
+            _ => KERNEL_FILE,
+        }
     }
     fn function(self) -> String {
         format!("atax_{}_{}", self.function.stem(), T::SUFFIX)
@@ -240,6 +243,13 @@ impl<T: Element> Kernels<T> {
     /// The compiled `T` instance of `function`.
     pub fn function(&self, function: AtaxFunction) -> &CudaFunction {
         self.table.get(AtaxKernel::new(function))
+    }
+
+    /// Why this GPU cannot run the pass with thread-block clusters
+    /// (`kernels/atax_cluster.cu` needs compute capability 9.0); `None` where it can.
+    pub fn cluster_unavailable(&self) -> Option<Unavailable> {
+        let e = T::FUSED_COLUMNS_PER_THREAD[0];
+        self.table.try_get(AtaxKernel::new(AtaxFunction::FusedCluster(e))).err()
     }
 }
 

@@ -27,6 +27,20 @@ pub use report::report;
 
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "atax.cu";
+/// The kernel file of its pass with thread-block clusters (compute capability 9.0).
+pub const CLUSTER_KERNEL_FILE: &str = "atax_cluster.cu";
+
+/// The parts of the chapter that need more than compute capability 7.0: the one-launch
+/// pass with thread-block clusters ([`CLUSTER_KERNEL_FILE`]). Every other part runs on any
+/// GPU.
+pub const SECTIONS: &[crate::harness::sections::Section] =
+    &[crate::harness::sections::Section {
+        name: "cluster pass",
+        needs: &[crate::harness::sections::Need::Capability(
+            (9, 0),
+            "thread-block clusters and distributed shared memory",
+        )],
+    }];
 
 use crate::harness::chapter::{Chapter, Feature};
 use crate::harness::compare::{Claim, Headline, Pick};
@@ -142,5 +156,34 @@ mod tests {
         let slack = 100 << 20;
         assert!((peak(&full)..=peak(&full) + slack).contains(&declared.full));
         assert!((quick_peak..=quick_peak + (16 << 20)).contains(&declared.quick));
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use crate::harness::sections::{gpu, plan, GPUS};
+
+    /// Below 9.0 the chapter skips its cluster pass, naming the need; from 9.0 up it runs all.
+    #[test]
+    fn the_atax_plan_of_every_supported_gpu() {
+        for (name, caps) in GPUS {
+            let p = plan(super::SECTIONS, caps);
+            if caps.capability >= (9, 0) {
+                assert_eq!(p.run, ["cluster pass"], "{name}");
+                assert!(p.skipped.is_empty(), "{name}");
+            } else {
+                assert!(p.run.is_empty(), "{name}");
+                let (major, minor) = caps.capability;
+                assert_eq!(
+                    p.skip("cluster pass").unwrap().to_string(),
+                    format!(
+                        "skipped: cluster pass: needs compute capability 9.0 \
+                         (thread-block clusters and distributed shared memory); this GPU is {major}.{minor}"
+                    ),
+                    "{name}"
+                );
+            }
+        }
+        assert!(plan(super::SECTIONS, &gpu("RTX 4090")).skip("cluster pass").is_some());
     }
 }

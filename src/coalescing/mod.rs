@@ -37,6 +37,17 @@ pub use report::report;
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "coalescing.cu";
 
+/// The parts of the chapter that need more than compute capability 7.0: the TMA transpose
+/// beside the chapter's own (`kernels/hopper_tma.cu`). Every other part runs on any GPU.
+pub const SECTIONS: &[crate::harness::sections::Section] =
+    &[crate::harness::sections::Section {
+        name: "TMA transpose",
+        needs: &[crate::harness::sections::Need::Capability(
+            (9, 0),
+            "the tensor memory accelerator",
+        )],
+    }];
+
 use crate::harness::chapter::{Chapter, Feature};
 use crate::harness::compare::{Claim, Headline};
 use crate::harness::exercise::{function_of, Exercise};
@@ -133,5 +144,36 @@ mod tests {
         let (full, quick) =
             (Settings::with_defaults(false), Settings::with_defaults(true));
         check_declared_memory(&CHAPTER, FullQuick::new(peak(full), peak(quick)));
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use crate::harness::sections::{gpu, plan, GPUS};
+
+    /// Below 9.0 the chapter skips its TMA transpose, naming the need; from 9.0 up it runs all.
+    #[test]
+    fn the_coalescing_plan_of_every_supported_gpu() {
+        for (name, caps) in GPUS {
+            let p = plan(super::SECTIONS, caps);
+            if caps.capability >= (9, 0) {
+                assert_eq!(p.run, ["TMA transpose"], "{name}");
+                assert!(p.skipped.is_empty(), "{name}");
+            } else {
+                assert!(p.run.is_empty(), "{name}");
+                let (major, minor) = caps.capability;
+                assert_eq!(
+                    p.skip("TMA transpose").unwrap().to_string(),
+                    format!(
+                        "skipped: TMA transpose: needs compute capability 9.0 \
+                         (the tensor memory accelerator); this GPU is {major}.{minor}"
+                    ),
+                    "{name}"
+                );
+            }
+        }
+        assert!(plan(super::SECTIONS, &gpu("RTX 4090"))
+            .skip("TMA transpose")
+            .is_some());
     }
 }

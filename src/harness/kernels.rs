@@ -407,53 +407,125 @@ macro_rules! kernel_names {
     };
 }
 
-/// Every function of `K`, compiled (each file once) and loaded for one device, with the PTX
-/// kept for the chapters that read it. One loader for every chapter.
+/// A kernel this GPU cannot run: the file that defines it needs a newer GPU. Its text is the
+/// one line a chapter prints when it skips what needs the kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    /// The `extern "C"` name of the kernel asked for.
+    pub function: String,
+    /// Why its file was not loaded ([`GpuUnavailable::TooOld`]).
+    pub why: GpuUnavailable,
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.function, self.why)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// Every function of `K` that this device can run, compiled (each file once) and loaded,
+/// with the PTX kept for the chapters that read it; and, for each file of `K` whose `//
+/// Needs:` line the device does not meet, why it was not loaded. One loader for every
+/// chapter.
 pub struct KernelTable<K: KernelName> {
     modules: Vec<Module>,
     functions:
         std::collections::HashMap<K, (CudaFunction, std::sync::atomic::AtomicBool)>,
+    /// The files not loaded, each with its [`GpuUnavailable::TooOld`], in `K`'s order.
+    refused: Vec<(&'static str, GpuUnavailable)>,
 }
 
 impl<K: KernelName> KernelTable<K> {
-    /// Compiles every file `K` names for `gpu` and looks up every function.
+    /// Compiles every file `K` names that `gpu` can load, and looks up every function of
+    /// those files. A file that needs a newer GPU is left out and remembered ([`Self::try_get`]
+    /// says why); if that leaves nothing to load, the first file's refusal is the error (exit
+    /// code 2: nothing of `K` runs here).
     pub fn load(gpu: &Gpu) -> anyhow::Result<Self> {
+        let (major, minor) = gpu.info.compute_capability;
+        let have = (major.max(0) as u32, minor.max(0) as u32);
         let mut modules: Vec<Module> = Vec::new();
+        let mut refused: Vec<(&'static str, GpuUnavailable)> = Vec::new();
         let mut functions = std::collections::HashMap::new();
         for k in K::all() {
-            if !modules.iter().any(|m| m.file == k.file()) {
-                modules.push(gpu.load(k.file())?);
+            let file = k.file();
+            if refused.iter().any(|(f, _)| *f == file) {
+                continue;
             }
-            let module =
-                modules.iter().find(|m| m.file == k.file()).expect("loaded above");
+            if !modules.iter().any(|m| m.file == file) {
+                if let Err(why) = check_capability(file, have) {
+                    refused.push((file, why));
+                    continue;
+                }
+                modules.push(gpu.load(file)?);
+            }
+            let module = modules.iter().find(|m| m.file == file).expect("loaded above");
             let f = module.module.load_function(&k.function()).map_err(|e| {
                 anyhow::anyhow!(
-                    "kernels/{}: no function `{}` ({e:?})",
-                    k.file(),
+                    "kernels/{file}: no function `{}` ({e:?})",
                     k.function()
                 )
             })?;
             functions.insert(k, (f, std::sync::atomic::AtomicBool::new(false)));
         }
-        Ok(Self { modules, functions })
+        if let (true, Some((_, why))) = (modules.is_empty(), refused.first()) {
+            return Err(why.clone().into());
+        }
+        Ok(Self { modules, functions, refused })
     }
 
-    /// The compiled function of `k`; the first call records it as used by this run.
+    /// The compiled function of `k`, for a kernel the caller cannot do without: its file
+    /// must be one this GPU loads (a chapter asks [`Self::try_get`] for a kernel that may
+    /// be missing). The first call records it as used by this run.
     pub fn get(&self, k: K) -> &CudaFunction {
-        let (f, used) =
-            self.functions.get(&k).expect("KernelTable::load loads every kernel");
+        self.try_get(k).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The compiled function of `k`, or why this GPU cannot run it. The first call that
+    /// finds it records it as used by this run.
+    pub fn try_get(&self, k: K) -> Result<&CudaFunction, Unavailable> {
+        let Some((f, used)) = self.functions.get(&k) else {
+            let why = self
+                .refused
+                .iter()
+                .find(|(file, _)| *file == k.file())
+                .map(|(_, why)| why.clone())
+                .expect("KernelTable::load loads or refuses every file of K");
+            return Err(Unavailable { function: k.function(), why });
+        };
         if !used.swap(true, std::sync::atomic::Ordering::Relaxed) {
             mark_used(k.file(), &k.function());
         }
-        f
+        Ok(f)
     }
 
-    /// The module of `file` (for `__constant__` symbols).
+    /// Whether this GPU runs `k` (nothing is recorded as used).
+    pub fn available(&self, k: K) -> bool {
+        self.functions.contains_key(&k)
+    }
+
+    /// The files of `K` this GPU cannot load, each with why, in `K`'s order.
+    pub fn refused(&self) -> impl Iterator<Item = &GpuUnavailable> {
+        self.refused.iter().map(|(_, why)| why)
+    }
+
+    /// The module of `file` (for `__constant__` symbols): a file this table loaded.
     pub fn module(&self, file: &str) -> &Module {
-        self.modules.iter().find(|m| m.file == file).expect("a file of this table")
+        self.try_module(file).unwrap_or_else(|| {
+            match self.refused.iter().find(|(f, _)| *f == file) {
+                Some((_, why)) => panic!("{why}"),
+                None => panic!("kernels/{file} is not a file of this table"),
+            }
+        })
     }
 
-    /// The PTX NVRTC produced for `file`.
+    /// The module of `file`, where this GPU loaded it.
+    pub fn try_module(&self, file: &str) -> Option<&Module> {
+        self.modules.iter().find(|m| m.file == file)
+    }
+
+    /// The PTX NVRTC produced for `file`, a file this table loaded.
     pub fn ptx(&self, file: &str) -> &str {
         &self.module(file).ptx
     }
@@ -499,13 +571,16 @@ mod tests {
         }
         assert_eq!(needs("cmm_tiled.cu").map(|n| n.0), Some((8, 0)));
         assert!(check_capability("ceilings.cu", (7, 0)).is_ok());
-        assert!(check_capability("atax.cu", (9, 0)).is_ok());
-        assert!(check_capability("atax.cu", (12, 0)).is_ok());
-        let err = check_capability("hopper_sync.cu", (8, 6)).unwrap_err().to_string();
+        assert!(check_capability("atax.cu", (7, 0)).is_ok());
+        assert!(check_capability("hopper_sync.cu", (7, 0)).is_ok());
+        assert!(check_capability("atax_cluster.cu", (9, 0)).is_ok());
+        assert!(check_capability("atax_cluster.cu", (12, 0)).is_ok());
+        let err =
+            check_capability("hopper_cluster.cu", (8, 6)).unwrap_err().to_string();
         assert_eq!(
             err,
-            "kernels/hopper_sync.cu needs compute capability 9.0 (thread-block clusters and \
-             distributed shared memory); this GPU is 8.6"
+            "kernels/hopper_cluster.cu needs compute capability 9.0 (thread-block clusters \
+             and distributed shared memory); this GPU is 8.6"
         );
         let err = check_capability("hopper_async.cu", (7, 5)).unwrap_err().to_string();
         assert!(

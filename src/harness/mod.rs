@@ -53,6 +53,7 @@ pub mod roof;
 pub mod run;
 pub mod sanitizer;
 pub mod sass;
+pub mod sections;
 pub mod stats;
 pub mod table;
 pub mod timing;

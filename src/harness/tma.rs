@@ -14,16 +14,21 @@ use super::launch::{Swizzle, TensorMap};
 use super::Gpu;
 
 crate::kernel_names! {
-    /// The kernels of `kernels/hopper_tma.cu`.
-    pub enum TmaKernel in "hopper_tma.cu" {
-        /// A 32 x 32 tile copy by the TMA.
-        TmaCopy => "tma_copy",
-        /// A transpose whose tiles the TMA loads and stores.
-        TmaTranspose => "tma_transpose",
-        /// The padded-tile transpose, with row pitches.
-        TransposePadded => "transpose_padded",
-        /// A pitched copy with the transpose's access pattern.
-        CopyPitched => "copy_pitched",
+    /// The kernels of `kernels/hopper_tma.cu` (compute capability 9.0) and their baselines,
+    /// which any GPU runs (`kernels/hopper_pitched.cu`).
+    pub enum TmaKernel {
+        in "hopper_tma.cu" {
+            /// A 32 x 32 tile copy by the TMA.
+            TmaCopy => "tma_copy",
+            /// A transpose whose tiles the TMA loads and stores.
+            TmaTranspose => "tma_transpose",
+        }
+        in "hopper_pitched.cu" {
+            /// The padded-tile transpose, with row pitches.
+            TransposePadded => "transpose_padded",
+            /// A pitched copy with the transpose's access pattern.
+            CopyPitched => "copy_pitched",
+        }
     }
 }
 

@@ -128,6 +128,11 @@ pub struct Results {
 /// Measures the chosen sections.
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let table = KernelTable::<K>::load(run.gpu())?;
+    // Until each section asks for its own kernels, a GPU that cannot load every file of
+    // the chapter runs none of it (exit code 2, the first file's need in one line).
+    if let Some(why) = table.refused().next() {
+        return Err(why.clone().into());
+    }
     let mut r = Results::default();
     for &section in &settings.sections {
         match section {

@@ -23,15 +23,19 @@ pub use measure::{measure, Section, Settings, LOOKUP_MIB, STREAM_MIB};
 pub use report::report;
 
 crate::kernel_names! {
-    /// The kernels of `kernels/hopper_sync.cu`, `hopper_async.cu` and `hopper_tma.cu`.
+    /// The kernels of the chapter: `kernels/hopper_sync.cu`, `hopper_cluster.cu`,
+    /// `hopper_async.cu`, `hopper_l2.cu`, `hopper_tma.cu`, `hopper_pitched.cu` and
+    /// `hopper_sgemm.cu`.
     pub enum HopperKernel {
         in "hopper_sync.cu" {
             /// Rounds of two `__syncthreads`.
             LadderBlock => "ladder_block",
-            /// Rounds of two cluster barriers, checked through distributed shared memory.
-            LadderCluster => "ladder_cluster",
             /// Rounds of two grid barriers (cooperative launch).
             LadderGrid => "ladder_grid",
+        }
+        in "hopper_cluster.cu" {
+            /// Rounds of two cluster barriers, checked through distributed shared memory.
+            LadderCluster => "ladder_cluster",
             /// All-reduces inside a cluster through distributed shared memory.
             ExchangeDsmem => "exchange_dsmem",
             /// The same all-reduces through global memory (L2).
@@ -43,6 +47,8 @@ crate::kernel_names! {
             Stages2 => "stream_cp_async_2",
             Stages3 => "stream_cp_async_3",
             Stages4 => "stream_cp_async_4",
+        }
+        in "hopper_l2.cu" {
             /// A stream scaled by entries of a table looked up by a hash.
             Lookup => "l2_lookup",
             /// A table summed, a stream copied, the table summed again.
@@ -53,6 +59,8 @@ crate::kernel_names! {
             TmaCopy => "tma_copy",
             /// A transpose whose tiles the TMA loads and stores.
             TmaTranspose => "tma_transpose",
+        }
+        in "hopper_pitched.cu" {
             /// The padded-tile transpose, with row pitches.
             TransposePadded => "transpose_padded",
             /// A pitched copy with the transpose's access pattern.

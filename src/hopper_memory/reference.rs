@@ -1,6 +1,6 @@
 //! The CPU's answers for the chapter's kernels: what each must compute, exactly.
 
-/// The table index element `i` looks up (kernels/hopper_async.cu, `lookup_index`).
+/// The table index element `i` looks up (kernels/hopper_l2.cu, `lookup_index`).
 pub fn lookup_index(i: u32, table_len: u32) -> u32 {
     let mut h = i.wrapping_mul(2_654_435_761);
     h ^= h >> 15;

@@ -134,6 +134,11 @@ fn cfg((m, n): (usize, usize), v: Variant) -> LaunchConfig {
 /// need more than the 48 KiB a launch gets without asking).
 pub fn prepare(gpu: &Gpu) -> anyhow::Result<KernelTable<K>> {
     let table = KernelTable::<K>::load(gpu)?;
+    // Until each section asks for its own kernels, a GPU that cannot load every file of
+    // the chapter runs none of it (exit code 2, the first file's need in one line).
+    if let Some(why) = table.refused().next() {
+        return Err(why.clone().into());
+    }
     for v in KERNELS {
         table.get(v.kernel).set_attribute(
             CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

@@ -270,8 +270,10 @@ impl<T: Element> DeviceProblem<T> {
             None => (None, None),
         };
         let cluster = match k.fused_shape(n) {
-            Some(_) => Some(k.fused_cluster_launch(gpu, m, n)?),
-            None => None,
+            Some(_) if k.cluster_unavailable().is_none() => {
+                Some(k.fused_cluster_launch(gpu, m, n)?)
+            }
+            _ => None,
         };
         // The streamed fused pipeline gives each of its STREAMS chunks at least one row;
         // the split kernels need one row per slice, of n (y) or of m (tmp from Aᵀ).
@@ -418,7 +420,15 @@ pub fn measure_variants<T: Element>(
         plans.map(|p| vec![p.warm, p.cold, p.slides]).unwrap_or_default();
     let (mut results, mut skipped) = (Vec::new(), Vec::new());
     for &v in variants {
-        if let Some(why) = v.unsupported::<T>(p.d.n) {
+        let unavailable = match v {
+            // Recorded in the skipped table at every size; the line is printed once, by
+            // the chapter's plan.
+            KernelVariant::FusedCluster => {
+                k.cluster_unavailable().map(|u| u.why.to_string())
+            }
+            _ => None,
+        };
+        if let Some(why) = v.unsupported::<T>(p.d.n).or(unavailable) {
             skipped.push(Skipped { d: p.d, elem: T::C_NAME, what: v.name(), why });
             continue;
         }

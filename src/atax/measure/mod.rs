@@ -136,6 +136,15 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let ceiling_bytes = (settings.ceiling_mib as usize) << 20;
     let k32 = Kernels::<f32>::load(gpu)?;
     let k64 = Kernels::<f64>::load(gpu)?;
+    // The parts this GPU cannot run, said once here; each is also a row of the skipped
+    // table at every size it would have run.
+    let sections = crate::harness::sections::plan(
+        crate::atax::SECTIONS,
+        &crate::harness::sections::Caps::of(&gpu.info, 0),
+    );
+    for skip in &sections.skipped {
+        println!("{skip}");
+    }
     let shapes: &[Dataset] = if run.quick { &QUICK_SHAPES } else { &LARGE_SHAPES };
     let pitched = if run.quick { &QUICK_PITCHED_SHAPES } else { &PITCHED_SHAPES };
     let all = settings.part == Part::All;

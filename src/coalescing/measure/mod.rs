@@ -49,6 +49,7 @@ use super::transpose::TransposeKernel;
 use crate::harness::ceiling::{self, CopyKernel};
 use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::sass::Tools;
+use crate::harness::sections::{self, Caps};
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
 use crate::harness::tma::TmaKernel;
@@ -173,6 +174,10 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     let kernels = Kernels::load(gpu)?;
     let copy = CopyKernel::load(gpu)?;
     let tma_table = KernelTable::<TmaKernel>::load(gpu)?;
+    let sections = sections::plan(crate::coalescing::SECTIONS, &Caps::of(&gpu.info, 0));
+    for skip in &sections.skipped {
+        println!("{skip}");
+    }
 
     let strides = patterns::sweep_strides(quick);
     let offsets = patterns::sweep_offsets(quick);

@@ -169,7 +169,8 @@ pub fn measure_transposes(
 /// The TMA transpose (the chapter "Asynchronous memory on Hopper" explains it) on a random
 /// `rows` × `cols` matrix laid out as `layout`: verified against the CPU (output poisoned
 /// first), then timed when `plan` is given. `Ok(Err(why))` where the TMA cannot address
-/// the rows (a pitch that is not a multiple of 16 bytes): nothing is launched then.
+/// the rows (a pitch that is not a multiple of 16 bytes), or where the GPU has no TMA (its
+/// kernel file needs compute capability 9.0): nothing is launched then.
 pub fn measure_tma_transpose(
     gpu: &Gpu,
     table: &KernelTable<TmaKernel>,
@@ -178,6 +179,11 @@ pub fn measure_tma_transpose(
     plan: Option<Plan>,
     seed: u64,
 ) -> anyhow::Result<Result<Option<Measurement>, String>> {
+    let k = TmaKernel::TmaTranspose;
+    let f = match table.try_get(k) {
+        Ok(f) => f,
+        Err(unavailable) => return Ok(Err(unavailable.why.to_string())),
+    };
     let (in_pitch, out_pitch) = (layout.pitch(cols), layout.pitch(rows));
     let input_host = inputs::random_f32(rows * in_pitch, seed);
     let packed: Vec<f32> =
@@ -185,7 +191,6 @@ pub fn measure_tma_transpose(
     let want = reference::transpose(&packed, rows, cols);
     let input = gpu.stream.clone_htod(&input_host)?;
     let mut out = gpu.stream.alloc_zeros::<f32>(cols * out_pitch)?;
-    let k = TmaKernel::TmaTranspose;
     let shape = (rows, cols);
     let maps = match tma::maps(
         gpu,
@@ -202,7 +207,7 @@ pub fn measure_tma_transpose(
     let verified = gpu.verify_then_time_output(
         &mut out,
         // `out` is written through the map encoded over it.
-        |s, _out| tma::launch(s, table.get(k), TmaOp::Transpose, &maps, shape),
+        |s, _out| tma::launch(s, f, TmaOp::Transpose, &maps, shape),
         |got| {
             let got: Vec<f32> =
                 got.chunks(out_pitch).flat_map(|row| &row[..rows]).copied().collect();
