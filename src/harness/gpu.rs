@@ -102,6 +102,22 @@ pub fn pretended_capability(
     Ok(Some(cc))
 }
 
+/// The shared memory a GPU of capability `cc` offers, in bytes: what one block may opt in
+/// to, and what one SM holds (the CUDA programming guide's table of compute capabilities).
+/// A run that pretends `cc` plans with these, not with the real device's.
+pub fn shared_memory_of(cc: (i32, i32)) -> (usize, usize) {
+    const KIB: usize = 1024;
+    match cc {
+        (7, 0) | (7, 2) => (96 * KIB, 96 * KIB),
+        (7, 5) => (64 * KIB, 64 * KIB),
+        (8, 0) => (163 * KIB, 164 * KIB),
+        (8, 7) => (163 * KIB, 164 * KIB),
+        (9, 0) | (10, _) => (227 * KIB, 228 * KIB),
+        // 8.6, 8.9, 12.x: the consumer GPUs.
+        _ => (99 * KIB, 100 * KIB),
+    }
+}
+
 /// Whether the NVIDIA driver's library can be loaded (under a name cudarc looks for).
 pub fn driver_present() -> bool {
     // SAFETY: this only tries to dlopen the candidate names; nothing is called.
@@ -260,6 +276,9 @@ impl Gpu {
         if let Some(cc) = pretended {
             info.pretended_on = Some(real);
             info.compute_capability = cc;
+            let (per_block, per_sm) = shared_memory_of(cc);
+            info.shared_per_block_optin = info.shared_per_block_optin.min(per_block);
+            info.shared_per_sm = info.shared_per_sm.min(per_sm);
         }
         let chosen = toolchain::choose_for_device(driver, real, pretended)
             .map_err(GpuUnavailable::NoNvrtc)?;
@@ -390,6 +409,17 @@ mod tests {
         }
     }
     use super::*;
+
+    #[test]
+    fn a_pretended_gpu_has_its_own_shared_memory() {
+        assert_eq!(shared_memory_of((7, 5)), (64 << 10, 64 << 10));
+        assert_eq!(shared_memory_of((8, 6)).0, 99 << 10);
+        assert_eq!(shared_memory_of((8, 9)).0, 99 << 10);
+        assert_eq!(shared_memory_of((8, 0)).0, 163 << 10);
+        // The H100's own attribute: 227 KiB.
+        assert_eq!(shared_memory_of((9, 0)).0, 232_448);
+        assert_eq!(shared_memory_of((12, 0)).0, 99 << 10);
+    }
 
     #[test]
     fn drivers_from_cuda_12_0_are_accepted_and_older_ones_named() {

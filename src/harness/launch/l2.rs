@@ -43,6 +43,11 @@ pub struct L2Limits {
 
 impl L2Limits {
     pub fn query(gpu: &Gpu) -> anyhow::Result<Self> {
+        // A GPU before 8.0 has no access-policy window (its attributes read 0); a run
+        // pretending one must not use the real device's.
+        if gpu.info.compute_capability < (8, 0) {
+            return Ok(Self { max_window: 0, max_persisting: 0 });
+        }
         let a = |x| gpu.ctx.attribute(x).map(|v| v.max(0) as usize);
         Ok(Self {
             max_window: a(Attr::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE)?,
