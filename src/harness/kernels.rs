@@ -203,7 +203,8 @@ pub fn compile_with(
         arch: target.arch(),
         log,
     };
-    let k = source(file).ok_or_else(|| refuse("no such file in the kernel registry".into()))?;
+    let k = source(file)
+        .ok_or_else(|| refuse("no such file in the kernel registry".into()))?;
     let text = expand(k.file, k.source).map_err(|e| refuse(e.to_string()))?;
     nvrtc.compile(k.file, &text, target).map_err(refuse)
 }

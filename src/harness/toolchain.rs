@@ -12,15 +12,18 @@
 //! usual folders or the `nvidia-*` wheels of the active Python, so that `pip install` is
 //! enough. cuBLAS is found the same way and loaded before cudarc asks for it.
 //!
-//! Two driver entry points changed within CUDA 12; [`event_elapsed_ms`] and
-//! [`prefetch_managed`] call whichever this driver has.
+//! Three driver entry points the book calls changed within CUDA 12 (cudarc's CUDA 13
+//! bindings call the new ones, which older drivers lack): [`event_elapsed_ms`],
+//! [`prefetch_managed`] and [`create_context`] call whichever this driver has.
 
-use std::ffi::{c_char, c_int, CStr, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use cudarc::driver::sys::{CUdeviceptr, CUevent, CUmemLocation, CUresult, CUstream};
+use cudarc::driver::sys::{
+    CUcontext, CUdevice, CUdeviceptr, CUevent, CUmemLocation, CUresult, CUstream,
+};
 use cudarc::driver::{CudaEvent, CudaStream};
 
 /// Forces one NVRTC: `12`, `13`, or the path of a `libnvrtc.so.*`. For testing what a
@@ -644,7 +647,7 @@ pub fn prefetch_managed(
         CUdeviceptr,
         usize,
         CUmemLocation,
-        std::ffi::c_uint,
+        c_uint,
         CUstream,
     ) -> CUresult;
     type V1 = unsafe extern "C" fn(CUdeviceptr, usize, c_int, CUstream) -> CUresult;
@@ -672,6 +675,34 @@ pub fn prefetch_managed(
     match status {
         CUresult::CUDA_SUCCESS => Ok(()),
         other => Err(format!("cuMemPrefetchAsync: {other:?}")),
+    }
+}
+
+/// Creates a context on `device` and makes it current, through `cuCtxCreate_v4` where the
+/// driver has it (CUDA 12.5 and newer) and `cuCtxCreate_v2` before.
+pub fn create_context(device: CUdevice) -> Result<CUcontext, String> {
+    type V4 =
+        unsafe extern "C" fn(*mut CUcontext, *mut c_void, c_uint, CUdevice) -> CUresult;
+    type V2 = unsafe extern "C" fn(*mut CUcontext, c_uint, CUdevice) -> CUresult;
+    static FOUND: OnceLock<(Option<V4>, Option<V2>)> = OnceLock::new();
+    let (v4, v2) = FOUND.get_or_init(|| {
+        (
+            driver_symbol::<V4>(b"cuCtxCreate_v4\0"),
+            driver_symbol::<V2>(b"cuCtxCreate_v2\0"),
+        )
+    });
+    let mut ctx: CUcontext = std::ptr::null_mut();
+    // SAFETY: writes one handle; no creation parameters are passed.
+    let status = unsafe {
+        match (v4, v2) {
+            (Some(f), _) => f(&mut ctx, std::ptr::null_mut(), 0, device),
+            (None, Some(f)) => f(&mut ctx, 0, device),
+            (None, None) => return Err("the driver has no cuCtxCreate".into()),
+        }
+    };
+    match status {
+        CUresult::CUDA_SUCCESS => Ok(ctx),
+        other => Err(format!("cuCtxCreate: {other:?}")),
     }
 }
 

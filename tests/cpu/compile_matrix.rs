@@ -78,7 +78,10 @@ fn first_error(log: &str) -> &str {
 }
 
 #[test]
-#[cfg_attr(cmbook_no_nvrtc, ignore = "needs libnvrtc.so.13 on the loader path (see README)")]
+#[cfg_attr(
+    cmbook_no_nvrtc,
+    ignore = "needs libnvrtc.so.13 on the loader path (see README)"
+)]
 fn every_kernel_file_compiles_with_nvrtc_13_for_every_gpu_it_declares() {
     let nvrtc = Nvrtc::find(13).expect("libnvrtc.so.13");
     let mut all = failures(&nvrtc, NVRTC_13_ARCHS);

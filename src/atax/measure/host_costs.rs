@@ -72,7 +72,8 @@ pub fn measure_context_creation(gpu: &Gpu, reps: usize) -> anyhow::Result<Stats>
         // SAFETY: the device is the run's; the new context is current only until it is
         // destroyed, which pops it and leaves the run's context current again.
         unsafe {
-            let ctx = result::ctx::create_v4(std::ptr::null_mut(), 0, device)?;
+            let ctx = crate::harness::toolchain::create_context(device)
+                .map_err(anyhow::Error::msg)?;
             sys::cuCtxDestroy_v2(ctx).result()?;
         }
         Ok(())
