@@ -1,11 +1,11 @@
-// ATAX, y = A^T (A x), with A an m x n row-major matrix: every kernel of the chapter "ATAX"
-// but the pass with thread-block clusters (kernels/atax_cluster.cu).
+// ATAX, y = A^T (A x), with A an m x n row-major matrix: every kernel of the chapter "ATAX".
 // Each kernel is a template over the element type T; the `extern "C"` entry points at the end
 // give each instance a name the host can look up (`..._f32`, `..._f64`).
 // Indices into A are computed in `unsigned long long`: m * n passes 2^32 at 65536 x 65536.
-// Needs: compute capability 7.0 (plain loads, stores, shuffles and atomics).
+// Needs: compute capability 7.0 (__nanosleep in the grid barrier). The cluster-fused kernels
+// need 9.0 and exist only where the file is compiled for 9.0 or newer (__CUDA_ARCH__ >= 900).
 
-#include "atax_pass.cuh"  // warp_sum, fused_rows_to_registers, copy_and_clear
+typedef unsigned long long u64;
 
 // ANCHOR: baseline
 // Kernel 1 of the slides: one thread per row. Lane i walks row i, so at each step the
@@ -95,8 +95,14 @@ __device__ void tmp_from_transposed(const T* at, const T* x, T* tmp, unsigned m,
 
 // ANCHOR: warp_per_row
 // The access fix without a transpose: one warp per row, the lanes read 32 neighbours at
-// each step, and a shuffle reduction adds the 32 partial sums
-// (warp_sum, kernels/atax_pass.cuh).
+// each step, and a shuffle reduction adds the 32 partial sums.
+template <typename T>
+__device__ T warp_sum(T v) {
+    for (int offset = 16; offset > 0; offset /= 2)
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;  // the full sum is in lane 0
+}
+
 template <typename T>
 __device__ void tmp_warp_per_row(const T* a, const T* x, T* tmp, unsigned m,
                                  unsigned n) {
@@ -182,8 +188,76 @@ __device__ void y_tile_shared(const T* a, const T* tmp, T* y, unsigned m, unsign
 // ANCHOR_END: tiled
 
 // ANCHOR: fused
-// One pass over A: fused_rows_to_registers (kernels/atax_pass.cuh), then each block's
-// y stored as its row of the partials, or added into the accumulator with ADD.
+// One pass over A. A block owns the row pairs (2b, 2b + 1), (2b + 2G, 2b + 2G + 1), ...
+// for block b of G; thread t owns columns t, t + blockDim.x, ..., E of them, and keeps
+// its slice of both rows and of its running y contribution in registers. Per pair: the
+// block reduces the two rows' dot products with x (tmp_i, tmp_i+1) together, then every
+// thread adds a_ij * tmp_i + a_i+1,j * tmp_i+1 to its columns. Two rows per step halve
+// the barriers per byte and double the loads in flight while the block waits at
+// them; x is read through the read-only path each step (it stays in L1) so that both
+// rows fit in registers. Each row of A is read from device memory once. At the end each
+// block writes its partial y (one row of `partials`); reduce_partials adds those rows
+// in a fixed order, so the result does not depend on timing. With ADD, each block adds
+// its y into an accumulator with atomics instead (see fused_atomic). The pass itself,
+// up to the block's y in registers, is fused_rows_to_registers: the cluster kernel
+// reuses it and combines the y of its blocks another way.
+template <typename T, int E>
+__device__ __forceinline__ void fused_rows_to_registers(const T* __restrict__ a,
+                                                        const T* __restrict__ x,
+                                                        T (&y_reg)[E], unsigned m,
+                                                        unsigned n) {
+    __shared__ T warp_sums_shared[2][32];
+    __shared__ T row_sums_shared[2];
+    unsigned t = threadIdx.x, lane = t % 32, warp = t / 32, warps = blockDim.x / 32;
+#pragma unroll
+    for (int k = 0; k < E; ++k) y_reg[k] = 0;
+    for (unsigned row = 2 * blockIdx.x; row < m; row += 2 * gridDim.x) {
+        const bool second = row + 1 < m;  // an odd m leaves the last pair with one row
+        const T* a_row0 = a + (u64)row * n;
+        const T* a_row1 = a_row0 + n;
+        T a0_reg[E], a1_reg[E];
+        // Both rows' loads are issued before any arithmetic waits on them.
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            unsigned j = t + k * blockDim.x;
+            a0_reg[k] = j < n ? a_row0[j] : T(0);
+            a1_reg[k] = (second && j < n) ? a_row1[j] : T(0);
+        }
+        T dot0 = 0, dot1 = 0;
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            unsigned j = t + k * blockDim.x;
+            T xj = j < n ? __ldg(&x[j]) : T(0);
+            dot0 += a0_reg[k] * xj;
+            dot1 += a1_reg[k] * xj;
+        }
+        dot0 = warp_sum(dot0);
+        dot1 = warp_sum(dot1);
+        if (lane == 0) {
+            warp_sums_shared[0][warp] = dot0;
+            warp_sums_shared[1][warp] = dot1;
+        }
+        __syncthreads();  // every warp's two sums are stored before warp 0 adds them
+        if (warp == 0) {
+            T s0 = lane < warps ? warp_sums_shared[0][lane] : T(0);
+            T s1 = lane < warps ? warp_sums_shared[1][lane] : T(0);
+            s0 = warp_sum(s0);
+            s1 = warp_sum(s1);
+            if (lane == 0) {
+                row_sums_shared[0] = s0;
+                row_sums_shared[1] = s1;
+            }
+        }
+        __syncthreads();  // tmp_i and tmp_i+1 are stored before anyone reads them
+        // No third barrier: warp 0 rewrites row_sums_shared only after the next pair's
+        // first barrier, which every thread reaches after reading it here.
+        const T tmp0 = row_sums_shared[0];
+        const T tmp1 = row_sums_shared[1];
+#pragma unroll
+        for (int k = 0; k < E; ++k) y_reg[k] += a0_reg[k] * tmp0 + a1_reg[k] * tmp1;
+    }
+}
+
 template <typename T, int E, bool ADD = false>
 __device__ void fused_rows(const T* __restrict__ a, const T* __restrict__ x,
                            T* partials, unsigned m, unsigned n) {
@@ -366,6 +440,16 @@ __device__ bool last_block_done(unsigned* count) {
     return last_shared;
 }
 
+template <typename T>
+__device__ void copy_and_clear(T* acc, T* y, unsigned* count, unsigned n) {
+    __threadfence();  // the other blocks' additions are seen by the reads below
+#pragma unroll 4
+    for (unsigned j = threadIdx.x; j < n; j += blockDim.x) {
+        y[j] = __ldcg(&acc[j]);  // from L2, where the atomics were done
+        acc[j] = T(0);
+    }
+    if (threadIdx.x == 0) *count = 0;
+}
 
 template <typename T, int E>
 __device__ void fused_atomic(const T* a, const T* x, T* acc, T* y, unsigned* count,
@@ -381,6 +465,97 @@ __device__ void fused_atomic_wide(const T* a, const T* x, T* acc, T* y,
     fused_rows_wide<T, E, true>(a, x, acc, m, n);
     if (last_block_done(count)) copy_and_clear(acc, y, count, n);
 }
+
+// The atomic pass with its blocks grouped in thread-block clusters: the blocks of a
+// cluster add their y together through distributed shared memory first, so that each
+// column of the accumulator takes one atomic per cluster instead of one per block.
+// Cluster barriers and `mapa` are PTX of sm_90; NVRTC ships no cooperative_groups
+// header, so they are written in kernels/cluster.cuh, with the cluster's rank and size.
+#include "cluster.cuh"
+
+// The address of `local` (a variable in this block's shared memory) in the shared
+// memory of block `rank` of the cluster, as a generic pointer: `mapa` without a state
+// space maps generic to generic, so plain loads read the peer's copy.
+template <typename T>
+__device__ __forceinline__ const T* peer_shared(const T* local, unsigned rank) {
+    u64 remote;
+    asm("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(local), "r"(rank));
+    return reinterpret_cast<const T*>(remote);
+}
+
+// The blocks' shared y: n elements of T in dynamic shared memory (the host sizes it).
+// One untyped array, cast, because every instance of the template shares the name.
+template <typename T>
+__device__ __forceinline__ T* y_shared_of_block() {
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    return reinterpret_cast<T*>(dynamic_shared);
+}
+
+// The most blocks a cluster of fused_cluster may have: the portable limit, which the
+// host never exceeds (it tries 8, then 4, 2, 1).
+constexpr unsigned MAX_CLUSTER_BLOCKS = 8;
+
+// ANCHOR: fused_cluster
+// Counts this cluster done; true in the block that counted the last of the `clusters`.
+// Called by block 0 of the cluster right after a cluster barrier. Only thread 0
+// fences: a fence is cumulative, it orders before the count every write thread 0 has
+// observed, and the barrier's release and acquire made thread 0 observe every atomic
+// addition of every thread of the cluster. One fence per cluster, where
+// last_block_done takes one per thread.
+__device__ bool last_cluster_done(unsigned* count, unsigned clusters) {
+    __shared__ bool last_shared;
+    if (threadIdx.x == 0) {
+        __threadfence();  // the cluster's additions are visible before it counts itself
+        last_shared = atomicAdd(count, 1u) == clusters - 1;
+    }
+    __syncthreads();  // last_shared is written before anyone reads it
+    return last_shared;
+}
+
+// The pass of fused_rows, its y left in registers; block b of the cluster stores its y
+// in its shared memory; after a cluster barrier, block r adds its share of the columns
+// (the r-th of `blocks` consecutive ranges) over the cluster's blocks in rank order,
+// reading the peers' shared memory, and adds each sum into `acc` with one atomic. A
+// second barrier keeps every block (and its shared memory) alive until the peers have
+// read it. The last cluster to finish copies acc to y and clears acc and the count, as
+// in fused_atomic. Launch: a 1D grid of whole clusters of at most MAX_CLUSTER_BLOCKS
+// blocks; blockDim.x a multiple of 32 with blockDim.x * E >= n; n * sizeof(T) bytes
+// of dynamic shared memory.
+template <typename T, int E>
+__device__ void fused_cluster(const T* a, const T* x, T* acc, T* y, unsigned* count,
+                              unsigned m, unsigned n) {
+    T* y_shared = y_shared_of_block<T>();  // (n): this block's partial y
+    const unsigned t = threadIdx.x;
+    T y_reg[E];  // element k: column t + k * blockDim.x
+    fused_rows_to_registers<T, E>(a, x, y_reg, m, n);
+#pragma unroll
+    for (int k = 0; k < E; ++k) {
+        unsigned j = t + k * blockDim.x;
+        if (j < n) y_shared[j] = y_reg[k];
+    }
+    cluster_sync();  // every block's y is in its shared memory before a peer reads it
+    const unsigned rank = cluster_rank(), blocks = cluster_blocks();
+    const unsigned share = (n + blocks - 1) / blocks;
+    const unsigned end = min(n, (rank + 1) * share);
+    for (unsigned j = rank * share + t; j < end; j += blockDim.x) {
+        // All the cluster's loads are issued before the first addition waits on one.
+        T part[MAX_CLUSTER_BLOCKS];
+#pragma unroll
+        for (unsigned b = 0; b < MAX_CLUSTER_BLOCKS; ++b)
+            part[b] = b < blocks ? *peer_shared(&y_shared[j], b) : T(0);
+        T sum = 0;
+#pragma unroll
+        for (unsigned b = 0; b < MAX_CLUSTER_BLOCKS; ++b)
+            sum += part[b];  // in rank order, the same in every launch
+        atomicAdd(&acc[j], sum);
+    }
+    // No block leaves while a peer may still read its shared memory; and block 0 has
+    // seen every addition of the cluster when it counts the cluster done.
+    cluster_sync();
+    if (rank == 0 && last_cluster_done(count, gridDim.x / blocks))
+        copy_and_clear(acc, y, count, n);
+}
+// ANCHOR_END: fused_cluster
 
 // ANCHOR: split_rows
 // y = A^T v with more warps per column: the slides' kernel 2 reads the same 32
@@ -450,9 +625,20 @@ __device__ void y_split_rows(const T* a, const T* v, T* partials, unsigned m,
         fused_rows<T, E>(a, x, partials, m, n);                                                          \
     }
 
+// The cluster kernels only where clusters exist: compiled for an older GPU, the file holds the
+// others, and the host knows from AtaxFunction::needs that these are missing. (They stay in
+// this file rather than one of their own: alone in a module, NVVM would move the fused pass's
+// shared arrays into each kernel and schedule the pass differently.)
+#if __CUDA_ARCH__ >= 900
+#define ATAX_CLUSTER_ENTRY_POINT(T, S, E) ATAX_ONE_LAUNCH(atax_fused_cluster, fused_cluster, T, S, E)
+#else
+#define ATAX_CLUSTER_ENTRY_POINT(T, S, E)
+#endif
+
 #define ATAX_FUSED_ONCE_ENTRY_POINTS(T, S, E)                                                            \
     ATAX_ONE_LAUNCH(atax_fused_once, fused_once, T, S, E)                                                \
-    ATAX_ONE_LAUNCH(atax_fused_atomic, fused_atomic, T, S, E)
+    ATAX_ONE_LAUNCH(atax_fused_atomic, fused_atomic, T, S, E)                                            \
+    ATAX_CLUSTER_ENTRY_POINT(T, S, E)
 
 #define ATAX_WIDE_ENTRY_POINTS(T, S, E)                                                                  \
     ATAX_ONE_LAUNCH(atax_fused_once_wide, fused_once_wide, T, S, E)                                      \
@@ -473,8 +659,8 @@ ATAX_FUSED_ENTRY_POINT(double, f64, 2)
 ATAX_FUSED_ENTRY_POINT(double, f64, 4)
 ATAX_FUSED_ENTRY_POINT(double, f64, 8)
 
-// The one-launch passes (grid barrier, atomics): the same instances as fused_rows. The
-// pass with clusters and atomics has the same instances, in kernels/atax_cluster.cu.
+// The one-launch passes (grid barrier, atomics, clusters and atomics): the same
+// instances as fused_rows.
 ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 1)
 ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 2)
 ATAX_FUSED_ONCE_ENTRY_POINTS(float, f32, 4)

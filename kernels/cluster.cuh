@@ -2,7 +2,7 @@
 // a block's rank in its cluster, the cluster's size, the cluster barrier and a read of
 // another block's shared memory, each a PTX instruction or two of sm_90 (no `sm_90a`
 // features). Included by the kernel files that launch clusters (hopper_cluster.cu,
-// atax_cluster.cu).
+// atax.cu).
 
 // ANCHOR: cluster_helpers
 // This block's rank in its cluster and the cluster's size in blocks.

@@ -16,7 +16,7 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::element::Element;
-use super::{CLUSTER_KERNEL_FILE, KERNEL_FILE};
+use super::KERNEL_FILE;
 use crate::harness::blas::open_blas;
 use crate::harness::kernels::{KernelName, KernelTable, Unavailable};
 use crate::harness::Gpu;
@@ -32,8 +32,8 @@ pub use shapes::{
     OneLaunch, SplitShape, CLUSTER_SIZES, SPLIT_WARPS_PER_BLOCK,
 };
 
-/// The functions of `kernels/atax.cu` (and of `kernels/atax_cluster.cu`, the cluster pass),
-/// each defined once per element type as `atax_<stem>_<f32|f64>` (see [`AtaxKernel`]).
+/// The functions of `kernels/atax.cu`, each defined once per element type as
+/// `atax_<stem>_<f32|f64>` (see [`AtaxKernel`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AtaxFunction {
     /// The slides' kernel 1: one thread per row of A.
@@ -167,9 +167,14 @@ impl<T: Element> KernelName for AtaxKernel<T> {
         AtaxFunction::all::<T>().into_iter().map(Self::new).collect()
     }
     fn file(self) -> &'static str {
+        KERNEL_FILE
+    }
+    fn needs(self) -> Option<((u32, u32), &'static str)> {
         match self.function {
-            AtaxFunction::FusedCluster(_) => CLUSTER_KERNEL_FILE,
-            _ => KERNEL_FILE,
+            AtaxFunction::FusedCluster(_) => {
+                Some(((9, 0), "thread-block clusters and distributed shared memory"))
+            }
+            _ => None,
         }
     }
     fn function(self) -> String {
@@ -246,7 +251,7 @@ impl<T: Element> Kernels<T> {
     }
 
     /// Why this GPU cannot run the pass with thread-block clusters
-    /// (`kernels/atax_cluster.cu` needs compute capability 9.0); `None` where it can.
+    /// (its kernels need compute capability 9.0); `None` where it can.
     pub fn cluster_unavailable(&self) -> Option<Unavailable> {
         let e = T::FUSED_COLUMNS_PER_THREAD[0];
         self.table.try_get(AtaxKernel::new(AtaxFunction::FusedCluster(e))).err()

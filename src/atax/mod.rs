@@ -27,11 +27,10 @@ pub use report::report;
 
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "atax.cu";
-/// The kernel file of its pass with thread-block clusters (compute capability 9.0).
-pub const CLUSTER_KERNEL_FILE: &str = "atax_cluster.cu";
 
 /// The parts of the chapter that need more than compute capability 7.0: the one-launch
-/// pass with thread-block clusters ([`CLUSTER_KERNEL_FILE`]). Every other part runs on any
+/// pass with thread-block clusters (its kernels exist in [`KERNEL_FILE`] only where it is
+/// compiled for 9.0). Every other part runs on any
 /// GPU.
 pub const SECTIONS: &[crate::harness::sections::Section] =
     &[crate::harness::sections::Section {
