@@ -3,7 +3,9 @@
 //! again after it), with the instructions its SASS predicts.
 
 use crate::cmm::dp;
-use crate::cmm::tiled::{Config, MinPlus, Sweep, TiledKernel, TiledKernels, TILE};
+use crate::cmm::tiled::{
+    Config, MinPlus, Sweep, TiledKernel, TiledKernels, TILE, TILED_FILES,
+};
 use crate::harness::counters::{Case, Quantity};
 use crate::harness::kernels::KernelName;
 use crate::harness::Run;
@@ -71,7 +73,12 @@ pub fn run_cases(run: &Run) -> anyhow::Result<()> {
     let gpu = run.gpu();
     let tiled_kernels = TiledKernels::load(gpu)?;
     let sm = gpu.info.arch().replace("compute_", "sm_");
-    let counts = instructions::count(tiled_kernels.table().ptx("cmm_tiled.cu"), &sm)?;
+    let table = tiled_kernels.table();
+    let ptx: Vec<&str> = TILED_FILES
+        .iter()
+        .filter_map(|f| table.try_module(f).map(|m| m.ptx.as_str()))
+        .collect();
+    let counts = instructions::count(&ptx, &sm)?;
     for (n, d, config, minplus) in CASES {
         let dims = dp::random_dims(n, DP_DIM_MAX, run.seed + n as u64);
         let cpu = dp::solve_contiguous_u32(&dims)?;

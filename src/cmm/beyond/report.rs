@@ -118,8 +118,14 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
     let mut targets = Vec::new();
     let mut versions = Vec::new();
     let sm = run.gpu().info.arch().replace("compute_", "sm_");
-    let ptx = crate::harness::kernels::compile("cmm_tiled.cu", &run.gpu().info.arch())?;
-    let counts: Option<Counts> = instructions::count(&ptx.ptx, &sm)?;
+    let arch = run.gpu().info.arch();
+    let capability = crate::harness::sections::Caps::of(&run.gpu().info, 0).capability;
+    let ptx = crate::cmm::tiled::TILED_FILES
+        .iter()
+        .filter(|f| crate::harness::kernels::check_capability(f, capability).is_ok())
+        .map(|f| Ok(crate::harness::kernels::compile(f, &arch)?.ptx))
+        .collect::<anyhow::Result<Vec<String>>>()?;
+    let counts: Option<Counts> = instructions::count(&ptx, &sm)?;
     for size in &r.sizes {
         let n = size.n;
         for (variant, s) in &size.measured {
