@@ -1,6 +1,7 @@
 //! What a run could not measure on its GPU, recorded the same way by every chapter: one
 //! table, `<prefix>-skipped` (a stem the chapter lists in its `writes`), with a row per thing
-//! skipped: which section, where it would have run, and why. The comparison page reads these
+//! skipped: which section, where it would have run, and why (columns `section`, `where`,
+//! `why`). The comparison page reads these
 //! tables back ([`read`]) to show every skip of a run, and to say "not measured on this GPU"
 //! of a headline or claim whose numbers a skipped section would have given.
 
@@ -15,7 +16,8 @@ use super::sections::Skip;
 pub const SUFFIX: &str = "-skipped";
 
 /// What the table says where nothing was skipped.
-pub const NOTHING_SKIPPED: &str = "Nothing was skipped: every section ran on this GPU.";
+pub const NOTHING_SKIPPED: &str =
+    "Nothing was skipped: everything the run measures ran on this GPU at every size.";
 
 /// Where a section of the chapter's plan would have run: wherever the chapter measures it.
 pub const EVERYWHERE: &str = "every size";
@@ -25,7 +27,8 @@ pub const EVERYWHERE: &str = "every size";
 pub struct Skipped {
     /// The section or variant, as the skip line names it: `cluster pass`.
     pub section: String,
-    /// Where it would have run: a dataset and a type, or [`EVERYWHERE`].
+    /// Where it would have run: a dataset and a type, or [`EVERYWHERE`] (column `where`).
+    #[serde(rename = "where")]
     pub at: String,
     /// The need this GPU does not meet, or the limit the size is past.
     pub why: String,
@@ -46,7 +49,7 @@ impl Skipped {
 /// table says that nothing was skipped.
 pub fn record(run: &Run, stem: &str, skipped: &[Skipped]) -> anyhow::Result<()> {
     anyhow::ensure!(stem.ends_with(SUFFIX), "`{stem}` is not a `…{SUFFIX}` stem");
-    let title = "What could not run on this GPU, and why";
+    let title = "What could not run, and why";
     run.table(stem, title, &[("l2", "n/a"), ("empty", NOTHING_SKIPPED)], skipped)
 }
 
@@ -74,7 +77,7 @@ pub fn read(dir: &Path, chapters: &[Chapter]) -> Vec<Recorded> {
             }
             let Ok(rec) = record::read_csv(&path) else { continue };
             let (Ok(section), Ok(at), Ok(why)) =
-                (rec.column("section"), rec.column("at"), rec.column("why"))
+                (rec.column("section"), rec.column("where"), rec.column("why"))
             else {
                 continue;
             };

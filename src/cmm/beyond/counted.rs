@@ -11,7 +11,8 @@ use crate::harness::kernels::KernelName;
 use crate::harness::Run;
 
 use super::instructions::{self, Counts};
-use super::measure::DP_DIM_MAX;
+use super::measure::{section_of, DP_DIM_MAX};
+use crate::harness::sections::Plan;
 
 /// `(n, block diagonal, kernels, whether the min-plus launch)` of each counted case: the
 /// min-plus kernels where they carry the large sizes, the sweeps where they are the time
@@ -68,8 +69,9 @@ pub fn case(
     }
 }
 
-/// Solves each case's chain, checks it, counts the one launch, checks again.
-pub fn run_cases(run: &Run) -> anyhow::Result<()> {
+/// Solves each case's chain, checks it, counts the one launch, checks again: the cases whose
+/// section `plan` runs (the others were said skipped).
+pub fn run_cases(run: &Run, plan: &Plan) -> anyhow::Result<()> {
     let gpu = run.gpu();
     let tiled_kernels = TiledKernels::load(gpu)?;
     let sm = gpu.info.arch().replace("compute_", "sm_");
@@ -80,6 +82,9 @@ pub fn run_cases(run: &Run) -> anyhow::Result<()> {
         .collect();
     let counts = instructions::count(&ptx, &sm)?;
     for (n, d, config, minplus) in CASES {
+        if !plan.runs(section_of(config)) {
+            continue;
+        }
         let dims = dp::random_dims(n, DP_DIM_MAX, run.seed + n as u64);
         let cpu = dp::solve_contiguous_u32(&dims)?;
         let mut p = tiled_kernels.prepare_batch(&[dims], config)?;
