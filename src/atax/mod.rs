@@ -42,6 +42,9 @@ pub const SECTIONS: &[crate::harness::sections::Section] =
         )],
     }];
 
+/// The stem of the table of what a run could not measure ([`crate::harness::skipped`]).
+pub const SKIPPED_STEM: &str = "atax-skipped";
+
 use crate::harness::chapter::{Chapter, Feature};
 use crate::harness::compare::{Claim, Headline, Pick};
 use crate::harness::exercise::{function_of, Exercise};
@@ -83,7 +86,7 @@ pub const CHAPTER: Chapter = Chapter {
         "atax-shapes",
         "atax-pitched",
         "atax-playbook",
-        "atax-skipped",
+        SKIPPED_STEM,
         "atax-speedup",
         "atax-breakdown",
         "atax-bandwidth",
