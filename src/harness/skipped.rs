@@ -100,12 +100,29 @@ pub fn any_of(skipped: &[Recorded], chapter: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::harness::record::{write_csv, Meta};
 
-    fn chapter(example: &'static str, writes: &'static [&'static str]) -> Chapter {
-        Chapter { example, writes, ..crate::chapters::ALL[0] }
+    /// An entry that writes `writes` and claims nothing, for tests of what reads a folder.
+    pub(crate) fn chapter(
+        example: &'static str,
+        writes: &'static [&'static str],
+    ) -> Chapter {
+        Chapter {
+            example,
+            page: "test.md",
+            title: "test",
+            needs: crate::harness::run::Needs::Cpu,
+            reps: crate::harness::run::FullQuick::new(1, 1),
+            writes,
+            counted: &[],
+            sanitizer_args: &[],
+            note: "",
+            headlines: &[],
+            claims: &[],
+            exercise: None,
+        }
     }
 
     fn write(dir: &Path, stem: &str, rows: &[Skipped]) {
