@@ -41,6 +41,9 @@ pub const SECTIONS: &[crate::harness::sections::Section] =
         )],
     }];
 
+/// The stem of the table of what a run could not measure ([`crate::harness::skipped`]).
+pub const SKIPPED_STEM: &str = "atax-skipped";
+
 use crate::harness::chapter::{Chapter, Feature};
 use crate::harness::compare::{Claim, Headline, Pick};
 use crate::harness::exercise::{function_of, Exercise};
@@ -82,7 +85,7 @@ pub const CHAPTER: Chapter = Chapter {
         "atax-shapes",
         "atax-pitched",
         "atax-playbook",
-        "atax-skipped",
+        SKIPPED_STEM,
         "atax-speedup",
         "atax-breakdown",
         "atax-bandwidth",

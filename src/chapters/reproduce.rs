@@ -487,12 +487,16 @@ fn write_comparison(dir: &Path, book: Option<PathBuf>) -> anyhow::Result<()> {
         .unwrap_or_else(|| dir.display().to_string());
     let quick = compare::was_quick(dir);
     let [md_name, html_name] = OWN_FILES else { unreachable!("two pages") };
-    let md = compare::markdown(&headlines, &claims, &name, quick);
-    let html = compare::html(&headlines, &claims, &name, quick);
+    let skipped = crate::harness::skipped::read(dir, chapters::ALL);
+    let md = compare::markdown(&headlines, &claims, &skipped, &name, quick);
+    let html = compare::html(&headlines, &claims, &skipped, &name, quick);
     // Both pages are made before either is written, each replaced whole.
     record::write_atomic(&dir.join(md_name), md.as_bytes())?;
     record::write_atomic(&dir.join(html_name), html.as_bytes())?;
     for line in compare::console(&headlines, &claims) {
+        println!("{line}");
+    }
+    for line in compare::console_skipped(&skipped) {
         println!("{line}");
     }
     println!(

@@ -1,4 +1,4 @@
-//! The tiled CMM program (`kernels/cmm_tiled.cu`): block diagonals of 64 x 64 tiles, the big
+//! The tiled CMM program (`kernels/cmm_tiled.cu`, `kernels/cmm_tiled_async.cu`): block diagonals of 64 x 64 tiles, the big
 //! k ranges as split min-plus products, the rest as a shared-memory wavefront. Solves the
 //! whole table of chains far past the paper's one-block limit of n = 1024.
 //!
@@ -25,26 +25,38 @@ pub use config::{
 pub use verify::table_from_keys;
 
 crate::kernel_names! {
-    /// The functions of `kernels/cmm_tiled.cu`.
-    pub enum TiledKernel in "cmm_tiled.cu" {
-        /// Block diagonal 0: every 64 x 64 tile on the main diagonal, swept alone.
-        DiagonalBlocks => "cmm_tiled_diagonal_blocks_u64",
-        /// The big k ranges of block diagonal D as split min-plus tile products.
-        MinPlus => "cmm_tiled_minplus_u64",
-        /// The rest of block diagonal D: the shared-memory wavefront sweep.
-        Wavefront => "cmm_tiled_wavefront_u64",
-        /// The min-plus products with 32-bit costs and Hopper's DPX minimum.
-        MinPlusU32 => "cmm_tiled_minplus_u32",
-        /// The sweep with half the threads and the step-invariant work hoisted.
-        WavefrontLean => "cmm_tiled_wavefront_lean_u64",
-        /// The sweep with 32-bit costs.
-        WavefrontU32 => "cmm_tiled_wavefront_u32",
-        /// The 32-bit sweep with its cells dealt out in the order they finish.
-        WavefrontOrdered => "cmm_tiled_wavefront_ordered_u32",
-        /// The 32-bit sweep in quadrants: three short sweeps and min-plus between them.
-        WavefrontQuadrants => "cmm_tiled_wavefront_quadrants_u32",
+    /// The functions of `kernels/cmm_tiled.cu` (compute capability 7.0) and
+    /// `kernels/cmm_tiled_async.cu` (8.0: cp.async).
+    pub enum TiledKernel {
+        in "cmm_tiled.cu" {
+            /// Block diagonal 0: every 64 x 64 tile on the main diagonal, swept alone.
+            DiagonalBlocks => "cmm_tiled_diagonal_blocks_u64",
+            /// The big k ranges of block diagonal D as split min-plus tile products.
+            MinPlus => "cmm_tiled_minplus_u64",
+            /// The rest of block diagonal D: the shared-memory wavefront sweep.
+            Wavefront => "cmm_tiled_wavefront_u64",
+        }
+        in "cmm_tiled_async.cu" {
+            /// The min-plus products with 32-bit costs and Hopper's DPX minimum, their
+            /// strips streamed with cp.async.
+            MinPlusU32 => "cmm_tiled_minplus_u32",
+        }
+        in "cmm_tiled.cu" {
+            /// The sweep with half the threads and the step-invariant work hoisted.
+            WavefrontLean => "cmm_tiled_wavefront_lean_u64",
+            /// The sweep with 32-bit costs.
+            WavefrontU32 => "cmm_tiled_wavefront_u32",
+            /// The 32-bit sweep with its cells dealt out in the order they finish.
+            WavefrontOrdered => "cmm_tiled_wavefront_ordered_u32",
+            /// The 32-bit sweep in quadrants: three short sweeps and min-plus between them.
+            WavefrontQuadrants => "cmm_tiled_wavefront_quadrants_u32",
+        }
     }
 }
+
+/// The kernel files of the tiled program: every kernel runs from compute capability 7.0
+/// but the 32-bit min-plus one, which needs 8.0 (cp.async).
+pub const TILED_FILES: [&str; 2] = ["cmm_tiled.cu", "cmm_tiled_async.cu"];
 
 /// The tiled kernels, loaded once.
 pub struct TiledKernels<'g> {
@@ -110,23 +122,31 @@ impl<'g> TiledKernels<'g> {
     pub fn load(gpu: &'g Gpu) -> anyhow::Result<Self> {
         let table = KernelTable::<TiledKernel>::load(gpu)?;
         // 96 KiB of dynamic shared memory is past the 48 KiB a launch gets without asking.
-        for sweep in [
-            TiledKernel::DiagonalBlocks,
-            TiledKernel::Wavefront,
-            TiledKernel::WavefrontLean,
-            TiledKernel::WavefrontU32,
-            TiledKernel::WavefrontOrdered,
-            TiledKernel::WavefrontQuadrants,
-        ] {
-            table.get(sweep).set_attribute(
+        // A GPU that cannot give a block that much (a V100, a T4) runs none of the sweeps,
+        // and every solve starts with one: its chapter skips the tiled program and asks
+        // for nothing here.
+        if gpu.info.shared_per_block_optin >= SWEEP_SHARED_BYTES as usize {
+            for sweep in [
+                TiledKernel::DiagonalBlocks,
+                TiledKernel::Wavefront,
+                TiledKernel::WavefrontLean,
+                TiledKernel::WavefrontU32,
+                TiledKernel::WavefrontOrdered,
+                TiledKernel::WavefrontQuadrants,
+            ] {
+                table.get(sweep).set_attribute(
+                    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    SWEEP_SHARED_BYTES as i32,
+                )?;
+            }
+        }
+        // Loaded from compute capability 8.0 only (cp.async).
+        if table.available(TiledKernel::MinPlusU32) {
+            table.get(TiledKernel::MinPlusU32).set_attribute(
                 CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                SWEEP_SHARED_BYTES as i32,
+                MINPLUS_U32_SHARED_BYTES as i32,
             )?;
         }
-        table.get(TiledKernel::MinPlusU32).set_attribute(
-            CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            MINPLUS_U32_SHARED_BYTES as i32,
-        )?;
         let per_sm = table
             .get(TiledKernel::MinPlus)
             .occupancy_max_active_blocks_per_multiprocessor(THREADS, 0, None)?

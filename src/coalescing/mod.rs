@@ -37,6 +37,9 @@ pub use report::report;
 /// The kernel file of this chapter.
 pub const KERNEL_FILE: &str = "coalescing.cu";
 
+/// The stem of the table of what a run could not measure ([`crate::harness::skipped`]).
+pub const SKIPPED_STEM: &str = "coalescing-skipped";
+
 /// The parts of the chapter that need more than compute capability 7.0: the TMA transpose
 /// beside the chapter's own (`kernels/hopper_tma.cu`). Every other part runs on any GPU.
 pub const SECTIONS: &[crate::harness::sections::Section] =
@@ -86,6 +89,7 @@ pub const CHAPTER: Chapter = Chapter {
         "coalescing-readonly-ptx",
         "coalescing-readonly-sass",
         "coalescing-granularity",
+        SKIPPED_STEM,
     ],
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",

@@ -5,6 +5,7 @@
 use crate::harness::format::{copy_ceiling_line, percent};
 use crate::harness::kernels::KernelName;
 use crate::harness::plot::Point;
+use crate::harness::skipped::Skipped;
 use crate::harness::Run;
 
 use super::measure::{Measurement, Results};
@@ -63,6 +64,8 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     access::write_access(run, r)?;
     transposes::write_transposes(run, r)?;
     readonly::write_readonly(run, r)?;
+    let skipped: Vec<Skipped> = r.skipped.iter().map(Skipped::section).collect();
+    crate::harness::skipped::record(run, super::SKIPPED_STEM, &skipped)?;
     for line in summary(r)? {
         println!("{line}");
     }

@@ -1,6 +1,7 @@
 //! A reader's GPU beside the book's: every chapter's headline numbers and claims, read from two
 //! folders of records (the reader's run and the book's `figures/`), compared, and written as a
-//! console table, a Markdown page and an HTML page.
+//! console table, a Markdown page and an HTML page, with every section the reader's GPU
+//! could not run ([`super::skipped`]).
 //!
 //! What a headline or a claim is lives in each chapter's entry ([`Chapter`]) as data: a
 //! [`Pick`] (written with [`pick!`](crate::pick)) names a CSV, the row (the last one matching a filter, so that a sweep gives its
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use super::args::UsageError;
 use super::chapter::Chapter;
 use super::record::{self, Record};
+use super::skipped::{self, Recorded};
 use super::table::{markdown_code, markdown_text};
 
 /// One number in a record: the last row of `figures/data/<stem>.csv` whose columns equal
@@ -259,7 +261,13 @@ pub struct HeadlineRow {
     pub theirs: Option<Found>,
     pub book: Option<Found>,
     pub higher_is_better: bool,
+    /// Whether the reader's run recorded skips of this chapter ([`super::skipped`]): a
+    /// number missing there was not measured on that GPU.
+    pub chapter_skipped: bool,
 }
+
+/// What a headline or claim whose numbers a skipped section would have given says.
+pub const NOT_MEASURED_HERE: &str = "not measured on this GPU";
 
 impl HeadlineRow {
     /// theirs / book, when both measured the same thing.
@@ -275,6 +283,7 @@ impl HeadlineRow {
     /// A few words on how the two stand.
     pub fn verdict(&self) -> String {
         match (&self.theirs, &self.book, self.ratio()) {
+            (None, _, _) if self.chapter_skipped => NOT_MEASURED_HERE.into(),
             (None, _, _) => "not measured in this run".into(),
             (_, None, _) => "not in the book's data".into(),
             (Some(_), Some(_), None) => {
@@ -317,6 +326,18 @@ pub struct ClaimRow {
     pub text: &'static str,
     pub theirs: Option<(bool, f64)>,
     pub book: Option<(bool, f64)>,
+    /// As [`HeadlineRow::chapter_skipped`].
+    pub chapter_skipped: bool,
+}
+
+impl ClaimRow {
+    /// Whether it holds on the reader's GPU, in words.
+    pub fn on_their_gpu(&self) -> String {
+        match self.theirs {
+            None if self.chapter_skipped => NOT_MEASURED_HERE.into(),
+            _ => holds(&self.theirs),
+        }
+    }
 }
 
 fn holds(v: &Option<(bool, f64)>) -> String {
@@ -333,9 +354,11 @@ pub fn compare(
     theirs: &Path,
     book: &Path,
 ) -> (Vec<HeadlineRow>, Vec<ClaimRow>) {
+    let recorded = skipped::read(theirs, chapters);
     let mut headlines = Vec::new();
     let mut claims = Vec::new();
     for c in chapters {
+        let chapter_skipped = skipped::any_of(&recorded, c.example);
         for h in c.headlines {
             headlines.push(HeadlineRow {
                 chapter: c.example,
@@ -344,6 +367,7 @@ pub fn compare(
                 theirs: find(theirs, &h.pick),
                 book: find(book, &h.pick),
                 higher_is_better: h.higher_is_better,
+                chapter_skipped,
             });
         }
         for claim in c.claims {
@@ -352,6 +376,7 @@ pub fn compare(
                 text: claim.text,
                 theirs: claim_holds(theirs, claim),
                 book: claim_holds(book, claim),
+                chapter_skipped,
             });
         }
     }
@@ -416,11 +441,21 @@ pub fn console(headlines: &[HeadlineRow], claims: &[ClaimRow]) -> Vec<String> {
         lines.push(format!(
             "  claim: {}: here {}; book {}",
             c.text,
-            holds(&c.theirs),
+            c.on_their_gpu(),
             holds(&c.book)
         ));
     }
     lines
+}
+
+/// The lines `reproduce --compare` adds to [`console`]'s: one per skip the run recorded.
+pub fn console_skipped(skipped: &[Recorded]) -> Vec<String> {
+    skipped
+        .iter()
+        .map(|s| {
+            format!("  skipped: {}: {} ({}): {}", s.chapter, s.section, s.at, s.why)
+        })
+        .collect()
 }
 
 /// What a reader should know before reading the page: a `--quick` run measures other sizes.
@@ -447,6 +482,7 @@ pub fn was_quick(dir: &Path) -> bool {
 pub fn markdown(
     headlines: &[HeadlineRow],
     claims: &[ClaimRow],
+    skipped: &[Recorded],
     theirs: &str,
     quick: bool,
 ) -> String {
@@ -481,12 +517,34 @@ pub fn markdown(
             "| {} | {} | {} | {} |\n",
             c.chapter,
             c.text,
-            holds(&c.theirs),
+            c.on_their_gpu(),
             holds(&c.book)
         ));
     }
+    md.push_str(&format!("\n## {SKIPPED_HEADING}\n\n"));
+    if skipped.is_empty() {
+        md.push_str(&format!("{NOTHING_SKIPPED}\n"));
+    } else {
+        md.push_str("| chapter | section | where | why |\n|---|---|---|---|\n");
+        for s in skipped {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                s.chapter,
+                markdown_text(&s.section),
+                markdown_text(&s.at),
+                markdown_text(&s.why)
+            ));
+        }
+    }
     md
 }
+
+/// The heading of the pages' list of what the reader's run skipped.
+pub const SKIPPED_HEADING: &str = "What your GPU could not run";
+
+/// What the pages say where the run skipped nothing.
+pub const NOTHING_SKIPPED: &str =
+    "Nothing was skipped: every chapter in this folder ran all of its sections.";
 
 /// Text from a record or a path as HTML text or an attribute value.
 pub fn escape(s: &str) -> String {
@@ -501,6 +559,7 @@ pub fn escape(s: &str) -> String {
 pub fn html(
     headlines: &[HeadlineRow],
     claims: &[ClaimRow],
+    skipped: &[Recorded],
     theirs: &str,
     quick: bool,
 ) -> String {
@@ -545,11 +604,28 @@ pub fn html(
         h.push_str(&row(&[
             c.chapter.into(),
             c.text.into(),
-            holds(&c.theirs),
+            c.on_their_gpu(),
             holds(&c.book),
         ]));
     }
-    h.push_str("</table>\n</body></html>\n");
+    h.push_str(&format!("</table>\n<h2>{}</h2>\n", escape(SKIPPED_HEADING)));
+    if skipped.is_empty() {
+        h.push_str(&format!("<p>{}</p>\n", escape(NOTHING_SKIPPED)));
+    } else {
+        h.push_str(
+            "<table><tr><th>chapter</th><th>section</th><th>where</th><th>why</th></tr>\n",
+        );
+        for s in skipped {
+            h.push_str(&row(&[
+                s.chapter.into(),
+                s.section.clone(),
+                s.at.clone(),
+                s.why.clone(),
+            ]));
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str("</body></html>\n");
     h
 }
 
@@ -591,6 +667,7 @@ mod tests {
             theirs: found(2000.0, "n 1024"),
             book: found(1000.0, "n 1024"),
             higher_is_better: true,
+            chapter_skipped: false,
         };
         assert_eq!(row.ratio(), Some(2.0));
         assert_eq!(row.verdict(), "2.00× better");
@@ -606,6 +683,8 @@ mod tests {
         );
         row.theirs = None;
         assert_eq!(row.verdict(), "not measured in this run");
+        row.chapter_skipped = true;
+        assert_eq!(row.verdict(), NOT_MEASURED_HERE);
     }
 
     #[test]
@@ -643,16 +722,105 @@ mod tests {
             theirs: found("x | y"),
             book: found("x | y"),
             higher_is_better: true,
+            chapter_skipped: false,
         };
         let path = "out`<img src=z onerror=alert(2)>`\"'&";
-        let md = markdown(std::slice::from_ref(&row), &[], path, false);
+        let md = markdown(std::slice::from_ref(&row), &[], &[], path, false);
         // The path's `<img` sits inside a code span, where HTML is shown, not run.
         assert_eq!(md.matches("<img").count(), 1, "{md}");
         assert!(md.contains("on &lt;img src=x onerror=alert(1)>."), "{md}");
         assert!(md.contains("``out`<img src=z onerror=alert(2)>`\"'&``"), "{md}");
         assert!(md.contains("| 1.00 (x \\| y) |"), "{md}");
-        let html = html(std::slice::from_ref(&row), &[], path, false);
+        let html = html(std::slice::from_ref(&row), &[], &[], path, false);
         assert!(!html.contains("<img") && !html.contains("`\"'"), "{html}");
         assert!(html.contains("&quot;&#39;&amp;"), "{html}");
+    }
+
+    /// A reader's run on an older GPU, written by hand: one chapter measured its plain
+    /// section and skipped its tiled one, another skipped nothing. The pages list the skip,
+    /// and the headline and claim the skipped section would have given say so instead of
+    /// "not measured in this run"; the other chapter's missing number still says that.
+    #[test]
+    fn a_run_that_skipped_a_section_shows_it_and_its_headline_was_not_measured_here() {
+        use crate::harness::record::{write_csv, Meta};
+        use crate::harness::skipped::{Skipped, EVERYWHERE};
+
+        #[derive(serde::Serialize)]
+        struct Row {
+            n: usize,
+            ms: f64,
+        }
+        let (theirs, book) =
+            (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let meta = Meta::for_cpu("cargo run --release --example tiled");
+        let data =
+            |dir: &Path, stem: &str| dir.join("data").join(format!("{stem}.csv"));
+        for dir in [theirs.path(), book.path()] {
+            write_csv(&data(dir, "tiled-plain"), &meta, &[Row { n: 64, ms: 2.0 }])
+                .unwrap();
+        }
+        write_csv(&data(book.path(), "tiled-tiled"), &meta, &[Row { n: 64, ms: 1.0 }])
+            .unwrap();
+        let why = "needs compute capability 8.0 (cp.async copies into shared memory); \
+                   this GPU is 7.5";
+        let skip =
+            Skipped { section: "tiled".into(), at: EVERYWHERE.into(), why: why.into() };
+        write_csv(&data(theirs.path(), "tiled-skipped"), &meta, &[skip]).unwrap();
+
+        const TILED_MS: Pick = crate::pick!("tiled-tiled", [], "ms", ["n"]);
+        const PLAIN_MS: Pick = crate::pick!("tiled-plain", [], "ms", ["n"]);
+        const TILED_HEADLINES: &[Headline] = &[
+            Headline::lower("plain", PLAIN_MS, "ms"),
+            Headline::lower("tiled", TILED_MS, "ms"),
+        ];
+        const TILED_CLAIMS: &[Claim] =
+            &[Claim::ratio("tiling helps", PLAIN_MS, TILED_MS, 1.0)];
+        const OTHER_HEADLINES: &[Headline] =
+            &[Headline::lower("x", crate::pick!("other-x", [], "ms", ["n"]), "ms")];
+        let base = crate::harness::skipped::tests::chapter("tiled", &[]);
+        let chapters = [
+            Chapter {
+                example: "tiled",
+                writes: &["tiled-plain", "tiled-tiled", "tiled-skipped"],
+                headlines: TILED_HEADLINES,
+                claims: TILED_CLAIMS,
+                ..base
+            },
+            Chapter {
+                example: "other",
+                writes: &["other-x", "other-skipped"],
+                headlines: OTHER_HEADLINES,
+                claims: &[],
+                ..base
+            },
+        ];
+        let (headlines, claims) = compare(&chapters, theirs.path(), book.path());
+        let verdicts: Vec<String> =
+            headlines.iter().map(HeadlineRow::verdict).collect();
+        assert_eq!(
+            verdicts,
+            ["the same (within 2%)", NOT_MEASURED_HERE, "not measured in this run"]
+        );
+        assert_eq!(claims[0].on_their_gpu(), NOT_MEASURED_HERE);
+        assert_eq!(holds(&claims[0].book), "holds (2.000)");
+
+        let recorded = crate::harness::skipped::read(theirs.path(), &chapters);
+        let md = markdown(&headlines, &claims, &recorded, "old-gpu", false);
+        assert!(md.contains(&format!("## {SKIPPED_HEADING}")), "{md}");
+        assert!(
+            md.contains(&format!("| tiled | tiled | {EVERYWHERE} | {why} |")),
+            "{md}"
+        );
+        assert!(md.contains(&format!("| tiled | tiling helps | {NOT_MEASURED_HERE} |")));
+        let html = html(&headlines, &claims, &recorded, "old-gpu", false);
+        assert!(html.contains(&format!("<td>{}</td>", escape(why))), "{html}");
+        assert_eq!(
+            console_skipped(&recorded),
+            [format!("  skipped: tiled: tiled ({EVERYWHERE}): {why}")]
+        );
+
+        // Nothing recorded: the pages say that nothing was skipped.
+        let md = markdown(&headlines, &claims, &[], "new-gpu", false);
+        assert!(md.ends_with(&format!("{NOTHING_SKIPPED}\n")), "{md}");
     }
 }

@@ -594,7 +594,8 @@ mod tests {
                 needs(file).unwrap_or_else(|| panic!("{file} has no `// Needs:` line"));
             assert!(need >= (7, 0) && !why.is_empty(), "{file}: {need:?} {why:?}");
         }
-        assert_eq!(needs("cmm_tiled.cu").map(|n| n.0), Some((8, 0)));
+        assert_eq!(needs("cmm_tiled_async.cu").map(|n| n.0), Some((8, 0)));
+        assert_eq!(needs("cmm_tiled.cu").map(|n| n.0), Some((7, 0)));
         assert!(check_capability("ceilings.cu", (7, 0)).is_ok());
         assert!(check_capability("atax.cu", (7, 0)).is_ok());
         assert!(check_capability("hopper_sync.cu", (7, 0)).is_ok());

@@ -17,6 +17,7 @@
 //! | [`counters`]  | hardware counters from Nsight Compute, beside the chapters' predictions |
 //! | [`ceiling`]   | the copy and transfer ceilings every chapter divides by               |
 //! | [`compare`]   | a reader's run beside the book's: headline numbers and claims          |
+//! | [`skipped`]   | what a run could not measure on its GPU, one table per chapter         |
 //! | [`blas`]      | cuBLAS handles, each checked to compute FP32 in FP32                  |
 //! | [`atomic`]    | every file written whole or not at all, never outside its folder      |
 //! | [`undo`]      | a run's changes to its folder kept only if it ends well               |
@@ -54,6 +55,7 @@ pub mod run;
 pub mod sanitizer;
 pub mod sass;
 pub mod sections;
+pub mod skipped;
 pub mod stats;
 pub mod table;
 pub mod timing;

@@ -594,6 +594,7 @@ fn made_up_results() -> Results {
                 time: Ok(made_up(0.85, 1 << 29)),
             },
         ],
+        skipped: Vec::new(),
         readonly_n: 1000,
         table_len: 16_384,
         readonly: ReadOnlyKernel::all()

@@ -56,10 +56,10 @@ fn a_quick_run_is_compared_only_where_the_sizes_match() {
     assert!(matches!(matmul.theirs, Some((false, v)) if v < 80.0), "{matmul:?}");
     assert!(matches!(matmul.book, Some((true, v)) if v > 80.0), "{matmul:?}");
     assert!(compare::was_quick(&quick()) && !compare::was_quick(&book()));
-    let md = compare::markdown(&headlines, &claims, "my-gpu", true);
+    let md = compare::markdown(&headlines, &claims, &[], "my-gpu", true);
     assert!(md.contains("This was a `--quick` run") && md.contains("| atax |"), "{md}");
     assert!(md.contains("NVIDIA H100 80GB HBM3"));
-    let html = compare::html(&headlines, &claims, "<my gpu>", true);
+    let html = compare::html(&headlines, &claims, &[], "<my gpu>", true);
     assert!(html.contains("&lt;my gpu&gt;") && !html.contains("<my gpu>"));
     assert_eq!(html.matches("<tr>").count(), headlines.len() + claims.len() + 2);
 }

@@ -1,13 +1,45 @@
-//! GPU checks of every version of the tiled CMM program (`kernels/cmm_tiled.cu`) against the
+//! GPU checks of every version of the tiled CMM program (`kernels/cmm_tiled.cu`,
+//! `kernels/cmm_tiled_async.cu`) against the
 //! CPU DP, cell by cell: both min-plus kernels, both sweeps, a CUDA graph of the launches,
 //! and batches of chains in one launch sequence, at odd n, on tie-heavy chains, with
 //! dimensions at the 32-bit bound and chains whose costs need 64 bits.
+//! On a GPU that cannot run a version (the chapter's plan, `cmm::beyond::SECTIONS`), a test
+//! says so in one line and checks the others.
 //! Run on a machine with a GPU: `cargo test --release -- --ignored`.
 
+use cmbook::cmm::beyond::measure::section_of;
+use cmbook::cmm::beyond::{SECTIONS, TILED_U32, TILED_U64};
 use cmbook::cmm::dp;
 use cmbook::cmm::tiled::{self, Config, MinPlus, Sweep, TiledKernels};
+use cmbook::harness::sections::{plan, Caps, Plan};
+use cmbook::harness::Gpu;
 
 use crate::common::gpu;
+
+/// The chapter's plan on `gpu`, each of the sections a test `uses` that it skips said in one
+/// line; `None` where it skips the 64-bit versions, which every test of the tiled program
+/// needs (nothing of it runs there).
+pub(crate) fn tiled_plan(gpu: &Gpu, uses: &[&str]) -> Option<Plan> {
+    let plan = plan(SECTIONS, &Caps::of(&gpu.info, 0));
+    for &section in uses {
+        if let Some(skip) = plan.skip(section) {
+            println!("{skip}");
+            if section == TILED_U64 {
+                return None;
+            }
+        }
+    }
+    Some(plan)
+}
+
+/// `best` where this GPU runs it, else the same sweep after the 64-bit min-plus kernel.
+fn runnable(best: Config, plan: &Plan) -> Config {
+    if plan.runs(section_of(best)) {
+        best
+    } else {
+        Config { minplus: MinPlus::U64, ..best }
+    }
+}
 
 const CONFIGS: [Config; 10] = [
     Config { minplus: MinPlus::U64, sweep: Sweep::Pushed },
@@ -31,6 +63,7 @@ fn largest_u32_dim(n: usize) -> u32 {
 #[ignore = "needs a CUDA GPU"]
 fn every_version_matches_the_cpu_at_odd_n() {
     let gpu = gpu();
+    let Some(plan) = tiled_plan(&gpu, &[TILED_U64, TILED_U32]) else { return };
     let k = TiledKernels::load(&gpu).unwrap();
     let mut checked = 0;
     for n in [1, 2, 3, 63, 64, 127, 129, 191, 333, 517, 1023] {
@@ -51,6 +84,9 @@ fn every_version_matches_the_cpu_at_odd_n() {
                     assert!(e.to_string().contains("32-bit"), "{e}");
                     continue;
                 }
+                if !plan.runs(section_of(config)) {
+                    continue;
+                }
                 let mut p =
                     k.prepare_batch(std::slice::from_ref(dims), config).unwrap();
                 k.solve_verified(&mut p, &cpu)
@@ -58,14 +94,14 @@ fn every_version_matches_the_cpu_at_odd_n() {
                 checked += 1;
             }
             // The chain's own best kernels answer every chain, 64-bit ones too.
-            let mut p = k
-                .prepare_batch(std::slice::from_ref(dims), Config::best_for(dims))
-                .unwrap();
+            let best = runnable(Config::best_for(dims), &plan);
+            let mut p = k.prepare_batch(std::slice::from_ref(dims), best).unwrap();
             let graph = k.capture(&mut p).unwrap();
             k.solve_verified_graph(&mut p, &graph, &cpu)
                 .unwrap_or_else(|e| panic!("n = {n}, graph: {e}"));
         }
     }
+    // 11 n x 5 chains x the 5 versions with 64-bit min-plus, and more with the 32-bit one.
     assert!(checked > 200, "{checked}");
 }
 
@@ -73,12 +109,13 @@ fn every_version_matches_the_cpu_at_odd_n() {
 #[ignore = "needs a CUDA GPU"]
 fn a_batch_in_one_launch_sequence_matches_the_cpu_chain_by_chain() {
     let gpu = gpu();
+    let Some(plan) = tiled_plan(&gpu, &[TILED_U64, TILED_U32]) else { return };
     let k = TiledKernels::load(&gpu).unwrap();
     for (n, chains, max_dim) in [(131, 5, 1000), (257, 3, 64), (1, 4, 1000)] {
         let dims: Vec<Vec<u32>> =
             (0..chains).map(|z| dp::random_dims(n, max_dim, 100 + z as u64)).collect();
         let cpu: Vec<_> = dims.iter().map(|d| dp::solve_serial(d).unwrap()).collect();
-        for config in [Config::FIRST, Config::best_for(&dims[0])] {
+        for config in [Config::FIRST, runnable(Config::best_for(&dims[0]), &plan)] {
             let mut p = k.prepare_batch(&dims, config).unwrap();
             gpu.poison(&mut p.keys).unwrap();
             k.enqueue(&gpu.stream, &mut p).unwrap();
@@ -93,6 +130,9 @@ fn a_batch_in_one_launch_sequence_matches_the_cpu_chain_by_chain() {
 #[ignore = "needs a CUDA GPU"]
 fn a_wrong_cell_in_one_chain_of_a_batch_is_caught() {
     let gpu = gpu();
+    if tiled_plan(&gpu, &[TILED_U64]).is_none() {
+        return;
+    }
     let k = TiledKernels::load(&gpu).unwrap();
     let dims: Vec<Vec<u32>> = (0..3).map(|z| dp::random_dims(70, 50, z)).collect();
     let cpu: Vec<_> = dims.iter().map(|d| dp::solve_serial(d).unwrap()).collect();

@@ -2,6 +2,7 @@
 //! strategy end to end, the slides' claims beside ours, and what could not run.
 
 use crate::harness::format::{ratio, us};
+use crate::harness::skipped::Skipped;
 use crate::harness::{Run, Stats};
 
 use super::super::datasets::{floor_ms, Dataset};
@@ -269,28 +270,18 @@ pub(super) fn slides_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table("atax-slides", title, &shown, &slides_rows)
 }
 
-#[derive(serde::Serialize)]
-pub(super) struct SkippedRow {
-    dataset: String,
-    r#type: &'static str,
-    what: &'static str,
-    why: String,
-}
-
-/// `atax-skipped`: what could not run at a size, and why.
+/// `atax-skipped`: what could not run at a size, and why (the harness's table of skips,
+/// which the comparison page reads back). The cluster pass on a GPU without clusters is a
+/// row at every size it would have run.
 pub(super) fn skipped_table(run: &Run, r: &Results) -> anyhow::Result<()> {
-    let skipped: Vec<SkippedRow> = r
+    let skipped: Vec<Skipped> = r
         .skipped
         .iter()
-        .map(|s| SkippedRow {
-            dataset: s.d.label(),
-            r#type: s.elem,
-            what: s.what,
+        .map(|s| Skipped {
+            section: s.what.into(),
+            at: format!("{}, {}", s.d.label(), s.elem),
             why: s.why.clone(),
         })
         .collect();
-    let title = "What could not run, and why";
-    let empty =
-        "Nothing was skipped: every variant and every strategy ran at every dataset.";
-    run.table("atax-skipped", title, &[("l2", "n/a"), ("empty", empty)], &skipped)
+    crate::harness::skipped::record(run, crate::atax::SKIPPED_STEM, &skipped)
 }

@@ -3,13 +3,16 @@
 //! again after it), with the instructions its SASS predicts.
 
 use crate::cmm::dp;
-use crate::cmm::tiled::{Config, MinPlus, Sweep, TiledKernel, TiledKernels, TILE};
+use crate::cmm::tiled::{
+    Config, MinPlus, Sweep, TiledKernel, TiledKernels, TILE, TILED_FILES,
+};
 use crate::harness::counters::{Case, Quantity};
 use crate::harness::kernels::KernelName;
 use crate::harness::Run;
 
 use super::instructions::{self, Counts};
-use super::measure::DP_DIM_MAX;
+use super::measure::{section_of, DP_DIM_MAX};
+use crate::harness::sections::Plan;
 
 /// `(n, block diagonal, kernels, whether the min-plus launch)` of each counted case: the
 /// min-plus kernels where they carry the large sizes, the sweeps where they are the time
@@ -66,13 +69,22 @@ pub fn case(
     }
 }
 
-/// Solves each case's chain, checks it, counts the one launch, checks again.
-pub fn run_cases(run: &Run) -> anyhow::Result<()> {
+/// Solves each case's chain, checks it, counts the one launch, checks again: the cases whose
+/// section `plan` runs (the others were said skipped).
+pub fn run_cases(run: &Run, plan: &Plan) -> anyhow::Result<()> {
     let gpu = run.gpu();
     let tiled_kernels = TiledKernels::load(gpu)?;
     let sm = gpu.info.arch().replace("compute_", "sm_");
-    let counts = instructions::count(tiled_kernels.table().ptx("cmm_tiled.cu"), &sm)?;
+    let table = tiled_kernels.table();
+    let ptx: Vec<&str> = TILED_FILES
+        .iter()
+        .filter_map(|f| table.try_module(f).map(|m| m.ptx.as_str()))
+        .collect();
+    let counts = instructions::count(&ptx, &sm)?;
     for (n, d, config, minplus) in CASES {
+        if !plan.runs(section_of(config)) {
+            continue;
+        }
         let dims = dp::random_dims(n, DP_DIM_MAX, run.seed + n as u64);
         let cpu = dp::solve_contiguous_u32(&dims)?;
         let mut p = tiled_kernels.prepare_batch(&[dims], config)?;

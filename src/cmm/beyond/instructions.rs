@@ -10,7 +10,8 @@ use crate::harness::sass::{Function, Instr, Tools};
 /// (`#pragma unroll 4`) for each of a thread's 4 x 4 cells.
 pub const CANDIDATES_PER_TRIP: usize = 64;
 
-/// What the SASS of `kernels/cmm_tiled.cu` says.
+/// What the SASS of the tiled program (`kernels/cmm_tiled.cu`, `kernels/cmm_tiled_async.cu`)
+/// says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counts {
     /// `ptxas`'s version line and the architecture.
@@ -56,23 +57,24 @@ fn shortest_loop(
         .min()
 }
 
-/// Counts the loops of the tiled kernels in `ptx` assembled for `sm` (`"sm_90"`);
-/// `None` without `ptxas` and `nvdisasm`.
-pub fn count(ptx: &str, sm: &str) -> anyhow::Result<Option<Counts>> {
+/// Counts the loops of the tiled kernels in `ptx`, the PTX of each file of the tiled program
+/// this GPU loaded (`kernels/cmm_tiled.cu`, and `kernels/cmm_tiled_async.cu` from compute
+/// capability 8.0), assembled for `sm` (`"sm_90"`); a kernel whose file is not among them is
+/// left out of the counts. `None` without `ptxas` and `nvdisasm`.
+pub fn count(ptx: &[impl AsRef<str>], sm: &str) -> anyhow::Result<Option<Counts>> {
     let Some(tools) = Tools::find() else {
         return Ok(None);
     };
-    let sass = tools.disassemble(ptx, sm)?;
-    let function = |k: TiledKernel| {
-        sass.function(&k.function()).ok_or_else(|| {
-            anyhow::anyhow!("no function `{}` in the SASS", k.function())
-        })
-    };
+    let sass = ptx
+        .iter()
+        .map(|p| tools.disassemble(p.as_ref(), sm))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let function = |k: TiledKernel| sass.iter().find_map(|s| s.function(&k.function()));
     let mut minplus = Vec::new();
     for k in [TiledKernel::MinPlus, TiledKernel::MinPlusU32] {
-        let len =
-            shortest_loop(function(k)?, CANDIDATES_PER_TRIP, ends_candidate(k, sm))
-                .ok_or_else(|| anyhow::anyhow!("no inner loop in {}", k.function()))?;
+        let Some(f) = function(k) else { continue };
+        let len = shortest_loop(f, CANDIDATES_PER_TRIP, ends_candidate(k, sm))
+            .ok_or_else(|| anyhow::anyhow!("no inner loop in {}", k.function()))?;
         minplus.push((k, len as f64 / CANDIDATES_PER_TRIP as f64));
     }
     let mut sweep_step = Vec::new();
@@ -83,7 +85,8 @@ pub fn count(ptx: &str, sm: &str) -> anyhow::Result<Option<Counts>> {
         TiledKernel::WavefrontOrdered,
         TiledKernel::WavefrontQuadrants,
     ] {
-        let len = shortest_loop(function(k)?, 1, |i| i.base() == "BAR")
+        let Some(f) = function(k) else { continue };
+        let len = shortest_loop(f, 1, |i| i.base() == "BAR")
             .ok_or_else(|| anyhow::anyhow!("no step loop in {}", k.function()))?;
         sweep_step.push((k, len));
     }
@@ -99,15 +102,22 @@ mod tests {
     use super::*;
     use crate::harness::kernels;
 
+    fn ptx_of(files: &[&str], arch: &str) -> Vec<String> {
+        files
+            .iter()
+            .map(|f| kernels::compile(f, arch).expect("NVRTC compiles").ptx)
+            .collect()
+    }
+
+    const BOTH_FILES: [&str; 2] = ["cmm_tiled.cu", "cmm_tiled_async.cu"];
+
     #[test]
     #[cfg_attr(
         any(cmbook_no_nvrtc, cmbook_no_sass_tools),
         ignore = "needs libnvrtc.so.13 and ptxas + nvdisasm (CMBOOK_PTXAS, CMBOOK_NVDISASM)"
     )]
     fn the_32_bit_kernel_takes_fewer_instructions_per_candidate() {
-        let ptx =
-            kernels::compile("cmm_tiled.cu", "compute_90").expect("NVRTC compiles");
-        let c = count(&ptx.ptx, "sm_90")
+        let c = count(&ptx_of(&BOTH_FILES, "compute_90"), "sm_90")
             .unwrap()
             .expect("ptxas and nvdisasm are found (CMBOOK_PTXAS, CMBOOK_NVDISASM)");
         let u64 = c.per_candidate(TiledKernel::MinPlus).unwrap();
@@ -125,9 +135,7 @@ mod tests {
         ignore = "needs libnvrtc.so.13 and ptxas + nvdisasm (CMBOOK_PTXAS, CMBOOK_NVDISASM)"
     )]
     fn the_loops_are_found_on_a_gpu_without_dpx() {
-        let ptx =
-            kernels::compile("cmm_tiled.cu", "compute_80").expect("NVRTC compiles");
-        let c = count(&ptx.ptx, "sm_80")
+        let c = count(&ptx_of(&BOTH_FILES, "compute_80"), "sm_80")
             .unwrap()
             .expect("ptxas and nvdisasm are found (CMBOOK_PTXAS, CMBOOK_NVDISASM)");
         let u64 = c.per_candidate(TiledKernel::MinPlus).unwrap();
@@ -135,5 +143,21 @@ mod tests {
         assert!((6.0..12.0).contains(&u64), "{u64}");
         assert!(u32 < u64, "{u32} vs {u64}");
         assert!(c.step(TiledKernel::Wavefront).unwrap() > 0);
+    }
+
+    /// A Turing GPU loads only `kernels/cmm_tiled.cu`: every loop of it is counted and the
+    /// 32-bit min-plus kernel, which needs cp.async, is left out instead of failing the count.
+    #[test]
+    #[cfg_attr(
+        any(cmbook_no_nvrtc, cmbook_no_sass_tools),
+        ignore = "needs libnvrtc.so.13 and ptxas + nvdisasm (CMBOOK_PTXAS, CMBOOK_NVDISASM)"
+    )]
+    fn a_gpu_without_cp_async_counts_every_other_kernel() {
+        let c = count(&ptx_of(&["cmm_tiled.cu"], "compute_75"), "sm_75")
+            .unwrap()
+            .expect("ptxas and nvdisasm are found (CMBOOK_PTXAS, CMBOOK_NVDISASM)");
+        assert!((6.0..12.0).contains(&c.per_candidate(TiledKernel::MinPlus).unwrap()));
+        assert_eq!(c.per_candidate(TiledKernel::MinPlusU32), None);
+        assert_eq!(c.sweep_step.len(), 5, "{c:?}");
     }
 }

@@ -18,6 +18,7 @@ use crate::cmm::layout::Layout;
 use crate::cmm::tiled::{self, TiledKernels};
 use crate::cmm::tiled::{Config, MinPlus, Sweep};
 use crate::harness::blas::open_blas;
+use crate::harness::sections::{self, Caps, Skip};
 use crate::harness::timing::{time_host, Plan};
 use crate::harness::{FullQuick, Run, Stats, UsageError, L2};
 
@@ -224,6 +225,11 @@ impl Variant {
         }
     }
 
+    /// The section of the chapter's plan ([`super::SECTIONS`]) a tiled variant belongs to.
+    pub fn section(self) -> Option<&'static str> {
+        self.config().map(section_of)
+    }
+
     /// The tiled kernels of a tiled variant.
     pub fn config(self) -> Option<Config> {
         let c = |minplus, sweep| Some(Config { minplus, sweep });
@@ -273,6 +279,25 @@ impl Variant {
     }
 }
 
+/// The section of the chapter's plan that runs the tiled program configured as `config`.
+pub fn section_of(config: Config) -> &'static str {
+    match config.minplus {
+        MinPlus::U64 => super::TILED_U64,
+        MinPlus::U32 => super::TILED_U32,
+    }
+}
+
+/// The sections of the chapter's plan that `part` measures.
+pub fn sections_of(part: Part) -> &'static [&'static str] {
+    use super::{BATCH, TILED_U32, TILED_U64};
+    match part {
+        Part::Dp | Part::Counted => &[TILED_U64, TILED_U32],
+        Part::Batch => &[BATCH],
+        Part::DpBatch | Part::All => &[TILED_U64, TILED_U32, BATCH],
+        Part::Chains | Part::Launches => &[],
+    }
+}
+
 /// Every program measured at one n, the multi-threaded CPU (the reference) first.
 #[derive(Debug, Clone)]
 pub struct SizeResult {
@@ -309,13 +334,26 @@ pub struct Results {
     pub chains: Option<ChainResults>,
     /// Per n of [`LAUNCH_N`]: the warp-per-cell program's launches, graph and grid barrier.
     pub launches: Option<Vec<Separation>>,
+    /// The sections of the measured parts this GPU could not run, each said once.
+    pub skipped: Vec<Skip>,
 }
 
-/// Measures the parts `settings.part` names.
+/// Measures the parts `settings.part` names, leaving out (and saying, once each) the
+/// sections of them this GPU cannot run.
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let part = settings.part;
+    let plan = sections::plan(super::SECTIONS, &Caps::of(&run.gpu().info, 0));
+    let skipped: Vec<Skip> = plan
+        .skipped
+        .iter()
+        .filter(|s| sections_of(part).contains(&s.section))
+        .cloned()
+        .collect();
+    for skip in &skipped {
+        println!("{skip}");
+    }
     let dp = match part {
-        Part::Dp | Part::DpBatch | Part::All => Some(measure_dp(run, settings)?),
+        Part::Dp | Part::DpBatch | Part::All => Some(measure_dp(run, settings, &plan)?),
         _ => None,
     };
     let launches = match part {
@@ -327,13 +365,15 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         _ => None,
     };
     let batch = match part {
-        Part::Batch | Part::DpBatch | Part::All => Some(super::batch::measure(run)?),
+        Part::Batch | Part::DpBatch | Part::All if plan.runs(super::BATCH) => {
+            Some(super::batch::measure(run)?)
+        }
         _ => None,
     };
     if part == Part::Counted {
-        super::counted::run_cases(run)?;
+        super::counted::run_cases(run, &plan)?;
     }
-    Ok(Results { dp, batch, chains, launches })
+    Ok(Results { dp, batch, chains, launches, skipped })
 }
 
 /// The warp-per-cell program kept in order three ways (a launch per diagonal, a graph, one
@@ -401,7 +441,11 @@ fn verify_then_time_budgeted<P>(
     time(problem, Plan::new(0, reps_for(first.median_ms, max_reps), L2::Warm))
 }
 
-fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
+fn measure_dp(
+    run: &Run,
+    settings: &Settings,
+    plan: &sections::Plan,
+) -> anyhow::Result<DpResults> {
     let gpu = run.gpu();
     let cmm = CmmKernels::load(gpu)?;
     let tiled_kernels = TiledKernels::load(gpu)?;
@@ -421,6 +465,9 @@ fn measure_dp(run: &Run, settings: &Settings) -> anyhow::Result<DpResults> {
         for variant in Variant::ALL {
             bar.inc(1);
             if variant == Variant::CpuAllThreads || n > variant.max_n() {
+                continue;
+            }
+            if variant.section().is_some_and(|s| !plan.runs(s)) {
                 continue;
             }
             bar.set_message(format!("n = {n}: {}", variant.label(threads)));

@@ -4,6 +4,7 @@
 use crate::cmm::chain;
 use crate::harness::format::ms;
 use crate::harness::plot::{Point, Spec};
+use crate::harness::skipped::Skipped;
 use crate::harness::Run;
 
 use crate::cmm::launches::{Separation, SeparationRow, SEPARATION_SHOWN};
@@ -80,6 +81,12 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     if let Some(batch) = &r.batch {
         report_batch(run, batch)?;
     }
+    // Written by every run that measures a section of the plan, so that a folder's table
+    // is its last such run's.
+    if r.dp.is_some() || r.batch.is_some() || !r.skipped.is_empty() {
+        let rows: Vec<Skipped> = r.skipped.iter().map(Skipped::section).collect();
+        crate::harness::skipped::record(run, super::SKIPPED_STEM, &rows)?;
+    }
     Ok(())
 }
 
@@ -103,13 +110,27 @@ const TARGETS_SHOWN: [(&str, &str); 2] = [
     ),
 ];
 
-/// The tiled variant with the smallest median at this n.
-fn fastest_tiled(size: &super::measure::SizeResult) -> (Variant, f64) {
+/// The tiled variant with the smallest median at this n; `None` on a GPU that runs none of
+/// them (the chapter said which sections it skipped).
+fn fastest_tiled(size: &super::measure::SizeResult) -> Option<(Variant, f64)> {
     Variant::TILED
         .iter()
         .filter_map(|&v| size.median_ms(v).map(|ms| (v, ms)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
-        .expect("the tiled kernels run at every n")
+}
+
+/// The console line of one n: every program's median.
+fn print_size(size: &super::measure::SizeResult, threads: usize) {
+    let all: Vec<String> = size
+        .measured
+        .iter()
+        .map(|(v, s)| format!("{} {} ms", v.label(threads), fmt_ms(s.median_ms)))
+        .collect();
+    println!(
+        "n = {:>5} (every GPU table equals the CPU's): {}",
+        size.n,
+        all.join(", ")
+    );
 }
 
 fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
@@ -118,16 +139,26 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
     let mut targets = Vec::new();
     let mut versions = Vec::new();
     let sm = run.gpu().info.arch().replace("compute_", "sm_");
-    let ptx = crate::harness::kernels::compile("cmm_tiled.cu", &run.gpu().info.arch())?;
-    let counts: Option<Counts> = instructions::count(&ptx.ptx, &sm)?;
+    let arch = run.gpu().info.arch();
+    let capability = crate::harness::sections::Caps::of(&run.gpu().info, 0).capability;
+    let ptx = crate::cmm::tiled::TILED_FILES
+        .iter()
+        .filter(|f| crate::harness::kernels::check_capability(f, capability).is_ok())
+        .map(|f| Ok(crate::harness::kernels::compile(f, &arch)?.ptx))
+        .collect::<anyhow::Result<Vec<String>>>()?;
+    let counts: Option<Counts> = instructions::count(&ptx, &sm)?;
     for size in &r.sizes {
         let n = size.n;
         for (variant, s) in &size.measured {
             points.push(Point::ms(&variant.label(threads), n, s));
         }
-        let first_ms =
-            size.median_ms(Variant::Tiled).expect("the tiled kernels run at every n");
-        let (best, best_ms) = fastest_tiled(size);
+        // The first tiled version runs wherever any does (its needs are the least).
+        let (Some(first_ms), Some((best, best_ms))) =
+            (size.median_ms(Variant::Tiled), fastest_tiled(size))
+        else {
+            print_size(size, threads);
+            continue;
+        };
         let vs = |v: Variant| {
             size.median_ms(v)
                 .map(|ms| format!("{:.1}x", ms / best_ms))
@@ -176,15 +207,7 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
                 }),
             });
         }
-        let others: Vec<String> = size
-            .measured
-            .iter()
-            .map(|(v, s)| format!("{} {} ms", v.label(threads), fmt_ms(s.median_ms)))
-            .collect();
-        println!(
-            "n = {n:>5} (every GPU table equals the CPU's): {}",
-            others.join(", ")
-        );
+        print_size(size, threads);
     }
     let spec = Spec::line(
         "Whole CMM table vs chain length (median, min-max bars; L2 warm)",

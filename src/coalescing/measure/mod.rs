@@ -49,7 +49,7 @@ use super::transpose::TransposeKernel;
 use crate::harness::ceiling::{self, CopyKernel};
 use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::sass::Tools;
-use crate::harness::sections::{self, Caps};
+use crate::harness::sections::{self, Caps, Skip};
 use crate::harness::stats::Rate;
 use crate::harness::timing::Plan;
 use crate::harness::tma::TmaKernel;
@@ -143,6 +143,8 @@ pub struct Results {
     pub sass: Option<ReadOnlySass>,
     /// The float stride sweep under each L2 fetch granularity.
     pub granularity: GranularitySweep,
+    /// The sections of the chapter's plan this GPU could not run, each said once.
+    pub skipped: Vec<Skip>,
 }
 
 /// Who assembled the read-only kernels ("Cuda compilation tools, ... for sm_90"), and each
@@ -342,6 +344,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         ),
         sass,
         granularity,
+        skipped: sections.skipped,
     })
 }
 
