@@ -328,9 +328,9 @@ pub trait KernelName: Copy + Eq + std::hash::Hash + fmt::Debug + 'static {
     fn file(self) -> &'static str;
     /// The `extern "C" __global__` name.
     fn function(self) -> String;
-    /// A compute capability this one function needs beyond its file's `// Needs:` line, and
-    /// the feature that needs it: a kernel its file defines only when compiled for that
-    /// capability (`#if __CUDA_ARCH__ >= 900`). `None` for most.
+    /// A compute capability this function needs beyond its file's `// Needs:`
+    /// line, and the feature that needs it: a kernel its file defines only when
+    /// compiled for that capability (`#if __CUDA_ARCH__ >= 900`). `None` for most.
     fn needs(self) -> Option<((u32, u32), &'static str)> {
         None
     }

@@ -16,6 +16,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtrMut};
 
 use super::gpu::Gpu;
 use super::stats::Stats;
+use super::toolchain;
 
 /// What the L2 cache holds when a timed repetition starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -138,8 +139,9 @@ where
     gpu.stream.synchronize()?;
     let mut samples = Vec::with_capacity(pairs.len());
     for (start, stop) in &pairs {
-        let ms = super::toolchain::event_elapsed_ms(start, stop)
-            .map_err(anyhow::Error::msg)?;
+        // The driver's time between the events (the entry point this driver has).
+        let ms =
+            toolchain::event_elapsed_ms(start, stop).map_err(anyhow::Error::msg)?;
         samples.push(ms as f64);
     }
     Stats::from_samples(&samples)

@@ -10,6 +10,7 @@ use cudarc::driver::sys::{
 use cudarc::driver::{result, CudaContext, CudaStream};
 
 use crate::harness::timing::Plan;
+use crate::harness::toolchain;
 use crate::harness::{Gpu, Stats, L2};
 
 /// How many CUDA devices the driver reports.
@@ -358,8 +359,8 @@ pub fn time_streams(
     synchronize(streams)?;
     let mut samples = Vec::with_capacity(pairs.len());
     for (start, stop) in &pairs {
-        let ms = crate::harness::toolchain::event_elapsed_ms(start, stop)
-            .map_err(anyhow::Error::msg)?;
+        let ms =
+            toolchain::event_elapsed_ms(start, stop).map_err(anyhow::Error::msg)?;
         samples.push(ms as f64 / batch as f64);
     }
     Stats::from_samples(&samples).ok_or_else(|| anyhow::anyhow!("no valid samples"))
