@@ -24,8 +24,8 @@ pub use report::report;
 
 crate::kernel_names! {
     /// The kernels of the chapter: `kernels/hopper_sync.cu`, `hopper_cluster.cu`,
-    /// `hopper_async.cu`, `hopper_l2.cu`, `hopper_tma.cu`, `hopper_pitched.cu` and
-    /// `hopper_sgemm.cu`.
+    /// `hopper_async.cu`, `hopper_l2.cu`, `hopper_tma.cu`, `hopper_pitched.cu`,
+    /// `hopper_sgemm_warp.cu` and `hopper_sgemm.cu`.
     pub enum HopperKernel {
         in "hopper_sync.cu" {
             /// Rounds of two `__syncthreads`.
@@ -66,25 +66,27 @@ crate::kernel_names! {
             /// A pitched copy with the transpose's access pattern.
             CopyPitched => "copy_pitched",
         }
+        in "hopper_sgemm_warp.cu" {
+            /// Warp tiles, A k-major, the slice unrolled: 128 x 128, k slices of 8, the
+            /// slice through registers.
+            Warp128K8 => "sgemm_warp_128_k8",
+            /// 128 x 256 tiles (8 x 16 results per thread), one block per SM.
+            Warp256K8 => "sgemm_warp_256_k8",
+            Warp256K16 => "sgemm_warp_256_k16",
+            /// 128 x 256, slices of 16, every warp multiplies (no edge skip).
+            Warp256K16All => "sgemm_warp_256_k16_all",
+        }
         in "hopper_sgemm.cu" {
             /// FP32 C = A B, 128 x 128 tiles, 2, 3 or 4 cp.async stages.
             Sgemm2 => "sgemm_cp_async_2",
             Sgemm3 => "sgemm_cp_async_3",
             Sgemm4 => "sgemm_cp_async_4",
-            /// Warp tiles, A k-major, the slice unrolled: 128 x 128, k slices of 8, the
-            /// slice through registers.
-            Warp128K8 => "sgemm_warp_128_k8",
-            /// The same fed by 3 cp.async stages (A as 4-byte copies).
+            /// The warp tiles of `Warp128K8` fed by 3 cp.async stages (A as 4-byte copies).
             Warp128K8Cp3 => "sgemm_warp_128_k8_cp3",
             /// A through registers, B by cp.async.
             Warp128K8Bcp => "sgemm_warp_128_k8_bcp",
-            /// 128 x 256 tiles (8 x 16 results per thread), one block per SM.
-            Warp256K8 => "sgemm_warp_256_k8",
             Warp256K8Bcp => "sgemm_warp_256_k8_bcp",
-            Warp256K16 => "sgemm_warp_256_k16",
             Warp256K16Bcp => "sgemm_warp_256_k16_bcp",
-            /// 128 x 256, slices of 16, every warp multiplies (no edge skip).
-            Warp256K16All => "sgemm_warp_256_k16_all",
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The section "A matrix multiply fed by cp.async": the FP32 multiplies of
-//! `kernels/hopper_sgemm.cu` — step 6's layout with 2, 3 and 4 stages of `cp.async` in
-//! flight, and the warp-tiled kernels (A k-major, the slice unrolled, 128 x 128 or
+//! `kernels/hopper_sgemm.cu` and `hopper_sgemm_warp.cu` — step 6's layout with 2, 3 and 4
+//! stages of `cp.async` in flight, and the warp-tiled kernels (A k-major, the slice unrolled, 128 x 128 or
 //! 128 x 256 tiles, slices of 8 or 16, registers or `cp.async` stages) — beside the
 //! tiling chapter's step 6 and cuBLAS SGEMM, on the same operands in the same run. Every
 //! product is checked against the CPU's double-precision rows before it is timed: all
@@ -66,6 +66,10 @@ const fn staged(kernel: K, stages: usize) -> Variant {
 const fn warp(kernel: K, bn: usize, bk: usize, stages: usize) -> Variant {
     Variant { kernel, bn, bk, stages, shared_bytes: 4 * stages * bk * (TILE + 4 + bn) }
 }
+
+/// The kernel files of the section: the warp-tiled kernels fed through registers (any
+/// GPU), then those fed by `cp.async` (8.0).
+pub const FILES: [&str; 2] = ["hopper_sgemm_warp.cu", "hopper_sgemm.cu"];
 
 /// Every kernel of the section, checked and timed at every size.
 pub const KERNELS: [Variant; 11] = [
@@ -156,7 +160,7 @@ pub fn launch(
     ops: &mut Operands,
 ) -> anyhow::Result<()> {
     let (m, n, k) = (ops.m as i32, ops.n as i32, ops.k as i32);
-    // SAFETY: every kernel of hopper_sgemm.cu is (a, b, c, M, N, K), launched with the
+    // SAFETY: every kernel of hopper_sgemm.cu and hopper_sgemm_warp.cu is (a, b, c, M, N, K), launched with the
     // shared memory of its variant; each bound-checks every index.
     unsafe {
         stream
@@ -269,10 +273,14 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
             r.sgemm.push(SgemmRun { size, kernel: name, time: times[0].clone() });
         }
     }
-    let sass = match crate::harness::sass::Tools::find() {
-        Some(t) => Some(t.disassemble(table.ptx("hopper_sgemm.cu"), "sm_90")?),
-        None => None,
-    };
+    // The machine code of each file this GPU loaded (the kernels are in two).
+    let tools = crate::harness::sass::Tools::find();
+    let mut sass = Vec::new();
+    for file in FILES {
+        if let (Some(t), Some(module)) = (&tools, table.try_module(file)) {
+            sass.push(t.disassemble(&module.ptx, "sm_90")?);
+        }
+    }
     for v in KERNELS {
         let f = table.get(v.kernel);
         let name = v.kernel.function();
@@ -286,10 +294,7 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
                 v.shared_bytes,
                 None,
             )?,
-            loop_census: sass
-                .as_ref()
-                .and_then(|s| s.function(&name))
-                .and_then(loop_census),
+            loop_census: sass.iter().find_map(|s| s.function(&name)).and_then(loop_census),
         });
     }
     Ok(())
