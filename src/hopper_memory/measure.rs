@@ -5,9 +5,11 @@
 use cudarc::driver::LaunchConfig;
 
 use super::HopperKernel as K;
+use super::{CLUSTER_BARRIERS, CP_ASYNC_STAGES, DSMEM, L2_WINDOW, TMA};
 use crate::harness::kernels::KernelTable;
 use crate::harness::launch::{L2Limits, L2Window};
-use crate::harness::{FullQuick, Run, Stats};
+use crate::harness::sections::{self, Caps, Plan, Skip};
+use crate::harness::{FullQuick, Gpu, Run, Stats};
 
 mod copies;
 mod sync;
@@ -119,32 +121,54 @@ pub struct Results {
     pub refused_cluster: Option<String>,
     /// Cluster sizes the device refused for a kernel, and why (not measured).
     pub skipped: Vec<String>,
+    /// The parts of the chosen sections that this GPU cannot run, each with its need.
+    pub parts_skipped: Vec<Skip>,
     /// The matrix multiplies timed, the sizes only checked, and the kernels' code.
     pub sgemm: Vec<super::sgemm::SgemmRun>,
     pub sgemm_checked: Vec<(usize, usize, usize)>,
     pub sgemm_code: Vec<super::sgemm::SgemmCode>,
 }
 
-/// Measures the chosen sections.
+/// What `gpu` offers the chapter: as the GPU a run pretends to be, where it pretends.
+pub fn caps(gpu: &Gpu) -> anyhow::Result<Caps> {
+    let persisting = L2Limits::query(gpu)?.max_persisting;
+    Ok(Caps::of(&gpu.info, persisting))
+}
+
+/// The parts of the chapter `gpu` runs ([`super::SECTIONS`]).
+pub fn plan(gpu: &Gpu) -> anyhow::Result<Plan> {
+    Ok(sections::plan(super::SECTIONS, &caps(gpu)?))
+}
+
+/// Measures the chosen sections, each part that this GPU cannot run skipped with one line
+/// naming its need (and recorded in [`Results::parts_skipped`]).
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let table = KernelTable::<K>::load(run.gpu())?;
-    // Until each section asks for its own kernels, a GPU that cannot load every file of
-    // the chapter runs none of it (exit code 2, the first file's need in one line).
-    if let Some(why) = table.refused().next() {
-        return Err(why.clone().into());
-    }
+    let plan = plan(run.gpu())?;
     let mut r = Results::default();
     for &section in &settings.sections {
+        for part in section.parts() {
+            if let Some(skip) = plan.skip(part) {
+                println!("{skip}");
+                r.parts_skipped.push(skip.clone());
+            }
+        }
+        let runs = |part| plan.runs(part);
         match section {
-            Section::Ladder => sync::ladder(run, &table, &mut r)?,
-            Section::L2 => {
+            Section::Ladder => {
+                sync::ladder(run, &table, runs(CLUSTER_BARRIERS), &mut r)?
+            }
+            Section::L2 if runs(L2_WINDOW) => {
                 super::l2::lookup(run, &table, settings, &mut r)?;
                 super::l2::reread(run, &table, &mut r)?;
             }
-            Section::Dsmem => sync::dsmem(run, &table, &mut r)?,
-            Section::Stages => copies::stages(run, &table, settings, &mut r)?,
-            Section::Tma => copies::tma(run, &table, settings, &mut r)?,
-            Section::Sgemm => super::sgemm::measure(run, &mut r)?,
+            Section::Dsmem if runs(DSMEM) => sync::dsmem(run, &table, &mut r)?,
+            Section::Stages if runs(CP_ASYNC_STAGES) => {
+                copies::stages(run, &table, settings, &mut r)?
+            }
+            Section::Tma => copies::tma(run, &table, settings, runs(TMA), &mut r)?,
+            Section::Sgemm => super::sgemm::measure(run, &plan, &mut r)?,
+            Section::L2 | Section::Dsmem | Section::Stages => {}
         }
     }
     Ok(r)

@@ -237,8 +237,18 @@ fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
         println!("a cluster of 32 blocks: {why}");
     }
     let refused = r.refused_cluster.clone().unwrap_or_else(|| "none".into());
-    let skipped =
-        if r.skipped.is_empty() { "none".to_string() } else { r.skipped.join("; ") };
+    // The parts of the chapter this GPU could not run, then the cluster sizes it refused.
+    let not_measured: Vec<String> = r
+        .parts_skipped
+        .iter()
+        .map(|s| format!("{}: {}", s.section, s.why))
+        .chain(r.skipped.iter().cloned())
+        .collect();
+    let skipped = if not_measured.is_empty() {
+        "none".to_string()
+    } else {
+        not_measured.join("; ")
+    };
     for s in &r.skipped {
         println!("not measured: {s}");
     }

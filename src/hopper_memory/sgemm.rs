@@ -1,6 +1,6 @@
 //! The section "A matrix multiply fed by cp.async": the FP32 multiplies of
-//! `kernels/hopper_sgemm.cu` — step 6's layout with 2, 3 and 4 stages of `cp.async` in
-//! flight, and the warp-tiled kernels (A k-major, the slice unrolled, 128 x 128 or
+//! `kernels/hopper_sgemm.cu` and `hopper_sgemm_warp.cu` — step 6's layout with 2, 3 and 4
+//! stages of `cp.async` in flight, and the warp-tiled kernels (A k-major, the slice unrolled, 128 x 128 or
 //! 128 x 256 tiles, slices of 8 or 16, registers or `cp.async` stages) — beside the
 //! tiling chapter's step 6 and cuBLAS SGEMM, on the same operands in the same run. Every
 //! product is checked against the CPU's double-precision rows before it is timed: all
@@ -15,7 +15,8 @@ use super::measure::Results;
 use super::HopperKernel as K;
 use crate::harness::counters::{Case, Quantity};
 use crate::harness::kernels::{KernelName, KernelTable};
-use crate::harness::timing::Plan;
+use crate::harness::sections::Plan;
+use crate::harness::timing::Plan as Timing;
 
 use crate::harness::{Gpu, Run, Stats, L2};
 use crate::tiling::device::{self as tiling, Kernels, Operands};
@@ -46,8 +47,18 @@ pub const CHECKED: [(usize, usize, usize); 4] =
 /// The sizes of `--quick` (timed too).
 pub const QUICK_SIZES: [(usize, usize, usize); 2] = [(256, 256, 256), (253, 259, 127)];
 
+/// How a kernel's slices reach shared memory, which decides the GPUs that run it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feed {
+    /// Loads into registers, then stores (`hopper_sgemm_warp.cu`, any GPU).
+    Registers,
+    /// `cp.async` for one operand or both (`hopper_sgemm.cu`, 8.0).
+    CpAsync,
+}
+
 /// One kernel of the section: its function, the columns of its block tile (its rows
-/// are always 128), its k slice, its stages and the shared memory it asks for.
+/// are always 128), its k slice, its stages, the shared memory it asks for and how its
+/// slices arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
     pub kernel: K,
@@ -55,31 +66,53 @@ pub struct Variant {
     pub bk: usize,
     pub stages: usize,
     pub shared_bytes: usize,
+    pub feed: Feed,
 }
 
 /// Step 6's layout with `stages` cp.async stages.
 const fn staged(kernel: K, stages: usize) -> Variant {
-    Variant { kernel, bn: TILE, bk: SLICE, stages, shared_bytes: stages * STAGE_BYTES }
+    let shared_bytes = stages * STAGE_BYTES;
+    Variant { kernel, bn: TILE, bk: SLICE, stages, shared_bytes, feed: Feed::CpAsync }
 }
 
 /// A warp-tiled kernel: per stage, A as (k, 128 + 4 padding) and B as (k, `bn`).
-const fn warp(kernel: K, bn: usize, bk: usize, stages: usize) -> Variant {
-    Variant { kernel, bn, bk, stages, shared_bytes: 4 * stages * bk * (TILE + 4 + bn) }
+const fn warp(kernel: K, bn: usize, bk: usize, stages: usize, feed: Feed) -> Variant {
+    let shared_bytes = 4 * stages * bk * (TILE + 4 + bn);
+    Variant { kernel, bn, bk, stages, shared_bytes, feed }
 }
+
+/// The most shared memory one block of the kernels fed by `feed` asks for: what a GPU
+/// must let a block opt in to for that half of the section.
+pub const fn shared_needed(feed: Feed) -> usize {
+    let (mut most, mut i) = (0, 0);
+    while i < KERNELS.len() {
+        let v = KERNELS[i];
+        // `==` on an enum is not const: compare the discriminants.
+        if v.feed as u8 == feed as u8 && v.shared_bytes > most {
+            most = v.shared_bytes;
+        }
+        i += 1;
+    }
+    most
+}
+
+/// The kernel files of the section: the warp-tiled kernels fed through registers (any
+/// GPU), then those fed by `cp.async` (8.0).
+pub const FILES: [&str; 2] = ["hopper_sgemm_warp.cu", "hopper_sgemm.cu"];
 
 /// Every kernel of the section, checked and timed at every size.
 pub const KERNELS: [Variant; 11] = [
     staged(K::Sgemm2, 2),
     staged(K::Sgemm3, 3),
     staged(K::Sgemm4, 4),
-    warp(K::Warp128K8, 128, 8, 2),
-    warp(K::Warp128K8Cp3, 128, 8, 3),
-    warp(K::Warp128K8Bcp, 128, 8, 2),
-    warp(K::Warp256K8, 256, 8, 2),
-    warp(K::Warp256K8Bcp, 256, 8, 2),
-    warp(K::Warp256K16, 256, 16, 2),
-    warp(K::Warp256K16Bcp, 256, 16, 2),
-    warp(K::Warp256K16All, 256, 16, 2),
+    warp(K::Warp128K8, 128, 8, 2, Feed::Registers),
+    warp(K::Warp128K8Cp3, 128, 8, 3, Feed::CpAsync),
+    warp(K::Warp128K8Bcp, 128, 8, 2, Feed::CpAsync),
+    warp(K::Warp256K8, 256, 8, 2, Feed::Registers),
+    warp(K::Warp256K8Bcp, 256, 8, 2, Feed::CpAsync),
+    warp(K::Warp256K16, 256, 16, 2, Feed::Registers),
+    warp(K::Warp256K16Bcp, 256, 16, 2, Feed::CpAsync),
+    warp(K::Warp256K16All, 256, 16, 2, Feed::Registers),
 ];
 
 /// One timed multiply.
@@ -130,16 +163,24 @@ fn cfg((m, n): (usize, usize), v: Variant) -> LaunchConfig {
     }
 }
 
-/// Loads the chapter's kernels and lets each ask for its stages' shared memory (several
-/// need more than the 48 KiB a launch gets without asking).
-pub fn prepare(gpu: &Gpu) -> anyhow::Result<KernelTable<K>> {
-    let table = KernelTable::<K>::load(gpu)?;
-    // Until each section asks for its own kernels, a GPU that cannot load every file of
-    // the chapter runs none of it (exit code 2, the first file's need in one line).
-    if let Some(why) = table.refused().next() {
-        return Err(why.clone().into());
+/// The part of [`crate::hopper_memory::SECTIONS`] a kernel fed by `feed` belongs to.
+pub fn part(feed: Feed) -> &'static str {
+    match feed {
+        Feed::Registers => crate::hopper_memory::SGEMM_REGISTERS,
+        Feed::CpAsync => crate::hopper_memory::SGEMM_CP_ASYNC,
     }
-    for v in KERNELS {
+}
+
+/// The kernels of the section that `plan` runs, in [`KERNELS`]' order.
+pub fn runnable(plan: &Plan) -> Vec<Variant> {
+    KERNELS.into_iter().filter(|v| plan.runs(part(v.feed))).collect()
+}
+
+/// Loads the chapter's kernels and lets each of `variants` ask for its stages' shared
+/// memory (several need more than the 48 KiB a launch gets without asking).
+pub fn prepare(gpu: &Gpu, variants: &[Variant]) -> anyhow::Result<KernelTable<K>> {
+    let table = KernelTable::<K>::load(gpu)?;
+    for v in variants {
         table.get(v.kernel).set_attribute(
             CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             v.shared_bytes as i32,
@@ -156,7 +197,7 @@ pub fn launch(
     ops: &mut Operands,
 ) -> anyhow::Result<()> {
     let (m, n, k) = (ops.m as i32, ops.n as i32, ops.k as i32);
-    // SAFETY: every kernel of hopper_sgemm.cu is (a, b, c, M, N, K), launched with the
+    // SAFETY: every kernel of hopper_sgemm.cu and hopper_sgemm_warp.cu is (a, b, c, M, N, K), launched with the
     // shared memory of its variant; each bound-checks every index.
     unsafe {
         stream
@@ -183,7 +224,7 @@ pub fn verify_then_time(
     ops: &mut Operands,
     reference: &Reference,
     table: &KernelTable<K>,
-    plans: &[Plan],
+    plans: &[Timing],
 ) -> anyhow::Result<Vec<Stats>> {
     let f = table.get(v.kernel);
     let name = v.kernel.function();
@@ -215,13 +256,14 @@ fn case(label: &str, (m, n, k): (usize, usize, usize)) -> Case {
         .predict(Quantity::Instructions, (m * n * k) as f64 / 32.0)
 }
 
-/// Checks every kernel at the odd sizes, then verifies and times all of them, cuBLAS
-/// and step 6 at each timed size.
-pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
+/// Checks every kernel that `plan` runs at the odd sizes, then verifies and times all of
+/// them, cuBLAS and step 6 at each timed size.
+pub fn measure(run: &Run, plan: &Plan, r: &mut Results) -> anyhow::Result<()> {
     let gpu = run.gpu();
-    let table = prepare(gpu)?;
+    let kernels = runnable(plan);
+    let table = prepare(gpu, &kernels)?;
     let tiled = Kernels::load(gpu)?;
-    let plan = Plan::new(2, run.reps(), L2::Cold);
+    let timing = Timing::new(2, run.reps(), L2::Cold);
     // `--quick` (the sanitizers' mode) keeps the small odd sizes: under racecheck every
     // shared-memory access is tracked, and 1000 × 1003 × 517 alone would take minutes.
     let checked =
@@ -229,7 +271,7 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
     for (i, &size) in checked.enumerate() {
         let mut ops = Operands::new(gpu, size, run.seed + 100 + i as u64)?;
         let reference = Reference::for_operands(&ops, run.seed);
-        for kernel in KERNELS {
+        for &kernel in &kernels {
             verify_then_time(gpu, kernel, &mut ops, &reference, &table, &[])?;
         }
         r.sgemm_checked.push(size);
@@ -251,7 +293,7 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
                 step,
                 &mut ops,
                 &reference,
-                &[plan],
+                &[timing],
             )?;
             r.sgemm.push(SgemmRun {
                 size,
@@ -259,21 +301,25 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
                 time: v.time().clone(),
             });
         }
-        for v in KERNELS {
+        for &v in &kernels {
             let name = v.kernel.function();
             if counted && COUNTED.contains(&v.kernel) {
                 gpu.count_next(case(&name, size));
             }
             let times =
-                verify_then_time(gpu, v, &mut ops, &reference, &table, &[plan])?;
+                verify_then_time(gpu, v, &mut ops, &reference, &table, &[timing])?;
             r.sgemm.push(SgemmRun { size, kernel: name, time: times[0].clone() });
         }
     }
-    let sass = match crate::harness::sass::Tools::find() {
-        Some(t) => Some(t.disassemble(table.ptx("hopper_sgemm.cu"), "sm_90")?),
-        None => None,
-    };
-    for v in KERNELS {
+    // The machine code of each file this GPU loaded (the kernels are in two).
+    let tools = crate::harness::sass::Tools::find();
+    let mut sass = Vec::new();
+    for file in FILES {
+        if let (Some(t), Some(module)) = (&tools, table.try_module(file)) {
+            sass.push(t.disassemble(&module.ptx, "sm_90")?);
+        }
+    }
+    for &v in &kernels {
         let f = table.get(v.kernel);
         let name = v.kernel.function();
         r.sgemm_code.push(SgemmCode {
@@ -287,8 +333,8 @@ pub fn measure(run: &Run, r: &mut Results) -> anyhow::Result<()> {
                 None,
             )?,
             loop_census: sass
-                .as_ref()
-                .and_then(|s| s.function(&name))
+                .iter()
+                .find_map(|s| s.function(&name))
                 .and_then(loop_census),
         });
     }

@@ -77,6 +77,7 @@ pub(super) fn tma(
     run: &Run,
     table: &KernelTable<K>,
     settings: &Settings,
+    with_tma: bool,
     r: &mut Results,
 ) -> anyhow::Result<()> {
     let (gpu, reps, seed) = (run.gpu(), run.reps(), run.seed);
@@ -98,7 +99,10 @@ pub(super) fn tma(
             ("tma_transpose", pitched),
             ("tma_transpose", side),
         ] {
-            if !layouts.contains(&(kernel, pitch)) {
+            // Without the TMA (before 9.0) the padded transpose and the pitched copy
+            // are measured alone.
+            let runs = with_tma || !kernel.starts_with("tma");
+            if runs && !layouts.contains(&(kernel, pitch)) {
                 layouts.push((kernel, pitch));
             }
         }
@@ -202,13 +206,18 @@ pub(super) fn tma(
             });
         }
     }
-    // What each kernel is made of: registers from the driver, instructions from SASS.
+    // What each kernel is made of: registers from the driver, instructions from SASS of
+    // the files this GPU loaded (the TMA kernels' and the others').
     let tools = crate::harness::sass::Tools::find();
-    let sass = match &tools {
-        Some(t) => Some(t.disassemble(table.ptx("hopper_tma.cu"), "sm_90")?),
-        None => None,
-    };
-    for k in [K::CopyPitched, K::TmaCopy, K::TransposePadded, K::TmaTranspose] {
+    let mut sass = Vec::new();
+    for file in ["hopper_pitched.cu", "hopper_tma.cu"] {
+        if let (Some(t), Some(module)) = (&tools, table.try_module(file)) {
+            sass.push(t.disassemble(&module.ptx, "sm_90")?);
+        }
+    }
+    let kernels = [K::CopyPitched, K::TmaCopy, K::TransposePadded, K::TmaTranspose];
+    let measured = |&k: &K| with_tma || !matches!(k, K::TmaCopy | K::TmaTranspose);
+    for k in kernels.into_iter().filter(measured) {
         r.code.push(KernelCode {
             kernel: match k {
                 K::CopyPitched => "copy_pitched",
@@ -217,7 +226,7 @@ pub(super) fn tma(
                 _ => "tma_transpose",
             },
             registers: table.get(k).num_regs()?,
-            sass: sass.as_ref().and_then(|s| s.function(&k.function()).cloned()),
+            sass: sass.iter().find_map(|s| s.function(&k.function())).cloned(),
         });
     }
     Ok(())

@@ -122,10 +122,12 @@ fn per_barrier(
 }
 
 /// The barriers of a block (256 and 1024 threads), of every cluster size the device
-/// runs, and of the grid (one block per SM, and as many as fit).
+/// runs (with `clusters`: a GPU from 9.0), and of the grid (one block per SM, and as many
+/// as fit).
 fn barriers<'a>(
     run: &'a Run,
     table: &'a KernelTable<K>,
+    clusters: bool,
     r: &mut Results,
 ) -> anyhow::Result<Vec<Barrier<'a>>> {
     let gpu = run.gpu();
@@ -149,7 +151,8 @@ fn barriers<'a>(
             }),
         });
     }
-    for cluster in [2u32, 4, 8, 16] {
+    let cluster_sizes: &[u32] = if clusters { &[2, 4, 8, 16] } else { &[] };
+    for &cluster in cluster_sizes {
         let f = table.get(K::LadderCluster);
         let grid = sms / cluster * cluster;
         if !cluster_runs(gpu, f, (grid, cluster), &mut r.skipped) {
@@ -167,11 +170,13 @@ fn barriers<'a>(
         });
     }
     // A shape the device must refuse: the wrapper says so instead of launching.
-    let f = table.get(K::LadderCluster);
-    r.refused_cluster =
-        launch::max_active_clusters(gpu, f, cfg(sms / 32 * 32, 256, 0), (32, 1, 1))
-            .err()
-            .map(|e| e.to_string());
+    if clusters {
+        let f = table.get(K::LadderCluster);
+        r.refused_cluster =
+            launch::max_active_clusters(gpu, f, cfg(sms / 32 * 32, 256, 0), (32, 1, 1))
+                .err()
+                .map(|e| e.to_string());
+    }
 
     let f = table.get(K::LadderGrid);
     let capacity = launch::cooperative_capacity(gpu, f, 256, 0)? as u32;
@@ -196,15 +201,17 @@ fn barriers<'a>(
     Ok(barriers)
 }
 
-/// The ladder: every barrier of [`barriers`], then a kernel boundary and a graph node.
+/// The ladder: every barrier of [`barriers`] (the cluster barriers with `clusters`), then
+/// a kernel boundary and a graph node.
 pub(super) fn ladder(
     run: &Run,
     table: &KernelTable<K>,
+    clusters: bool,
     r: &mut Results,
 ) -> anyhow::Result<()> {
     let gpu = run.gpu();
     let plan = Plan::new(2, run.reps(), L2::Warm);
-    for mut b in barriers(run, table, r)? {
+    for mut b in barriers(run, table, clusters, r)? {
         let (what, lo) = b.kind();
         let lo = lo.pick(run.quick);
         let name = b.kernel.function();
