@@ -163,12 +163,18 @@ pub fn check_records(
         let shown = path.display();
         let (rec, lines) = record::read_csv_with_lines(&path)
             .map_err(|e| UsageError(format!("{shown}: {e:#}")))?;
+        let missing = rec.meta.missing_provenance();
         if rec.header.iter().all(String::is_empty) {
+            // A run's table with no rows has no header to write: every section behind it
+            // was skipped on that GPU, so its numbers read "not measured". A file without
+            // a run's provenance and rows is refused.
+            if missing.is_empty() && rec.rows.is_empty() {
+                continue;
+            }
             return Err(UsageError(format!(
                 "{shown}: no column header: the file is empty"
             )));
         }
-        let missing = rec.meta.missing_provenance();
         if !missing.is_empty() {
             return Err(UsageError(format!(
                 "{shown} is not a record a run wrote: its provenance lacks {}",

@@ -88,3 +88,33 @@ fn reproduce_writes_the_comparison_page_without_a_gpu() {
     assert!(md.starts_with("# Your GPU beside the book's"), "{md}");
     assert!(dir.path().join("compare.html").exists());
 }
+
+/// A table with no rows (every section behind it skipped on the reader's GPU) has provenance
+/// and `# rows: 0` but no header: its headlines read "not measured", while a file that is
+/// merely empty is still refused.
+#[test]
+fn a_table_whose_sections_were_all_skipped_is_not_measured_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    for f in std::fs::read_dir(quick().join("data")).unwrap() {
+        let f = f.unwrap();
+        std::fs::copy(f.path(), data.join(f.file_name())).unwrap();
+    }
+    let targets = data.join("cmm-beyond-targets.csv");
+    let text = std::fs::read_to_string(&targets).unwrap();
+    let meta: String = text
+        .lines()
+        .filter(|l| l.starts_with("# ") && !l.starts_with("# rows:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&targets, format!("{meta}# rows: 0\n")).unwrap();
+    compare::check_records(ALL, dir.path()).unwrap();
+    let (headlines, _) = compare::compare(ALL, dir.path(), &book());
+    let tiled =
+        headlines.iter().find(|h| h.what == "tiled DP, whole table, n = 1024").unwrap();
+    assert_eq!(tiled.verdict(), "not measured in this run");
+    std::fs::write(&targets, "").unwrap();
+    let refused = compare::check_records(ALL, dir.path()).unwrap_err().to_string();
+    assert!(refused.contains("no column header: the file is empty"), "{refused}");
+}
