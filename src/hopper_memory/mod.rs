@@ -176,6 +176,7 @@ pub const CHAPTER: Chapter = Chapter {
         "hopper_memory-sass",
         "hopper_memory-sgemm",
         "hopper_memory-sgemm-code",
+        "hopper_memory-skipped",
     ],
     sanitizer_args: &["--quick", "--reps", "1"],
     note: "",

@@ -3,6 +3,7 @@
 
 use crate::harness::format::sig3;
 use crate::harness::plot::{Axis, Point, Spec};
+use crate::harness::skipped::Skipped;
 use crate::harness::{Run, Stats};
 
 use super::l2::Reuse;
@@ -80,6 +81,8 @@ fn ns(ms: f64) -> String {
 
 /// Writes the tables and figures of the sections that ran, and prints a summary.
 pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
+    let skipped: Vec<Skipped> = r.parts_skipped.iter().map(Skipped::section).collect();
+    crate::harness::skipped::record(run, "hopper_memory-skipped", &skipped)?;
     if !r.ladder.is_empty() {
         ladder(run, r)?;
     }

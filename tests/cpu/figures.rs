@@ -128,7 +128,11 @@ fn every_figure_is_written_by_the_example_the_registry_names() {
         );
     }
     for c in chapters::ALL {
-        for stem in c.writes {
+        // A table of what a run skipped is the book's only where its own GPU skipped
+        // something (ATAX's widest shapes); on a GPU that lacks nothing it says so and need
+        // not be kept.
+        let skips = |s: &&&str| s.ends_with(cmbook::harness::skipped::SUFFIX);
+        for stem in c.writes.iter().filter(|s| !skips(s)) {
             assert!(
                 stems.contains(&stem.to_string()),
                 "{} writes {stem}, which the book lacks",

@@ -245,6 +245,11 @@ fn the_chapter_runs_quick_and_verifies() {
         let noted = ladder.meta.get("not_measured").unwrap_or_default();
         assert!(noted.contains(&skip.why), "{skip} not recorded: {noted}");
     }
+    // And the table the comparison page reads lists each skipped part.
+    let skips =
+        cmbook::harness::record::read_csv(&out.join("data/hopper_memory-skipped.csv"))
+            .unwrap();
+    assert_eq!(skips.rows.len(), plan.skipped.len(), "{:?}", skips.rows);
     let mut stems =
         vec!["hopper_memory-ladder", "hopper_memory-tma", "hopper_memory-sgemm"];
     if plan.runs(cmbook::hopper_memory::L2_WINDOW) {
