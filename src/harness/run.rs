@@ -589,6 +589,10 @@ pub fn shape_differences_from_book(
     let mut problems = Vec::new();
     for stem in chapter.writes {
         let file = format!("data/{stem}.csv");
+        // A table of skips is the book's only where the book's GPU skipped something.
+        if stem.ends_with(super::skipped::SUFFIX) && !book.join(&file).exists() {
+            continue;
+        }
         let ours = record::read_csv(&dir.join(&file))?;
         let theirs = record::read_csv(&book.join(&file))?;
         let shape = record::shape_differences(&ours, &theirs);
