@@ -163,29 +163,13 @@ mod tests {
 
 #[cfg(test)]
 mod plan_tests {
-    use crate::harness::sections::{gpu, plan, GPUS};
-
     /// Below 9.0 the chapter skips its cluster pass, naming the need; from 9.0 up it runs all.
     #[test]
     fn the_atax_plan_of_every_supported_gpu() {
-        for (name, caps) in GPUS {
-            let p = plan(super::SECTIONS, caps);
-            if caps.capability >= (9, 0) {
-                assert_eq!(p.run, ["cluster pass"], "{name}");
-                assert!(p.skipped.is_empty(), "{name}");
-            } else {
-                assert!(p.run.is_empty(), "{name}");
-                let (major, minor) = caps.capability;
-                assert_eq!(
-                    p.skip("cluster pass").unwrap().to_string(),
-                    format!(
-                        "skipped: cluster pass: needs compute capability 9.0 \
-                         (thread-block clusters and distributed shared memory); this GPU is {major}.{minor}"
-                    ),
-                    "{name}"
-                );
-            }
-        }
-        assert!(plan(super::SECTIONS, &gpu("RTX 4090")).skip("cluster pass").is_some());
+        crate::harness::sections::check_one_hopper_section(
+            super::SECTIONS,
+            "cluster pass",
+            "thread-block clusters and distributed shared memory",
+        );
     }
 }

@@ -153,31 +153,13 @@ mod tests {
 
 #[cfg(test)]
 mod plan_tests {
-    use crate::harness::sections::{gpu, plan, GPUS};
-
     /// Below 9.0 the chapter skips its TMA transpose, naming the need; from 9.0 up it runs all.
     #[test]
     fn the_coalescing_plan_of_every_supported_gpu() {
-        for (name, caps) in GPUS {
-            let p = plan(super::SECTIONS, caps);
-            if caps.capability >= (9, 0) {
-                assert_eq!(p.run, ["TMA transpose"], "{name}");
-                assert!(p.skipped.is_empty(), "{name}");
-            } else {
-                assert!(p.run.is_empty(), "{name}");
-                let (major, minor) = caps.capability;
-                assert_eq!(
-                    p.skip("TMA transpose").unwrap().to_string(),
-                    format!(
-                        "skipped: TMA transpose: needs compute capability 9.0 \
-                         (the tensor memory accelerator); this GPU is {major}.{minor}"
-                    ),
-                    "{name}"
-                );
-            }
-        }
-        assert!(plan(super::SECTIONS, &gpu("RTX 4090"))
-            .skip("TMA transpose")
-            .is_some());
+        crate::harness::sections::check_one_hopper_section(
+            super::SECTIONS,
+            "TMA transpose",
+            "the tensor memory accelerator",
+        );
     }
 }

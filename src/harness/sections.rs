@@ -14,9 +14,9 @@ pub struct Caps {
     pub capability: (u32, u32),
     /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`, bytes.
     pub shared_per_block_optin: usize,
-    /// `CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE`, bytes: 0 where the GPU has no
-    /// access-policy window.
-    pub persisting_l2: usize,
+    /// Whether the GPU has an access-policy window: a persisting part of L2
+    /// (`CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE` above 0; none before 8.0).
+    pub access_policy_window: bool,
 }
 
 impl Caps {
@@ -27,7 +27,7 @@ impl Caps {
         Self {
             capability: (major.max(0) as u32, minor.max(0) as u32),
             shared_per_block_optin: info.shared_per_block_optin,
-            persisting_l2,
+            access_policy_window: persisting_l2 > 0,
         }
     }
 }
@@ -58,7 +58,7 @@ impl Need {
                     caps.shared_per_block_optin
                 ))
             }
-            Need::PersistingL2 if caps.persisting_l2 == 0 => Some(
+            Need::PersistingL2 if !caps.access_policy_window => Some(
                 "needs a persisting part of L2 (an access-policy window); this GPU has none"
                     .into(),
             ),
@@ -125,24 +125,52 @@ pub fn plan(sections: &[Section], caps: &Caps) -> Plan {
 
 /// The GPUs whose plans the tests pin down, from compute capability 7.0 up: the capability
 /// and shared-memory opt-in as the CUDA programming guide's tables give them, and whether
-/// the GPU has a persisting part of L2 (none before 8.0; the decision reads only whether it
-/// is zero, so the size given for the others is a placeholder of 1 MiB).
+/// the GPU has an access-policy window (from 8.0 on).
 pub const GPUS: &[(&str, Caps)] = &[
-    ("V100", caps((7, 0), 96 * 1024, 0)),
-    ("T4", caps((7, 5), 64 * 1024, 0)),
-    ("A100", caps((8, 0), 163 * 1024, 1 << 20)),
-    ("RTX 3090", caps((8, 6), 99 * 1024, 1 << 20)),
-    ("RTX 4090", caps((8, 9), 99 * 1024, 1 << 20)),
-    ("H100", caps((9, 0), 227 * 1024, 1 << 20)),
-    ("RTX 5090", caps((12, 0), 99 * 1024, 1 << 20)),
+    ("V100", caps((7, 0), 96 * 1024, false)),
+    ("T4", caps((7, 5), 64 * 1024, false)),
+    ("A100", caps((8, 0), 163 * 1024, true)),
+    ("RTX 3090", caps((8, 6), 99 * 1024, true)),
+    ("RTX 4090", caps((8, 9), 99 * 1024, true)),
+    ("H100", caps((9, 0), 227 * 1024, true)),
+    ("RTX 5090", caps((12, 0), 99 * 1024, true)),
 ];
 
 const fn caps(
     capability: (u32, u32),
     shared_per_block_optin: usize,
-    persisting_l2: usize,
+    access_policy_window: bool,
 ) -> Caps {
-    Caps { capability, shared_per_block_optin, persisting_l2 }
+    Caps { capability, shared_per_block_optin, access_policy_window }
+}
+
+/// Checks, for every GPU of [`GPUS`], the plan of a chapter whose one optional section
+/// `section` needs compute capability 9.0 for `feature`: from 9.0 up it runs, below it is
+/// skipped with the line that names the need and the GPU's capability.
+#[cfg(test)]
+pub(crate) fn check_one_hopper_section(
+    sections: &[Section],
+    section: &str,
+    feature: &str,
+) {
+    for (name, caps) in GPUS {
+        let p = plan(sections, caps);
+        if caps.capability >= (9, 0) {
+            assert_eq!(p.run, [section], "{name}");
+            assert!(p.skipped.is_empty(), "{name}");
+        } else {
+            assert!(p.run.is_empty(), "{name}");
+            let (major, minor) = caps.capability;
+            assert_eq!(
+                p.skip(section).map(ToString::to_string),
+                Some(format!(
+                    "skipped: {section}: needs compute capability 9.0 ({feature}); this \
+                     GPU is {major}.{minor}"
+                )),
+                "{name}"
+            );
+        }
+    }
 }
 
 /// The caps of one of [`GPUS`] by name.

@@ -223,7 +223,7 @@ mod plan_tests {
             for skip in &p.skipped {
                 assert!(
                     skip.why.ends_with(&format!("this GPU is {major}.{minor}"))
-                        || (skip.section == L2_WINDOW && caps.persisting_l2 == 0),
+                        || (skip.section == L2_WINDOW && !caps.access_policy_window),
                     "{name}: {skip}"
                 );
             }

@@ -32,12 +32,12 @@ fn reproduce(out: &Path, mode: &[&str]) -> Outcome {
 /// Every file under `dir` (relative path → bytes).
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
-                todo.push(p);
+                pending.push(p);
             } else {
                 files.insert(
                     p.strip_prefix(dir).unwrap().to_path_buf(),

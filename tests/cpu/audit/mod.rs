@@ -156,14 +156,14 @@ pub fn unchanged_once_claimed() -> After {
 /// regular files are read (a FIFO or a link to a device is named, not read).
 pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let p = e.path();
             let rel = p.strip_prefix(dir).unwrap().to_path_buf();
             let meta = std::fs::symlink_metadata(&p).unwrap();
             if meta.is_dir() {
-                todo.push(p);
+                pending.push(p);
             } else if meta.is_file() {
                 files.insert(rel, std::fs::read(&p).unwrap());
             } else {
