@@ -220,7 +220,7 @@ struct SweepTiles {
 // register. Each candidate is taken exactly once, at the step after its operand is
 // finished, with no reduction between threads; a cell is written to shared memory at
 // its own step t. (Pulling all t candidates of the cells of step t at once, and
-// reducing over threads, left most threads idle and cost about three times as long.)
+// reducing over threads, would leave most threads idle.)
 extern "C" __global__ void __launch_bounds__(SWEEP_THREADS)
 cmm_tiled_wavefront_u64(const u32* __restrict__ dims_global, u64* key_global,
                         int n, int stride, int D)
@@ -732,7 +732,7 @@ cmm_tiled_wavefront_ordered_u32(const u32* __restrict__ dims_global, u64* key_gl
 // quadrants: bottom-left BL (rows 32..63, columns 0..31), top-left TL, bottom-right BR,
 // top-right TR. A cell depends on the cells below it and to its left, so BL depends on
 // nothing in the block; TL on BL (through c in rows 32..63) and on itself; BR on BL
-// (through c in columns 0..31) and on itself; TR on BR, TL and itself. Hence six
+// (through c in columns 0..31) and on itself; TR on BR, TL and itself. Hence five
 // phases, a barrier apart:
 //   sweep BL;  min-plus TL <- BL and BR <- BL;  sweep TL and BR together;
 //   min-plus TR <- BR and TR <- TL;  sweep TR.

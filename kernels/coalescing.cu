@@ -11,8 +11,8 @@ typedef unsigned long long u64;
 
 // ANCHOR: affine_read
 // Loads each thread issues before its first store. Bytes in flight hide the latency
-// of device memory: the copy kernel keeps 64 bytes in flight per thread, one 4-byte
-// load would keep 4.
+// of device memory: the copy kernel keeps 16 bytes in flight per thread (one float4),
+// one 4-byte load would keep 4.
 #define LOADS_IN_FLIGHT 8
 
 // dst[i] = src[offset + i * stride] for i < n, both arrays in global memory. The

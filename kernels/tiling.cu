@@ -33,6 +33,7 @@ __device__ void tiled_square(const float* __restrict__ a, const float* __restric
     int row = blockIdx.y * TILE + ty;
     int col = blockIdx.x * TILE + tx;
     float sum = 0.0f;
+    // ANCHOR: tiled_square_walk
     for (int k0 = 0; k0 < K; k0 += TILE) {
         // Out-of-range elements become 0, so the last partial tile needs
         // no special case.
@@ -47,6 +48,7 @@ __device__ void tiled_square(const float* __restrict__ a, const float* __restric
         // everyone is done reading before the next step overwrites the tiles
         __syncthreads();
     }
+    // ANCHOR_END: tiled_square_walk
     if (row < M && col < N) c[(size_t)row * N + col] = sum;
 }
 
@@ -87,6 +89,7 @@ __device__ __forceinline__ void load_slice_regs(
     int tid = threadIdx.x;
     int a_row = block_row + tid / 2, a_k = k0 + (tid % 2) * 4;
     int b_k = k0 + tid / 32, b_col = block_col + (tid % 32) * 4;
+    // ANCHOR: load_slice_branches
     if (vec) {
         a_regs = (a_row < M && a_k < K)
                      ? *reinterpret_cast<const float4*>(&a[(size_t)a_row * K + a_k])
@@ -103,6 +106,7 @@ __device__ __forceinline__ void load_slice_regs(
         a_regs = make_float4(av[0], av[1], av[2], av[3]);
         b_regs = make_float4(bv[0], bv[1], bv[2], bv[3]);
     }
+    // ANCHOR_END: load_slice_branches
 }
 
 // Registers -> shared: A transposed into (k, row), B as it is, (k, column).
@@ -141,12 +145,14 @@ matmul_regs8x8(const float* __restrict__ a, const float* __restrict__ b,
                         b_load);
         store_slice_shared(a_tile_shared, b_tile_shared, a_load, b_load);
         __syncthreads();  // the slice is in shared memory before anyone reads it
+        // ANCHOR: register_outer_product
         for (int k = 0; k < BK; ++k) {
             for (int i = 0; i < TM; ++i) a_regs[i] = a_tile_shared[k][tr * TM + i];
             for (int j = 0; j < TN; ++j) b_regs[j] = b_tile_shared[k][tc * TN + j];
             for (int i = 0; i < TM; ++i)
                 for (int j = 0; j < TN; ++j) c_regs[i][j] += a_regs[i] * b_regs[j];
         }
+        // ANCHOR_END: register_outer_product
         // everyone is done reading before the next slice overwrites it
         __syncthreads();
     }
@@ -185,6 +191,7 @@ matmul_quad_db(const float* __restrict__ a, const float* __restrict__ b,
     load_slice_regs(a, b, M, N, K, block_row, block_col, 0, vec != 0, a_load, b_load);
     store_slice_shared(a_tile_shared[0], b_tile_shared[0], a_load, b_load);
     __syncthreads();  // slice 0 is in buffer 0 before anyone reads it
+    // ANCHOR: double_buffer_loop
     for (int s = 0; s < slices; ++s) {
         int cur = s & 1;
         bool more = s + 1 < slices;
@@ -215,6 +222,7 @@ matmul_quad_db(const float* __restrict__ a, const float* __restrict__ b,
         // slice s+1 is complete in buffer cur^1, and buffer cur is no longer read
         __syncthreads();
     }
+    // ANCHOR_END: double_buffer_loop
     for (int i = 0; i < TM; ++i) {
         int row = block_row + (i < 4 ? tr * 4 + i : 64 + tr * 4 + (i - 4));
         for (int j = 0; j < TN; ++j) {

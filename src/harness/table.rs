@@ -14,7 +14,8 @@
 //! - `fold`: `N` shows the first N rows and folds the others into a `<details>` element;
 //!   `column = value | value …` shows the rows whose `column` holds one of the values and folds
 //!   the others (a value that no row holds keeps nothing, so a reader's run at other sizes
-//!   still renders).
+//!   still renders). Whatever the key says, a page shows at most [`MAX_SHOWN_ROWS`] rows
+//!   inline: a longer table reads as data, not as text, and the rest is folded.
 //! - `computed`: what computed the table (`cmm::layout`), for a table that is not a
 //!   measurement: the line under it says "Computed by", not "Measured on".
 //! - `empty`: the sentence shown instead of the table when the record has no rows.
@@ -27,6 +28,27 @@ use std::collections::BTreeSet;
 use anyhow::{bail, Context};
 
 use super::record::{Meta, Record};
+
+/// The most rows a table shows on the page; the others are folded under "Show the other …".
+pub const MAX_SHOWN_ROWS: usize = 12;
+
+/// A number as the CSV's writer meant it: a float sum that came out as
+/// `56.169999999999995` is shown as `56.17` (twelve significant digits are more than any
+/// measurement here carries); every other cell is shown as written.
+fn without_float_noise(cell: &str) -> std::borrow::Cow<'_, str> {
+    let decimals = cell.split_once('.').map_or(0, |(_, d)| d.len());
+    match cell.parse::<f64>() {
+        Ok(v) if decimals > 9 && v.is_finite() && !cell.contains(['e', 'E']) => {
+            let rounded = format!("{:.*e}", 11, v);
+            let short = rounded.parse::<f64>().map(|r| r.to_string());
+            match short {
+                Ok(s) if s.len() < cell.len() => std::borrow::Cow::Owned(s),
+                _ => std::borrow::Cow::Borrowed(cell),
+            }
+        }
+        _ => std::borrow::Cow::Borrowed(cell),
+    }
+}
 
 /// Text from a record (a cell, a header, a device name) as Markdown text in a table cell or a
 /// line: no raw HTML or autolink (mdBook passes HTML through), no entity, no link,
@@ -269,7 +291,7 @@ impl View {
     }
 
     fn cell(&self, row: &[String], column: usize) -> String {
-        let text = &row[column];
+        let text = &*without_float_noise(&row[column]);
         if self.code.contains(&column) && !text.is_empty() {
             // A GFM table splits its rows at `|` before it finds code spans.
             markdown_code(text).replace('|', "\\|")
@@ -308,42 +330,59 @@ impl View {
     }
 }
 
-/// The line under every table: where its numbers come from, and its data file.
+/// Text for an HTML attribute's double-quoted value.
+fn attribute_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace(['\n', '\r'], " ")
+}
+
+/// The line under every table: where its numbers come from, and its data file. What a
+/// reader needs to read the table is shown (the GPU, or what computed it); the rest of the
+/// provenance (driver, CUDA, cudarc, commit, date), which the CSV keeps in full, is the
+/// line's tooltip, so that it does not stand between the table and the text.
 fn source_line(meta: &Meta, data_link: &str, hidden: &[String]) -> String {
-    let get = |k: &str| markdown_text(meta.get(k).unwrap_or("?"));
-    let origin = if let Some(what) = meta.get("computed").map(markdown_text) {
-        format!(
-            "Computed by {what} (not measured), commit {}, {}",
-            get("commit"),
-            get("date_utc")
+    let get = |k: &str| meta.get(k).unwrap_or("?").to_string();
+    let (origin, detail) = if let Some(what) = meta.get("computed") {
+        (
+            format!("Computed by {} (not measured)", markdown_text(what)),
+            format!("commit {}, {}", get("commit"), get("date_utc")),
         )
-    } else if let Some(cpu) = meta.get("cpu").map(markdown_text) {
-        format!(
-            "Measured on {cpu} (CPU only), commit {}, {}",
-            get("commit"),
-            get("date_utc")
+    } else if let Some(cpu) = meta.get("cpu") {
+        (
+            format!("Measured on {} (CPU only)", markdown_text(cpu)),
+            format!("commit {}, {}", get("commit"), get("date_utc")),
         )
     } else {
-        format!(
-            "Measured on {} (cc {}), driver {}, CUDA {}, cudarc {}, commit {}, {}",
-            get("gpu"),
-            get("compute_capability"),
-            get("driver"),
-            get("cuda"),
-            get("cudarc"),
-            get("commit"),
-            get("date_utc")
+        (
+            format!("Measured on {}", markdown_text(&get("gpu"))),
+            format!(
+                "cc {}, driver {}, CUDA {}, cudarc {}, commit {}, {}",
+                get("compute_capability"),
+                get("driver"),
+                get("cuda"),
+                get("cudarc"),
+                get("commit"),
+                get("date_utc")
+            ),
         )
     };
     let file = markdown_text(data_link.rsplit('/').next().unwrap_or(data_link));
-    let hidden: Vec<String> = hidden.iter().map(|h| markdown_text(h)).collect();
     let more = match hidden.len() {
         0 => String::new(),
-        1 => format!(", with one more column ({})", hidden[0]),
-        n => format!(", with {n} more columns ({})", hidden.join(", ")),
+        1 => ", with one more column".to_string(),
+        n => format!(", with {n} more columns"),
+    };
+    let detail = match hidden.len() {
+        0 => detail,
+        _ => format!("{detail}; also in the data: {}", hidden.join(", ")),
     };
     let target = link_target(data_link);
-    format!("<small>{origin}. Data{more}: [{file}]({target})</small>\n")
+    format!(
+        "<small title=\"{}\">{origin}. Data{more}: [{file}]({target})</small>\n",
+        attribute_text(&detail)
+    )
 }
 
 /// Renders a record as the Markdown a chapter includes: the table (its first rows, the others
@@ -365,7 +404,7 @@ pub fn markdown(record: &Record, data_link: &str) -> anyhow::Result<String> {
         );
     }
     let view = View::of(record)?;
-    let (kept, folded): (Vec<_>, Vec<_>) = match &view.fold {
+    let (mut kept, mut folded): (Vec<_>, Vec<_>) = match &view.fold {
         Fold::None => (record.rows.iter().collect(), Vec::new()),
         Fold::After(n) => {
             let n = (*n).min(record.rows.len());
@@ -375,6 +414,11 @@ pub fn markdown(record: &Record, data_link: &str) -> anyhow::Result<String> {
             record.rows.iter().partition(|r| values.contains(&r[*column]))
         }
     };
+    if kept.len() > MAX_SHOWN_ROWS {
+        // The rows past the cap go first in the fold, so the folded table keeps the order.
+        let over = kept.split_off(MAX_SHOWN_ROWS);
+        folded = over.into_iter().chain(folded).collect();
+    }
     let mut md = String::new();
     if !kept.is_empty() {
         md.push_str(&view.table(&kept));
@@ -461,7 +505,8 @@ mod tests {
         );
         assert!(md.contains("| HUGE | 9.0 (8.0–10.0) |  |\n"), "{md}");
         assert!(!md.contains("<details>"));
-        assert!(md.contains("Measured on Test GPU (cc 9.0)"), "{md}");
+        assert!(md.contains(">Measured on Test GPU. Data: "), "{md}");
+        assert!(md.contains("<small title=\"cc 9.0, driver "), "{md}");
         assert!(md.ends_with("Data: [t.csv](figures/data/t.csv)</small>\n"), "{md}");
     }
 
@@ -474,9 +519,10 @@ mod tests {
         );
         assert!(md.starts_with("| dataset | median (ms) |\n"), "{md}");
         assert!(
-            md.contains(
-                "Data, with 3 more columns (min_ms, max_ms, command-line arguments): [t.csv]"
-            ),
+            md.contains("Data, with 3 more columns: [t.csv]")
+                && md.contains(
+                    "also in the data: min_ms, max_ms, command-line arguments\">"
+                ),
             "{md}"
         );
     }
@@ -505,18 +551,47 @@ mod tests {
     }
 
     #[test]
+    fn no_page_shows_more_than_twelve_rows_whatever_the_fold() {
+        let body: String = std::iter::once("n,v\n".to_string())
+            .chain((0..30).map(|i| format!("{i},{}\n", i % 2)))
+            .collect();
+        for keys in ["", "# fold: 20\n", "# fold: v = 0 | 1\n"] {
+            let md = render(keys, &body);
+            let (shown, folded) = md.split_once("<details>").unwrap();
+            let rows = |t: &str| t.lines().filter(|l| l.starts_with("| ")).count() - 1;
+            assert_eq!(rows(shown), MAX_SHOWN_ROWS, "{keys}: {md}");
+            assert_eq!(rows(folded), 30 - MAX_SHOWN_ROWS, "{keys}: {md}");
+            // The fold keeps the rows' order.
+            assert!(folded.contains("| 12 | 0 |\n| 13 | 1 |"), "{keys}: {md}");
+        }
+    }
+
+    #[test]
+    fn float_sums_are_shown_as_written_not_as_their_binary_noise() {
+        assert_eq!(without_float_noise("56.169999999999995"), "56.17");
+        assert_eq!(without_float_noise("1.5600000000000003"), "1.56");
+        assert_eq!(without_float_noise("0.1234567891"), "0.1234567891");
+        for kept in ["3039.5", "1e-12", "17580224", "n/a", "0.30000000000000004x"] {
+            assert_eq!(without_float_noise(kept), kept);
+        }
+    }
+
+    #[test]
     fn a_computed_table_says_so() {
         let md = render("# computed: `cmm::layout`\n", "a,b\n1,2\n");
         assert!(
-            md.contains("<small>Computed by `cmm::layout` (not measured), commit abc")
+            md.contains(">Computed by `cmm::layout` (not measured). Data: "),
+            "{md}"
         );
+        assert!(md.contains("<small title=\"commit abc"), "{md}");
         assert!(!md.contains("Measured on"), "{md}");
     }
 
     #[test]
     fn an_empty_record_is_a_sentence_not_a_broken_table() {
         let md = render("# empty: Nothing was skipped.\n", "");
-        assert!(md.starts_with("Nothing was skipped.\n\n<small>Measured on"), "{md}");
+        assert!(md.starts_with("Nothing was skipped.\n\n<small title="), "{md}");
+        assert!(md.contains(">Measured on "), "{md}");
         assert!(!md.contains('|'), "{md}");
         let md = render("", "a,b\n");
         assert!(md.starts_with("This run recorded no rows."), "{md}");

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{build_book, chapters, html_files, ROOT};
+use crate::common::{book_root, build_book, chapters, html_files};
 use cmbook::harness::includes;
 
 /// Every `href="…"` and `src="…"` value in an HTML text.
@@ -99,7 +99,7 @@ fn the_book_builds_cleanly_and_every_internal_link_resolves() {
 
 #[test]
 fn every_chapter_in_summary_exists_and_every_chapter_is_listed() {
-    let src = Path::new(ROOT).join("src/book");
+    let src = book_root().join("src/book");
     let listed = chapters();
     assert!(listed.len() >= 3, "{listed:?}");
     for file in &listed {
@@ -131,9 +131,9 @@ fn all_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 fn anchored_sources() -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for dir in ["src", "kernels", "examples"] {
-        all_files(&Path::new(ROOT).join(dir), &mut files);
+        all_files(&book_root().join(dir), &mut files);
     }
-    files.push(Path::new(ROOT).join("build.rs"));
+    files.push(book_root().join("build.rs"));
     files.retain(|f| {
         f.extension().is_some_and(|e| e == "rs" || e == "cu" || e == "cuh")
     });
@@ -142,7 +142,7 @@ fn anchored_sources() -> Vec<std::path::PathBuf> {
 
 #[test]
 fn every_include_resolves_and_every_anchor_is_included() {
-    let book = Path::new(ROOT).join("src/book");
+    let book = book_root().join("src/book");
     let mut included = std::collections::BTreeSet::new();
     let mut problems = Vec::new();
     let mut pages = Vec::new();
@@ -168,7 +168,7 @@ fn every_include_resolves_and_every_anchor_is_included() {
             if !included.contains(&(file.canonicalize().unwrap(), anchor.clone())) {
                 problems.push(format!(
                     "{}: ANCHOR `{anchor}` is included by no chapter",
-                    file.strip_prefix(ROOT).unwrap().display()
+                    file.strip_prefix(book_root()).unwrap().display()
                 ));
             }
         }
@@ -179,7 +179,7 @@ fn every_include_resolves_and_every_anchor_is_included() {
 
 #[test]
 fn the_appendix_table_is_the_chapter_registry() {
-    let path = Path::new(ROOT).join("src/book/generated/chapters.md");
+    let path = book_root().join("src/book/generated/chapters.md");
     let committed = std::fs::read_to_string(&path).unwrap();
     assert_eq!(
         committed,
@@ -189,8 +189,7 @@ fn the_appendix_table_is_the_chapter_registry() {
         path.display()
     );
     let appendix =
-        std::fs::read_to_string(Path::new(ROOT).join("src/book/reproducing.md"))
-            .unwrap();
+        std::fs::read_to_string(book_root().join("src/book/reproducing.md")).unwrap();
     assert!(appendix.contains("{{#include generated/chapters.md}}"));
     for c in cmbook::chapters::ALL {
         assert!(
@@ -209,7 +208,7 @@ const CODE_COLUMN: usize = 88;
 /// longer one scrolls sideways on the page and cuts its comment mid-sentence.
 #[test]
 fn every_included_source_line_fits_the_code_column() {
-    let book = Path::new(ROOT).join("src/book");
+    let book = book_root().join("src/book");
     let (mut long, mut seen) = (Vec::new(), 0);
     for chapter in chapters() {
         let text = std::fs::read_to_string(book.join(&chapter)).unwrap();
@@ -418,20 +417,23 @@ fn the_rendering_checks_see_what_they_look_for() {
 }
 
 /// Each page of SUMMARY.md with the number its figures, tables and listings carry: the
-/// introduction 0, the numbered chapters 1, 2, … in order, the appendices A, B, … (the
-/// glossary, between them, carries none).
+/// introduction 0, the numbered chapters 1, 2, … in order (a page listed under a chapter
+/// carries its chapter's number), the appendices A, B, … (the glossary, between them,
+/// carries none).
 fn chapter_numbers() -> Vec<(String, String)> {
     let summary =
-        std::fs::read_to_string(Path::new(ROOT).join("src/book/SUMMARY.md")).unwrap();
+        std::fs::read_to_string(book_root().join("src/book/SUMMARY.md")).unwrap();
     let (mut numbered, mut suffix, mut seen_list) = (0, 0u8, false);
-    let mut out = Vec::new();
+    let mut out: Vec<(String, String)> = Vec::new();
     for line in summary.lines() {
         let Some((_, rest)) = line.split_once("](") else { continue };
         let page = rest.split(')').next().unwrap().to_string();
-        let number = if line.trim_start().starts_with("- ") {
+        let number = if line.starts_with("- ") {
             seen_list = true;
             numbered += 1;
             numbered.to_string()
+        } else if line.trim_start().starts_with("- ") {
+            out.last().expect("a nested page comes under a chapter").1.clone()
         } else if seen_list && line.contains("Appendix") {
             suffix += 1;
             char::from(b'A' + suffix - 1).to_string()
@@ -527,18 +529,19 @@ fn references_in(line: &str) -> Vec<(&'static str, String, String)> {
 /// number is the paper's or the slides' own (`the paper's Table 1`, `its Figures 2 to 4`).
 #[test]
 fn captions_are_numbered_per_chapter_and_every_reference_resolves() {
-    let book = Path::new(ROOT).join("src/book");
+    let book = book_root().join("src/book");
     let mut captions = std::collections::BTreeSet::new();
     let mut problems = Vec::new();
     let mut texts = Vec::new();
+    // Counted per chapter, across its pages in reading order.
+    let mut counts = std::collections::BTreeMap::new();
     for (page, chapter) in chapter_numbers() {
         let text = std::fs::read_to_string(book.join(&page)).unwrap();
-        let mut counts = std::collections::BTreeMap::new();
         let mut previous = "";
         for line in prose_lines(&text) {
             if previous.trim().is_empty() {
                 if let Some((kind, number)) = caption(line) {
-                    let n = counts.entry(kind).or_insert(0);
+                    let n = counts.entry((chapter.clone(), kind)).or_insert(0);
                     *n += 1;
                     let want = format!("{chapter}.{n}");
                     if number != want {

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{build_book, chapters, ROOT};
+use crate::common::{book_root, build_book, chapters};
 
 /// The browser build.rs found (the test is compiled as ignored where it found none).
 fn chromium() -> PathBuf {
@@ -161,7 +161,7 @@ fn session() -> Session {
     let profile = tempfile::tempdir().unwrap();
     let shots = std::env::var("CMBOOK_SCREENSHOTS")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(ROOT).join("target/book-screenshots"));
+        .unwrap_or_else(|_| book_root().join("target/book-screenshots"));
     std::fs::create_dir_all(&shots).unwrap();
     Session { browser, book, profile, shots }
 }
@@ -370,7 +370,7 @@ const SELF_TEST_FIGURE: &str = r#"<div class="figure" id="cmbook-selftest"><svg 
 /// The committed figures, as (stem, SVG text).
 fn committed_figures() -> Vec<(String, String)> {
     let mut figures: Vec<(String, String)> =
-        std::fs::read_dir(Path::new(ROOT).join("figures"))
+        std::fs::read_dir(book_root().join("figures"))
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "svg"))

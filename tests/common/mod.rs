@@ -5,11 +5,52 @@
 use std::cell::RefCell;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 
 use cmbook::harness::Gpu;
 
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The checkout whose book the checks of the book read: this one, or the one that
+/// `CMBOOK_BOOK_ROOT` names, so that an editor's work tree can be checked with tests built
+/// once, without compiling anything there.
+pub fn book_root() -> &'static Path {
+    static BOOK_ROOT: LazyLock<PathBuf> = LazyLock::new(|| {
+        std::env::var_os("CMBOOK_BOOK_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(ROOT))
+    });
+    &BOOK_ROOT
+}
+
+/// One numbered chapter of `SUMMARY.md`: its number (its position, chapter 1 first) and its
+/// pages in reading order (the chapter's own page, then the pages listed under it).
+#[derive(Debug, Clone)]
+pub struct ChapterPages {
+    pub number: usize,
+    pub pages: Vec<String>,
+}
+
+/// The numbered chapters of `SUMMARY.md`: a list item at the margin opens a chapter, an
+/// indented one is a page of the chapter above it.
+pub fn numbered_chapters() -> Vec<ChapterPages> {
+    let summary =
+        std::fs::read_to_string(book_root().join("src/book/SUMMARY.md")).unwrap();
+    let mut out: Vec<ChapterPages> = Vec::new();
+    for line in summary.lines() {
+        let Some((_, rest)) = line.split_once("](") else { continue };
+        let page = rest.split(')').next().unwrap().to_string();
+        if line.starts_with("- [") {
+            out.push(ChapterPages { number: out.len() + 1, pages: vec![page] });
+        } else if line.trim_start().starts_with("- [") {
+            out.last_mut()
+                .expect("a nested page comes under a chapter")
+                .pages
+                .push(page);
+        }
+    }
+    out
+}
 
 /// Builds the book into `dest` with mdBook's library; returns every WARN and ERROR it
 /// logged (mdBook logs a mistyped key, a missing file or a broken include as an ERROR and
@@ -25,7 +66,7 @@ pub fn build_book(dest: &Path) -> Vec<String> {
         .without_time()
         .finish();
     tracing::subscriber::with_default(collect, || {
-        let mut book = mdbook_driver::MDBook::load(ROOT)
+        let mut book = mdbook_driver::MDBook::load(book_root())
             .unwrap_or_else(|e| panic!("mdBook could not load the book: {e:#}"));
         book.config.build.build_dir = dest.to_path_buf();
         book.build()
@@ -98,7 +139,7 @@ pub fn html_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The chapter files SUMMARY.md lists, in order.
 pub fn chapters() -> Vec<String> {
     let summary =
-        std::fs::read_to_string(Path::new(ROOT).join("src/book/SUMMARY.md")).unwrap();
+        std::fs::read_to_string(book_root().join("src/book/SUMMARY.md")).unwrap();
     summary
         .match_indices("](")
         .map(|(i, _)| summary[i + 2..].split(')').next().unwrap().to_string())

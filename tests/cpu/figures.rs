@@ -1,15 +1,14 @@
 //! No figure can drift from its data: every committed SVG and table is exactly what its CSV
 //! draws, every CSV carries its provenance, and everything the book shows exists.
 
-use std::path::Path;
 
 use cmbook::harness::plot;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::common::book_root;
 
 #[test]
 fn every_figure_and_table_is_redrawn_identically_from_its_csv() {
-    let problems = plot::audit_figures(&Path::new(ROOT).join("figures")).unwrap();
+    let problems = plot::audit_figures(&book_root().join("figures")).unwrap();
     assert!(
         problems.is_empty(),
         "figures out of step with their data:\n{}",
@@ -20,7 +19,7 @@ fn every_figure_and_table_is_redrawn_identically_from_its_csv() {
 #[test]
 fn a_hand_edited_figure_is_caught() {
     let dir = tempfile::tempdir().unwrap();
-    let figures = Path::new(ROOT).join("figures");
+    let figures = book_root().join("figures");
     std::fs::create_dir_all(dir.path().join("data")).unwrap();
     let mut copied = 0;
     for entry in std::fs::read_dir(figures.join("data")).unwrap() {
@@ -50,7 +49,7 @@ fn a_hand_edited_figure_is_caught() {
 
 #[test]
 fn everything_the_chapters_reference_under_figures_exists() {
-    let src = Path::new(ROOT).join("src/book");
+    let src = book_root().join("src/book");
     let mut missing = Vec::new();
     let mut seen = 0;
     for entry in std::fs::read_dir(&src).unwrap() {
@@ -85,7 +84,7 @@ fn everything_the_chapters_reference_under_figures_exists() {
 /// figure (text boxes estimated from DejaVu Sans' advance widths, the widest usual font).
 #[test]
 fn every_figure_is_legible_at_the_books_width() {
-    let figures = Path::new(ROOT).join("figures");
+    let figures = book_root().join("figures");
     let mut problems = Vec::new();
     let mut seen = 0;
     for entry in std::fs::read_dir(&figures).unwrap() {
@@ -112,7 +111,7 @@ fn every_figure_is_legible_at_the_books_width() {
 #[test]
 fn every_figure_is_written_by_the_example_the_registry_names() {
     use cmbook::chapters;
-    let figures = Path::new(ROOT).join("figures");
+    let figures = book_root().join("figures");
     let mut stems = Vec::new();
     for entry in std::fs::read_dir(figures.join("data")).unwrap() {
         let p = entry.unwrap().path();
@@ -145,11 +144,12 @@ fn every_figure_is_written_by_the_example_the_registry_names() {
 /// Every table of the book reads without its CSV: plain-English headers (no raw column name
 /// such as `median_ms`), a flag or command in a cell shown as code (so that it copies as
 /// typed), and one line under it saying where its numbers come from — "Computed by …" for a
-/// table that code computed, "Measured on …" for the others.
+/// table that code computed, "Measured on …" for the others, the rest of the provenance in
+/// its tooltip.
 #[test]
 fn every_table_has_plain_headers_code_for_commands_and_one_source_line() {
     use cmbook::harness::record;
-    let figures = Path::new(ROOT).join("figures");
+    let figures = book_root().join("figures");
     let (mut problems, mut tables) = (Vec::new(), 0);
     for entry in std::fs::read_dir(figures.join("data")).unwrap() {
         let path = entry.unwrap().path();
@@ -182,9 +182,9 @@ fn every_table_has_plain_headers_code_for_commands_and_one_source_line() {
                 }
             }
         }
-        let source_lines = md.matches("<small>").count();
+        let source_lines = md.matches("<small title=\"").count();
         let computed = rec.meta.get("computed").is_some();
-        let says = if computed { "<small>Computed by " } else { "<small>Measured on " };
+        let says = if computed { "\">Computed by " } else { "\">Measured on " };
         if source_lines != 1 || !md.contains(says) {
             problems.push(format!(
                 "{name}: its line under the table should start `{says}`"

@@ -9,9 +9,8 @@
 //! `src/atax/` as constants. Code blocks and included files are not prose and are skipped.
 //! A typed number that disagrees with its data fails here.
 
-use std::path::Path;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::common::book_root;
 
 /// Every number written in `text` (digits with an optional decimal part).
 fn numbers_in(text: &str) -> Vec<f64> {
@@ -108,7 +107,7 @@ struct Sources {
 impl Sources {
     fn load() -> Self {
         let mut per_file = Vec::new();
-        for entry in std::fs::read_dir(Path::new(ROOT).join("figures/data")).unwrap() {
+        for entry in std::fs::read_dir(book_root().join("figures/data")).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "csv") {
                 let text = std::fs::read_to_string(&path).unwrap();
@@ -131,7 +130,7 @@ impl Sources {
             "src/atax/datasets.rs",
             "src/atax/mod.rs",
         ] {
-            if let Ok(text) = std::fs::read_to_string(Path::new(ROOT).join(file)) {
+            if let Ok(text) = std::fs::read_to_string(book_root().join(file)) {
                 constants.extend(numbers_in(&text));
             }
         }
@@ -174,7 +173,7 @@ fn every_quoted_measurement_is_in_the_data() {
     let sources = Sources::load();
     let mut checked = 0;
     let mut unexplained = Vec::new();
-    for entry in std::fs::read_dir(Path::new(ROOT).join("src/book")).unwrap() {
+    for entry in std::fs::read_dir(book_root().join("src/book")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|e| e != "md") || path.ends_with("SUMMARY.md") {
             continue;

@@ -17,8 +17,8 @@ use super::records::points_of;
 use super::render::render;
 use super::scene::{Bx, Scene, TextOp};
 use super::style::{
-    em, line_height, width_of, wrap, wrap_balanced, FRAME, F_AXIS, F_FOOTER, F_LABEL,
-    F_PANEL, F_TICK, F_TITLE, GRID, INK, MUTED, WIDTH,
+    em, line_height, wrap, wrap_balanced, FRAME, F_AXIS, F_FOOTER, F_LABEL, F_PANEL,
+    F_TICK, F_TITLE, GRID, INK, MUTED, WIDTH,
 };
 use super::types::{Axis, Kind, Point};
 use super::Spec;
@@ -349,56 +349,28 @@ pub(super) fn bottom_ticks(sc: &mut Scene, plot: &Bx, xa: &ValueAxis) {
     }
 }
 
-/// The provenance and the commands, wrapped below the figure; returns the figure's height.
+/// One line below the figure: the machine that measured it and its data file; returns the
+/// figure's height. The rest of the provenance (driver, CUDA, cudarc, commit, date) and the
+/// commands that re-measure and redraw it are in the data file and the appendix, not in the
+/// picture, which keeps its height for the data.
 pub(super) fn footer(sc: &mut Scene, meta: &Meta, data_name: &str, y: f64) -> u32 {
     let get = |k: &str| meta.get(k).unwrap_or("?").to_string();
     let cpu_only = meta.get("gpu").is_none_or(|g| g.starts_with("none"));
-    let mut first: Vec<String> = Vec::new();
-    match (cpu_only, meta.get("cpu")) {
-        (true, Some(cpu)) => first.push(format!("CPU-only measurement on {cpu}")),
-        (true, None) => first.push("CPU-only measurement".into()),
-        (false, _) => {
-            first.push(get("gpu"));
-            first.push(format!("driver {}", get("driver")));
-        }
-    }
-    first.push(format!("cudarc {}", get("cudarc")));
-    first.push(format!("commit {}", get("commit")));
-    first.push(get("date_utc"));
-    let second = vec![
-        format!("data: figures/data/{data_name}"),
-        format!("re-measure: {}", get("command")),
-        "redraw: cargo run --release --example reproduce -- --out figures/ --redraw-only".to_string(),
-    ];
+    let machine = match (cpu_only, meta.get("cpu")) {
+        (true, Some(cpu)) => format!("CPU-only measurement on {cpu}"),
+        (true, None) => "CPU-only measurement".into(),
+        (false, _) => format!("measured on {}", get("gpu")),
+    };
+    let line = format!("{machine} · data: figures/data/{data_name}");
     let mut y = y;
     let max_w = WIDTH - 2.0 * MARGIN;
     sc.path(vec![(MARGIN, y - 4.0), (WIDTH - MARGIN, y - 4.0)], GRID, 1, false);
-    for group in [first, second] {
-        let mut line = String::new();
-        let mut lines = Vec::new();
-        for item in group {
-            let cand = if line.is_empty() {
-                item.clone()
-            } else {
-                format!("{line} · {item}")
-            };
-            if line.is_empty() || width_of(&cand, F_FOOTER) <= max_w {
-                line = cand;
-            } else {
-                lines.push(std::mem::replace(&mut line, item));
-            }
-        }
-        lines.push(line);
-        for l in lines {
-            // A single item wider than the figure is wrapped at its spaces.
-            for part in wrap(&l, F_FOOTER, max_w) {
-                let mut t =
-                    TextOp::new(&part, MARGIN, y, F_FOOTER, HPos::Left, VPos::Top);
-                t.color = MUTED;
-                sc.text(t);
-                y += line_height(F_FOOTER);
-            }
-        }
+    // A name wider than the figure is wrapped at its spaces.
+    for part in wrap(&line, F_FOOTER, max_w) {
+        let mut t = TextOp::new(&part, MARGIN, y, F_FOOTER, HPos::Left, VPos::Top);
+        t.color = MUTED;
+        sc.text(t);
+        y += line_height(F_FOOTER);
     }
     (y + 8.0).ceil() as u32
 }
@@ -426,9 +398,8 @@ mod tests {
             a.starts_with("<svg")
                 && a.contains("Copy bandwidth")
                 && a.contains("memcpy")
-                && a.contains("Test GPU")
-                && a.contains("re-measure: cargo run --release --example test")
-                && a.contains("--redraw-only")
+                && a.contains("measured on Test GPU")
+                && !a.contains("commit")
         );
         clean(&a);
     }

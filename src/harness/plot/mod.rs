@@ -32,8 +32,8 @@
 //! data; a legend sits inside the plot only where it covers nothing, and above the plot
 //! otherwise; every bar and point carries a `<title>` with its values (shown on hover where the
 //! SVG is opened by itself). Figures are drawn on their own white card with dark ink, so they
-//! read the same in mdBook's light and dark themes; the footer names the GPU (or the CPU), the
-//! data file and the commands that re-measure and redraw the figure.
+//! read the same in mdBook's light and dark themes; a one-line footer names the GPU (or the
+//! CPU) and the data file, whose metadata holds the rest of the provenance.
 //!
 //! The code, by concern: `types.rs` (points, chart kinds, panels, reference lines, ticks) and
 //! `spec.rs` ([`Spec`] and its metadata round trip); `style.rs` (palette, font sizes, text
