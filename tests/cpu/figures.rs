@@ -1,7 +1,6 @@
 //! No figure can drift from its data: every committed SVG and table is exactly what its CSV
 //! draws, every CSV carries its provenance, and everything the book shows exists.
 
-
 use cmbook::harness::plot;
 
 use crate::common::book_root;

@@ -9,7 +9,6 @@
 //! `src/atax/` as constants. Code blocks and included files are not prose and are skipped.
 //! A typed number that disagrees with its data fails here.
 
-
 use crate::common::book_root;
 
 /// Every number written in `text` (digits with an optional decimal part).
