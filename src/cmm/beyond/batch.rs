@@ -28,7 +28,7 @@ use crate::harness::{FullQuick, Gpu, Run, Stats, L2};
 
 use super::measure::{Lengths, DP_DIM_MAX};
 
-/// Chains in the batch (the 1024; the paper's largest batch was 4).
+/// Chains in the batch (1024, far beyond the paper's largest batch of 4).
 pub const BATCH_CHAINS: FullQuick<usize> = FullQuick::new(1024, 8);
 /// Matrices per chain of the batch (the paper's one-block limit).
 pub const BATCH_N: FullQuick<usize> = FullQuick::new(1024, 131);
@@ -37,7 +37,7 @@ pub const STREAMS: usize = 132;
 /// Chain lengths of the overlap experiment.
 pub const OVERLAP_N: FullQuick<Lengths> =
     FullQuick::new(Lengths(&[1024, 4096]), Lengths(&[131]));
-/// The target for the batch, in ms.
+/// The goal for the batch, in ms.
 pub const BATCH_TARGET_MS: f64 = 200.0;
 
 /// One way of solving the whole batch.

@@ -14,8 +14,7 @@ use super::batch::{BatchResults, BATCH_TARGET_MS};
 use super::instructions::{self, Counts};
 use super::measure::{ChainResults, DpResults, Results, Variant, DP_DIM_MAX};
 
-/// The targets for the whole DP on the H100, in ms (the first issue's for n = 4096 and 8192,
-/// this one's for n = 1024 and 16384).
+/// The goals for the whole DP on the H100, in ms (the chapter explains where each comes from).
 pub const TARGETS_MS: [(usize, f64); 4] =
     [(1024, 1.0), (4096, 20.0), (8192, 120.0), (16384, 250.0)];
 /// Up to this many characters, the chain table shows the optimal order itself.

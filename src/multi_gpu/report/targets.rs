@@ -1,4 +1,4 @@
-//! The targets, each with what was measured.
+//! The chapter's goals, each with what was measured.
 
 use super::*;
 
@@ -113,7 +113,7 @@ pub(super) fn report_targets(
             });
         }
     }
-    let title = "The issue's targets and what this run measured";
+    let title = "The chapter's goals and what this run measured";
     run.table("multi_gpu-targets", title, meta, &rows)?;
     for t in &rows {
         println!(
