@@ -212,7 +212,7 @@ fn sectors_mismatches(c: &SectorsCase, shown: &Shown) -> Vec<String> {
         .and_then(|e| e.parse::<f64>().ok());
     if !shown_percent.is_some_and(|p| (p - percent).abs() <= 0.05 + 1e-9) {
         problems.push(format!(
-            "efficiency: the page shows {:?}, the model {percent}%",
+            "efficiency: the page shows {:?}, the model {percent}% (shown to one decimal)",
             field(shown, "efficiency")
         ));
     }
