@@ -4,8 +4,10 @@
 //! event), and writes what the page then shows into the DOM: every number under the drawing
 //! and, from the drawing itself, each lane's tooltip and what it is drawn in (sectors moved,
 //! lines, the bank column a lane stands under). The test computes the same cases with
-//! `coalescing::sectors` and `coalescing::banks` and names the inputs of every mismatch. A
-//! screenshot of each explorer in the light and the navy theme is saved beside the book's.
+//! `coalescing::sectors` and `coalescing::banks` and names the inputs of every mismatch; an
+//! input outside the model's (a negative stride, a column past the tile) must be refused with
+//! a reason and no number. A screenshot of each explorer in the light and the navy theme is
+//! saved beside the book's.
 
 use std::collections::BTreeSet;
 
@@ -170,6 +172,126 @@ fn banks_controls(c: &BanksCase) -> String {
     )
 }
 
+/// One case the driver sets: its inputs as a mismatch names them, the explorer's controls
+/// as a JSON object (set in its key order), and what the page must then show.
+struct Case {
+    inputs: String,
+    controls: String,
+    expected: Expected,
+}
+
+/// What the page must show for a case.
+enum Expected {
+    /// What `coalescing::sectors` computes for these inputs.
+    Sectors(SectorsCase),
+    /// What `coalescing::banks` computes for these inputs.
+    Banks(BanksCase),
+    /// A refusal: a message saying why, "–" for each of these quantities, and no lane drawn,
+    /// where the page could otherwise show a number the model was never asked for.
+    Refused(&'static [&'static str]),
+}
+
+impl Expected {
+    fn mismatches(&self, shown: &Shown) -> Vec<String> {
+        match self {
+            Expected::Sectors(c) => sectors_mismatches(c, shown),
+            Expected::Banks(c) => banks_mismatches(c, shown),
+            Expected::Refused(quantities) => {
+                let mut problems = Vec::new();
+                if field(shown, "message").is_none_or(str::is_empty) {
+                    problems
+                        .push("the page gives no reason for refusing it".to_string());
+                }
+                for q in *quantities {
+                    if field(shown, q) != Some("–") {
+                        problems
+                            .push(format!("{q}: the page shows {:?}", field(shown, q)));
+                    }
+                }
+                if !lanes(shown).is_empty() {
+                    problems.push(format!("{} lanes drawn", lanes(shown).len()));
+                }
+                problems
+            }
+        }
+    }
+}
+
+/// Inputs an explorer must refuse, each as (what, controls).
+fn refused_cases(
+    inputs: &[(&str, &str)],
+    quantities: &'static [&'static str],
+) -> Vec<Case> {
+    inputs
+        .iter()
+        .map(|&(what, controls)| Case {
+            inputs: format!("refused input ({what})"),
+            controls: controls.to_string(),
+            expected: Expected::Refused(quantities),
+        })
+        .collect()
+}
+
+/// The sectors explorer's cases: every case of [`sectors_cases`], then inputs it refuses.
+fn sectors_explorer_cases() -> Vec<Case> {
+    let mut cases: Vec<Case> = sectors_cases()
+        .into_iter()
+        .map(|c| Case {
+            inputs: format!("{c:?}"),
+            controls: sectors_controls(&c),
+            expected: Expected::Sectors(c),
+        })
+        .collect();
+    cases.extend(refused_cases(
+        &[
+            ("a negative stride", r#"{"elem_bytes":4,"stride":"-1","offset":0}"#),
+            ("a fractional stride", r#"{"elem_bytes":4,"stride":"2.5","offset":0}"#),
+            ("an empty stride", r#"{"elem_bytes":8,"stride":"","offset":0}"#),
+            (
+                "a stride past the form's 1024",
+                r#"{"elem_bytes":4,"stride":1025,"offset":0}"#,
+            ),
+            (
+                "an offset past the form's 4096",
+                r#"{"elem_bytes":2,"stride":1,"offset":4097}"#,
+            ),
+            (
+                "an offset in exponent notation",
+                r#"{"elem_bytes":4,"stride":1,"offset":"1e3"}"#,
+            ),
+        ],
+        &["sectors", "lines", "requested", "moved", "efficiency"],
+    ));
+    cases
+}
+
+/// The banks explorer's cases: every case of [`banks_cases`], then inputs it refuses.
+fn banks_explorer_cases() -> Vec<Case> {
+    let mut cases: Vec<Case> = banks_cases()
+        .into_iter()
+        .map(|c| Case {
+            inputs: format!("{c:?}"),
+            controls: banks_controls(&c),
+            expected: Expected::Banks(c),
+        })
+        .collect();
+    cases.extend(refused_cases(
+        &[
+            ("a tile of no width", r#"{"row_words":0,"access":"column","index":0}"#),
+            ("a tile wider than 64", r#"{"row_words":65,"access":"column","index":0}"#),
+            ("a fractional width", r#"{"row_words":"31.5","access":"row","index":0}"#),
+            (
+                "a column past the tile",
+                r#"{"row_words":31,"access":"column","index":31}"#,
+            ),
+            ("a column past 63", r#"{"row_words":64,"access":"column","index":64}"#),
+            ("a negative row", r#"{"row_words":32,"access":"row","index":"-2"}"#),
+        ],
+        &["degree", "banks"],
+    ));
+    cases
+}
+
 /// Compares `shown` (a field of the page) with `expected`, adding a line naming `what`.
 fn expect(problems: &mut Vec<String>, what: &str, shown: Option<&str>, expected: &str) {
     if shown != Some(expected) {
@@ -317,13 +439,14 @@ fn copy_with(book: &std::path::Path, page: &str, file: &str, head: &str) -> Stri
 )]
 fn the_explorers_show_what_the_rust_models_compute() {
     let Session { browser, book, profile, shots } = session();
-    let sectors = sectors_cases();
-    let banks = banks_cases();
+    let sectors = sectors_explorer_cases();
+    let banks = banks_explorer_cases();
     assert!(sectors.len() >= 50 && banks.len() >= 50);
 
     let sectors_page = page_with(book.path(), "sectors");
     let banks_page = page_with(book.path(), "banks");
-    let driver = |name: &str, controls: Vec<String>, read: &str| {
+    let driver = |name: &str, cases: &[Case], read: &str| {
+        let controls: Vec<&str> = cases.iter().map(|c| c.controls.as_str()).collect();
         DRIVER
             .replace("EXPLORER", name)
             .replace("CASES", &format!("[{}]", controls.join(",")))
@@ -338,17 +461,13 @@ fn the_explorers_show_what_the_rust_models_compute() {
             book.path(),
             &sectors_page,
             "cmbook-explorer-sectors.html",
-            &driver(
-                "sectors",
-                sectors.iter().map(sectors_controls).collect(),
-                READ_SECTORS,
-            ),
+            &driver("sectors", &sectors, READ_SECTORS),
         )),
         dump(copy_with(
             book.path(),
             &banks_page,
             "cmbook-explorer-banks.html",
-            &driver("banks", banks.iter().map(banks_controls).collect(), READ_BANKS),
+            &driver("banks", &banks, READ_BANKS),
         )),
     ];
 
@@ -380,41 +499,38 @@ fn the_explorers_show_what_the_rust_models_compute() {
     let mut failures = Vec::new();
     // Cases the page showed exactly as the model computes them, per explorer.
     let mut agreed = [0, 0];
-    for (i, (name, dom)) in
-        [("sectors", &outputs[0]), ("banks", &outputs[1])].into_iter().enumerate()
+    for (i, (name, cases)) in
+        [("sectors", &sectors), ("banks", &banks)].into_iter().enumerate()
     {
-        let shown = match parse_shown(dom) {
+        let shown = match parse_shown(&outputs[i]) {
             Ok(shown) => shown,
             Err(e) => {
                 failures.push(format!("{name} explorer: {e}"));
                 continue;
             }
         };
-        let expected = if i == 0 { sectors.len() } else { banks.len() };
-        if shown.len() != expected {
+        if shown.len() != cases.len() {
             failures.push(format!(
-                "{name} explorer: {} cases reported of {expected}",
-                shown.len()
+                "{name} explorer: {} cases reported of {}",
+                shown.len(),
+                cases.len()
             ));
         }
-        for case in &shown {
+        for page in &shown {
             let index: usize =
-                field(case, "case").and_then(|n| n.parse().ok()).unwrap();
-            let (inputs, mut problems) = if i == 0 {
-                let c = &sectors[index];
-                (format!("{c:?}"), sectors_mismatches(c, case))
-            } else {
-                let c = &banks[index];
-                (format!("{c:?}"), banks_mismatches(c, case))
-            };
-            if let Some(refused) = field(case, "refused") {
+                field(page, "case").and_then(|n| n.parse().ok()).unwrap();
+            let case = &cases[index];
+            let mut problems = case.expected.mismatches(page);
+            if let Some(refused) = field(page, "refused") {
                 problems.push(format!("the control {refused} refused its value"));
             }
             if problems.is_empty() {
                 agreed[i] += 1;
             }
             failures.extend(
-                problems.iter().map(|p| format!("{name} explorer, {inputs}: {p}")),
+                problems
+                    .iter()
+                    .map(|p| format!("{name} explorer, {}: {p}", case.inputs)),
             );
         }
     }
@@ -422,7 +538,7 @@ fn the_explorers_show_what_the_rust_models_compute() {
         assert!(png.exists(), "no screenshot was written: {}", png.display());
     }
     report_counts(&format!(
-        "browser: the sectors explorer agreed with coalescing::sectors in {} of {} cases, the banks explorer with coalescing::banks in {} of {}; {} screenshots in {}",
+        "browser: the explorers against the Rust models (refused inputs included): sectors right in {} of {} cases, banks in {} of {}; {} screenshots in {}",
         agreed[0],
         sectors.len(),
         agreed[1],
