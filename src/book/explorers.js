@@ -131,11 +131,11 @@
         for (const [quantity, term] of rows) {
             list.appendChild(html('dt', {}, term));
             const dd = html('dd');
-            outputs[quantity] = html('output', { 'data-quantity': quantity });
+            const value = html('output', { 'data-quantity': quantity });
             const note = html('span', { class: 'explorer-note' });
-            dd.appendChild(outputs[quantity]);
+            dd.appendChild(value);
             dd.appendChild(note);
-            outputs[quantity].note = note;
+            outputs[quantity] = { value: value, note: note };
             list.appendChild(dd);
         }
         root.appendChild(list);
@@ -144,9 +144,9 @@
 
     function show(outputs, values) {
         for (const [quantity, out] of Object.entries(outputs)) {
-            const v = values ? values[quantity] : ['–', ''];
-            out.textContent = v[0];
-            out.note.textContent = v[1];
+            const [value, note] = values ? values[quantity] : ['–', ''];
+            out.value.textContent = value;
+            out.note.textContent = note;
         }
     }
 
@@ -364,8 +364,9 @@
         const indexLabel = index.parentElement.firstChild;
         root.appendChild(form);
         root.appendChild(html('p', { class: 'explorer-caption' },
-            'A tile of 4-byte words stored row after row; word w is in bank w mod 32. Each '
-            + 'column is a bank; a bank serves one word per pass, so its words stack into passes.'));
+            'A tile of 4-byte words stored row after row; word w is in bank w mod 32. The '
+            + 'drawing has one column per bank; a bank serves one word per pass, so the words '
+            + 'of one bank stack into passes.'));
         const message = html('p', { class: 'explorer-message', role: 'status' });
         root.appendChild(message);
         const drawing = html('div', { class: 'explorer-drawing' });
