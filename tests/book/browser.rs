@@ -6,6 +6,9 @@
 //! screenshot of every chapter in the light and the dark theme is saved for review, into
 //! `target/book-screenshots/` (or `$CMBOOK_SCREENSHOTS`).
 //!
+//! The explorers of chapter 3 are driven through their forms and checked against the Rust
+//! models they draw (`explorers`).
+//!
 //! CI installs Debian's `chromium`; where build.rs finds no browser, the test is compiled as
 //! ignored and the test runner says why.
 
@@ -13,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::{book_root, build_book, chapters};
+
+mod explorers;
 
 /// The browser build.rs found (the test is compiled as ignored where it found none).
 fn chromium() -> PathBuf {
