@@ -145,8 +145,8 @@ pub fn banks() -> Diagram {
                 format!("{degree} passes, a {degree}-way conflict")
             }
         );
-        shapes.push(Shape::text(&name, 16.0, rows + 1.0, HPos::Center, &summary));
-        let key = rows + 2.4;
+        shapes.push(Shape::text(&name, 16.0, rows + 1.3, HPos::Center, &summary));
+        let key = rows + 2.9;
         shapes.push(Shape::cell(&name, 0.0, key - 0.5, 1.0, 1.0, Fill::Solid(1), ""));
         shapes.push(Shape::text(&name, 1.5, key, HPos::Left, "read by the warp"));
         if row_words > 32 {

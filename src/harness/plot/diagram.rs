@@ -372,34 +372,37 @@ fn panels_of(shapes: &[Shape]) -> Vec<Panel<'_>> {
     panels
 }
 
-/// The scale, in pixels per unit, at which every panel fits `col_w` with its texts.
+/// How the panels sit in a column at `scale`: pixels left of the geometry's origin (the widest
+/// text reaching left of any panel) and right of it (the widest panel with its texts). Every
+/// panel's origin is placed at the same x, so that one unit of every panel starts at one
+/// place and lengths compare across panels.
+fn block(panels: &[Panel], scale: f64) -> (f64, f64) {
+    panels.iter().fold((0.0, 0.0), |(left, right), p| {
+        let e = p.extent_px(scale);
+        (f64::max(left, -e.x0), f64::max(right, e.x1))
+    })
+}
+
+/// The scale, in pixels per unit, at which every panel, with its texts, fits `col_w` when
+/// their origins are aligned ([`block`]).
 fn fit_scale(panels: &[Panel], col_w: f64) -> anyhow::Result<f64> {
-    let mut scale = MAX_UNIT_PX;
-    for p in panels {
-        let geometry = p.units.2 - p.units.0;
-        let mut s = if geometry > 0.0 {
-            MAX_UNIT_PX.min(col_w / geometry)
-        } else {
-            MAX_UNIT_PX
-        };
-        // Texts keep their size while the geometry shrinks: a few steps find the scale at
-        // which both fit.
-        for _ in 0..8 {
-            let over = p.extent_px(s).x1 - p.extent_px(s).x0 - col_w;
-            if over <= 0.5 || geometry <= 0.0 {
-                break;
-            }
-            s = (s * (1.0 - over / col_w) - 0.01).max(0.0);
-        }
-        let width = p.extent_px(s).x1 - p.extent_px(s).x0;
-        ensure!(
-            width <= col_w + 0.5 && s > 0.0,
-            "panel `{}` does not fit {col_w:.0} pixels: its texts alone are wider",
-            p.name
-        );
-        scale = scale.min(s);
+    let geometry = panels.iter().map(|p| p.units.2 - p.units.0).fold(0.0, f64::max);
+    if geometry <= 0.0 {
+        return Ok(MAX_UNIT_PX);
     }
-    Ok(scale)
+    let mut s = MAX_UNIT_PX.min(col_w / geometry);
+    // Texts keep their size while the geometry shrinks: a few steps find the scale at which
+    // both fit.
+    for _ in 0..12 {
+        let (left, right) = block(panels, s);
+        let over = left + right - col_w;
+        if over <= 0.5 {
+            return Ok(s);
+        }
+        s -= over / geometry + 0.01;
+        ensure!(s > 0.0, "the diagram's texts alone are wider than {col_w:.0} pixels");
+    }
+    bail!("the diagram does not fit {col_w:.0} pixels")
 }
 
 /// Draws the diagram described by `record` as SVG text; `data_name` is shown in the footer.
@@ -418,6 +421,7 @@ pub(super) fn draw_diagram(record: &Record, data_name: &str) -> anyhow::Result<S
     let col_w =
         (WIDTH - 2.0 * MARGIN - (columns - 1) as f64 * COL_GAP) / columns as f64;
     let scale = fit_scale(&panels, col_w)?;
+    let (left, right) = block(&panels, scale);
 
     let mut sc = Scene::default();
     let mut y = 12.0;
@@ -433,26 +437,21 @@ pub(super) fn draw_diagram(record: &Record, data_name: &str) -> anyhow::Result<S
         for (c, p) in row.iter().enumerate() {
             let col_x = MARGIN + c as f64 * (col_w + COL_GAP);
             let ext = p.extent_px(scale);
-            // Centred in its column, below its title.
-            let at = (
-                col_x + (col_w - (ext.x1 - ext.x0)) / 2.0 - ext.x0,
-                y + title_h - ext.y0,
-            );
+            // The aligned panels centred in their column, each below its title.
+            let block_x = col_x + (col_w - (left + right)) / 2.0;
+            let at = (block_x + left, y + title_h - ext.y0);
             if !p.name.is_empty() {
-                let mut t = TextOp::new(
-                    p.name,
-                    col_x + col_w / 2.0,
-                    y,
-                    F_PANEL,
-                    HPos::Center,
-                    VPos::Top,
-                );
-                t.bold = true;
+                let title_w =
+                    TextOp::new(p.name, 0.0, 0.0, F_PANEL, HPos::Left, VPos::Top);
+                let title_w = title_w.bbox().x1 * 1.1;
                 ensure!(
-                    t.bbox().x0 >= col_x - 0.5 && t.bbox().x1 <= col_x + col_w + 0.5,
+                    title_w <= col_w + 0.5,
                     "the panel title `{}` is wider than its column",
                     p.name
                 );
+                let x = block_x.min(col_x + col_w - title_w).max(col_x);
+                let mut t = TextOp::new(p.name, x, y, F_PANEL, HPos::Left, VPos::Top);
+                t.bold = true;
                 sc.text(t);
             }
             draw_panel(&mut sc, p, scale, at)?;
