@@ -54,6 +54,7 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "coalescing-diagram-sectors",
     "coalescing-diagram-banks",
     "cmm_diagonal-diagram-layouts",
+    "tiling-diagram-steps",
 ];
 
 /// The chapter whose example is `name`.

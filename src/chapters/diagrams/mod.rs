@@ -11,6 +11,7 @@ use crate::harness::record::Meta;
 
 mod cmm;
 mod coalescing;
+mod tiling;
 
 /// One diagram: its stem, title, the model that computed it, its panels per row and shapes.
 pub struct Diagram {
@@ -24,7 +25,7 @@ pub struct Diagram {
 
 /// Every diagram of the book, computed now.
 pub fn all() -> Vec<Diagram> {
-    vec![coalescing::sectors(), coalescing::banks(), cmm::layouts()]
+    vec![coalescing::sectors(), coalescing::banks(), cmm::layouts(), tiling::steps()]
 }
 
 /// The stems of [`all`], which `reproduce` writes (listed in
@@ -33,6 +34,7 @@ pub const STEMS: &[&str] = &[
     "coalescing-diagram-sectors",
     "coalescing-diagram-banks",
     "cmm_diagonal-diagram-layouts",
+    "tiling-diagram-steps",
 ];
 
 /// The provenance of a computed diagram: no GPU, no measurement.

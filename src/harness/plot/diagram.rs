@@ -568,3 +568,100 @@ fn draw_panel(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::plot::layout_problems;
+
+    fn draw(shapes: &[Shape]) -> anyhow::Result<String> {
+        let meta = diagram_meta(
+            Meta::default().with("gpu", "none").with("commit", "abc"),
+            "A diagram",
+            "a::model",
+            1,
+        );
+        let text = record::to_csv_string(&meta, shapes).unwrap();
+        draw_diagram(&record::parse_csv(&text).unwrap(), "t.csv")
+    }
+
+    #[test]
+    fn a_diagram_redraws_identically_and_reads_at_the_books_width() {
+        let mut shapes: Vec<Shape> = (0..8)
+            .map(|i| {
+                let fill = if i % 2 == 0 { Fill::Tint(0) } else { Fill::Plain };
+                Shape::cell("first", i as f64, 0.0, 1.0, 1.0, fill, &i.to_string())
+            })
+            .collect();
+        shapes.push(Shape::frame("first", 0.0, 0.0, 4.0, 1.0, Ink::Dark));
+        shapes.push(Shape::text("first", -0.3, 0.5, HPos::Right, "sectors"));
+        shapes.push(Shape::cell("second", 0.0, 0.0, 0.5, 0.7, Fill::Solid(0), ""));
+        shapes.push(Shape::arrow("second", (0.0, 1.0), (3.0, 1.0), Ink::Colour(1)));
+        shapes.push(Shape::text("second", 3.3, 1.0, HPos::Left, "an arrow"));
+        let svg = draw(&shapes).unwrap();
+        assert_eq!(svg, draw(&shapes).unwrap());
+        assert!(layout_problems(&svg).is_empty(), "{:?}", layout_problems(&svg));
+        for text in ["A diagram", "first", "second", "sectors", "an arrow", "7"] {
+            assert!(svg.contains(&format!("\n{text}\n")), "{text} missing");
+        }
+        assert!(svg.contains(
+            "computed by a::model (not measured) · data: figures/data/t.csv"
+        ));
+        // The shapes survive their CSV exactly.
+        let meta = Meta::default();
+        let back = shapes_of(
+            &record::parse_csv(&record::to_csv_string(&meta, &shapes).unwrap())
+                .unwrap(),
+        );
+        assert_eq!(back.unwrap(), shapes);
+    }
+
+    #[test]
+    fn panels_share_one_scale_and_one_origin() {
+        let shapes = vec![
+            Shape::cell("wide", 0.0, 0.0, 40.0, 1.0, Fill::Plain, ""),
+            Shape::cell("narrow", 0.0, 0.0, 2.0, 1.0, Fill::Plain, ""),
+        ];
+        let svg = draw(&shapes).unwrap();
+        let rects: Vec<(f64, f64)> = svg
+            .lines()
+            .filter(|l| l.starts_with("<rect") && l.contains("fill=\"#FFFFFF\""))
+            .filter_map(|l| {
+                let attr = |n: &str| -> Option<f64> {
+                    let k = format!(" {n}=\"");
+                    let s = l.find(&k)? + k.len();
+                    l[s..s + l[s..].find('"')?].parse().ok()
+                };
+                Some((attr("x")?, attr("width")?))
+            })
+            .filter(|&(_, w)| w < WIDTH - 2.0)
+            .collect();
+        assert_eq!(rects.len(), 2, "{svg}");
+        assert_eq!(rects[0].0, rects[1].0, "one origin");
+        assert!((rects[0].1 / rects[1].1 - 20.0).abs() < 0.5, "one scale: {rects:?}");
+    }
+
+    #[test]
+    fn what_would_not_read_is_refused() {
+        let too_long =
+            [Shape::cell("p", 0.0, 0.0, 1.0, 1.0, Fill::Tint(0), "a long label")];
+        let e = draw(&too_long).unwrap_err().to_string();
+        assert!(e.contains("does not fit"), "{e}");
+        let on_solid = [Shape::cell("p", 0.0, 0.0, 4.0, 1.0, Fill::Solid(0), "x")];
+        assert!(draw(&on_solid).unwrap_err().to_string().contains("solid fill"));
+        let over_cell = [
+            Shape::cell("p", 0.0, 0.0, 4.0, 1.0, Fill::Plain, ""),
+            Shape::text("p", 1.0, 0.5, HPos::Left, "on the cell"),
+        ];
+        assert!(draw(&over_cell).unwrap_err().to_string().contains("covers a cell"));
+        let over_text = [
+            Shape::cell("p", 0.0, 0.0, 4.0, 1.0, Fill::Plain, ""),
+            Shape::text("p", 0.0, 2.0, HPos::Left, "one text"),
+            Shape::text("p", 0.5, 2.1, HPos::Left, "another"),
+        ];
+        let e = draw(&over_text).unwrap_err().to_string();
+        assert!(e.contains("covers another text"), "{e}");
+        let bad_fill = [Shape { style: "tint 9".into(), ..too_long[0].clone() }];
+        assert!(draw(&bad_fill).unwrap_err().to_string().contains("palette"));
+    }
+}
