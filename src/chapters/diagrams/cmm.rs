@@ -116,7 +116,7 @@ pub fn layouts() -> Diagram {
             "The upper triangle of a {N} × {N} table (the paper's Figure 2) in row-major order \
              (Figure 3) and diagonal-major order (Figure 4)"
         ),
-        computed_by: "cmm::layout's index functions",
+        computed_by: "the index functions of cmm::layout",
         panel_columns: 1,
         shapes,
     }

@@ -1,14 +1,13 @@
 //! The tiled matrix multiply's diagram: one block of the register-tiled kernel
 //! (`matmul_regs8x8` in `kernels/tiling.cu`), its tile of C, the slices of A and B it walks
 //! through K, and one thread's 8 × 8 results, drawn from the kernel's own constants and the
-//! chapter's model of its shape ([`Step`]).
+//! chapter's model of its shape ([`Step`](crate::tiling::model::Step)).
 
 use plotters::style::text_anchor::HPos;
 
 use super::Diagram;
 use crate::harness::kernels;
 use crate::harness::plot::{Fill, Ink, Shape};
-use crate::tiling::model::Step;
 
 /// The kernel file whose `#define`s give the shapes.
 const KERNEL_FILE: &str = "tiling.cu";
@@ -136,7 +135,7 @@ pub fn steps() -> Diagram {
         title: "One block of the register-tiled multiply: its tile of C, the slices of A and \
                 B it walks through K, and one thread's results"
             .into(),
-        computed_by: "kernels/tiling.cu's constants and tiling::model",
+        computed_by: "kernels/tiling.cu and tiling::model",
         panel_columns: 1,
         shapes,
     }
@@ -146,6 +145,7 @@ pub fn steps() -> Diagram {
 mod tests {
     use super::*;
     use crate::harness::plot::ShapeKind;
+    use crate::tiling::model::Step;
 
     #[test]
     fn the_block_drawn_is_the_kernels_shape() {
