@@ -53,6 +53,7 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     // The diagrams, computed from the chapters' models (`diagrams::STEMS`).
     "coalescing-diagram-sectors",
     "coalescing-diagram-banks",
+    "coalescing-diagram-transpose",
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
 ];

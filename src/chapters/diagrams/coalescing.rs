@@ -1,13 +1,15 @@
 //! The coalescing chapter's diagrams: a warp's addresses as sectors and lines
 //! ([`sectors`](crate::coalescing::sectors)), and the banks of a column read of a shared tile
-//! ([`banks`](crate::coalescing::banks)).
+//! ([`banks`](crate::coalescing::banks)), and the tiled transpose's flow through its tile
+//! ([`warp_cost`]).
 
 use plotters::style::text_anchor::HPos;
 
 use super::Diagram;
 use crate::coalescing::banks::{bank_of, column_read_words, conflict_degree, BANKS};
 use crate::coalescing::patterns::Pattern;
-use crate::coalescing::sectors::{Access, LINE_BYTES, SECTOR_BYTES};
+use crate::coalescing::sectors::{Access, LINE_BYTES, SECTOR_BYTES, WARP_SIZE};
+use crate::coalescing::transpose::{warp_cost, TransposeKernel};
 use crate::harness::plot::{Fill, Ink, Shape};
 
 /// The four patterns of the sectors diagram, from the chapter's table.
@@ -254,5 +256,129 @@ mod tests {
             assert!(panel(&d, &name).iter().any(|s| s.label.contains(&said)), "{name}");
         }
         assert_eq!(conflict_degree(&column_read_words(32, 0)), 32);
+    }
+}
+
+/// The kernel of the transpose diagram: the chapter's padded 32 × 8 transpose.
+pub(super) const TRANSPOSE: TransposeKernel = TransposeKernel::TilePadded32x8;
+/// The matrix side the diagram's costs are computed at (any side with an interior tile).
+pub(super) const TRANSPOSE_SIDE: u64 = 1024;
+
+/// The four panels of the transpose diagram: (title, grid columns, marked words as (row,
+/// column), solid colour). One unit per element.
+pub(super) fn transpose_panels() -> Vec<(String, u64, Vec<(u64, u64)>, usize)> {
+    let side = TRANSPOSE.side();
+    let pad = TRANSPOSE.pad().expect("the padded transpose has a tile");
+    let cost = warp_cost(TRANSPOSE, TRANSPOSE_SIDE, TRANSPOSE_SIDE);
+    let degree = |d: Option<u64>| match d.expect("the padded transpose has a tile") {
+        1 => "conflict-free".to_string(),
+        d => format!("{d}-way conflict"),
+    };
+    let row: Vec<(u64, u64)> = (0..WARP_SIZE).map(|lane| (0, lane)).collect();
+    let column: Vec<(u64, u64)> = (0..WARP_SIZE).map(|lane| (lane, 0)).collect();
+    vec![
+        (
+            format!("1. read a row of in: {} sectors", cost.global_load.sectors),
+            side,
+            row.clone(),
+            0,
+        ),
+        (
+            format!(
+                "2. store it as a tile row: {}",
+                degree(cost.shared_store_conflict)
+            ),
+            side + pad,
+            row.clone(),
+            0,
+        ),
+        (
+            format!("3. read a tile column: {}", degree(cost.shared_load_conflict)),
+            side + pad,
+            column,
+            1,
+        ),
+        (
+            format!("4. write a row of out: {} sectors", cost.global_store.sectors),
+            side,
+            row,
+            1,
+        ),
+    ]
+}
+
+/// The tiled transpose's tile flow, one warp's first access in each of its four steps.
+pub fn transpose() -> Diagram {
+    let side = TRANSPOSE.side();
+    let mut shapes = Vec::new();
+    for (name, columns, marked, colour) in transpose_panels() {
+        for r in 0..side {
+            for c in 0..columns {
+                let fill = if marked.contains(&(r, c)) {
+                    Fill::Solid(colour)
+                } else if c >= side {
+                    Fill::Unused
+                } else {
+                    Fill::Plain
+                };
+                shapes.push(Shape::cell(&name, c as f64, r as f64, 1.0, 1.0, fill, ""));
+            }
+        }
+    }
+    Diagram {
+        stem: "coalescing-diagram-transpose",
+        title: format!(
+            "The padded tiled transpose ({}), one warp's first access at each step: lanes \
+             along a row of in, a row of the shared tile, a column of it, a row of out",
+            TRANSPOSE.label()
+        ),
+        computed_by: "coalescing::transpose::warp_cost",
+        panel_columns: 2,
+        shapes,
+    }
+}
+
+#[cfg(test)]
+mod transpose_tests {
+    use super::*;
+
+    #[test]
+    fn the_transpose_drawn_is_warp_cost() {
+        let d = transpose();
+        let cost = warp_cost(TRANSPOSE, TRANSPOSE_SIDE, TRANSPOSE_SIDE);
+        let panels = transpose_panels();
+        assert_eq!(panels.len(), 4);
+        for (name, columns, marked, _) in &panels {
+            let solid: Vec<&Shape> = d
+                .shapes
+                .iter()
+                .filter(|s| &s.panel == name && matches!(s.fill(), Ok(Fill::Solid(_))))
+                .collect();
+            assert_eq!(solid.len(), 32, "{name}");
+            assert_eq!(marked.len(), 32, "{name}");
+            let cells = d.shapes.iter().filter(|s| &s.panel == name).count() as u64;
+            assert_eq!(cells, 32 * columns, "{name}");
+        }
+        // The shared steps are the words the model counts: row 0 then column 0 of a
+        // 33-word-wide tile, each lane in its own bank.
+        let row_words = TRANSPOSE.side() + TRANSPOSE.pad().unwrap();
+        let words = |m: &[(u64, u64)]| -> Vec<u64> {
+            m.iter().map(|&(r, c)| r * row_words + c).collect()
+        };
+        assert_eq!(
+            conflict_degree(&words(&panels[1].2)),
+            cost.shared_store_conflict.unwrap()
+        );
+        assert_eq!(
+            conflict_degree(&words(&panels[2].2)),
+            cost.shared_load_conflict.unwrap()
+        );
+        assert_eq!(cost.shared_load_conflict, Some(1));
+        assert!(panels[0]
+            .0
+            .ends_with(&format!("{} sectors", cost.global_load.sectors)));
+        assert!(panels[3]
+            .0
+            .ends_with(&format!("{} sectors", cost.global_store.sectors)));
     }
 }

@@ -25,7 +25,13 @@ pub struct Diagram {
 
 /// Every diagram of the book, computed now.
 pub fn all() -> Vec<Diagram> {
-    vec![coalescing::sectors(), coalescing::banks(), cmm::layouts(), tiling::steps()]
+    vec![
+        coalescing::sectors(),
+        coalescing::banks(),
+        coalescing::transpose(),
+        cmm::layouts(),
+        tiling::steps(),
+    ]
 }
 
 /// The stems of [`all`], which `reproduce` writes (listed in
@@ -33,6 +39,7 @@ pub fn all() -> Vec<Diagram> {
 pub const STEMS: &[&str] = &[
     "coalescing-diagram-sectors",
     "coalescing-diagram-banks",
+    "coalescing-diagram-transpose",
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
 ];
