@@ -264,9 +264,18 @@ pub(super) const TRANSPOSE: TransposeKernel = TransposeKernel::TilePadded32x8;
 /// The matrix side the diagram's costs are computed at (any side with an interior tile).
 pub(super) const TRANSPOSE_SIDE: u64 = 1024;
 
-/// The four panels of the transpose diagram: (title, grid columns, marked words as (row,
-/// column), solid colour). One unit per element.
-pub(super) fn transpose_panels() -> Vec<(String, u64, Vec<(u64, u64)>, usize)> {
+/// One panel of the transpose diagram: a grid of `columns` × 32 elements with the words one
+/// warp touches marked in palette colour `colour`.
+pub(super) struct TransposePanel {
+    pub title: String,
+    pub columns: u64,
+    /// (row, column) of each lane's element, lane by lane.
+    pub marked: Vec<(u64, u64)>,
+    pub colour: usize,
+}
+
+/// The four panels of the transpose diagram, one unit per element.
+pub(super) fn transpose_panels() -> Vec<TransposePanel> {
     let side = TRANSPOSE.side();
     let pad = TRANSPOSE.pad().expect("the padded transpose has a tile");
     let cost = warp_cost(TRANSPOSE, TRANSPOSE_SIDE, TRANSPOSE_SIDE);
@@ -276,32 +285,35 @@ pub(super) fn transpose_panels() -> Vec<(String, u64, Vec<(u64, u64)>, usize)> {
     };
     let row: Vec<(u64, u64)> = (0..WARP_SIZE).map(|lane| (0, lane)).collect();
     let column: Vec<(u64, u64)> = (0..WARP_SIZE).map(|lane| (lane, 0)).collect();
+    let panel = |title: String, columns, marked: &[(u64, u64)], colour| {
+        TransposePanel { title, columns, marked: marked.to_vec(), colour }
+    };
     vec![
-        (
+        panel(
             format!("1. read a row of in: {} sectors", cost.global_load.sectors),
             side,
-            row.clone(),
+            &row,
             0,
         ),
-        (
+        panel(
             format!(
                 "2. store it as a tile row: {}",
                 degree(cost.shared_store_conflict)
             ),
             side + pad,
-            row.clone(),
+            &row,
             0,
         ),
-        (
+        panel(
             format!("3. read a tile column: {}", degree(cost.shared_load_conflict)),
             side + pad,
-            column,
+            &column,
             1,
         ),
-        (
+        panel(
             format!("4. write a row of out: {} sectors", cost.global_store.sectors),
             side,
-            row,
+            &row,
             1,
         ),
     ]
@@ -311,7 +323,7 @@ pub(super) fn transpose_panels() -> Vec<(String, u64, Vec<(u64, u64)>, usize)> {
 pub fn transpose() -> Diagram {
     let side = TRANSPOSE.side();
     let mut shapes = Vec::new();
-    for (name, columns, marked, colour) in transpose_panels() {
+    for TransposePanel { title: name, columns, marked, colour } in transpose_panels() {
         for r in 0..side {
             for c in 0..columns {
                 let fill = if marked.contains(&(r, c)) {
@@ -348,7 +360,7 @@ mod transpose_tests {
         let cost = warp_cost(TRANSPOSE, TRANSPOSE_SIDE, TRANSPOSE_SIDE);
         let panels = transpose_panels();
         assert_eq!(panels.len(), 4);
-        for (name, columns, marked, _) in &panels {
+        for TransposePanel { title: name, columns, marked, .. } in &panels {
             let solid: Vec<&Shape> = d
                 .shapes
                 .iter()
@@ -366,19 +378,19 @@ mod transpose_tests {
             m.iter().map(|&(r, c)| r * row_words + c).collect()
         };
         assert_eq!(
-            conflict_degree(&words(&panels[1].2)),
+            conflict_degree(&words(&panels[1].marked)),
             cost.shared_store_conflict.unwrap()
         );
         assert_eq!(
-            conflict_degree(&words(&panels[2].2)),
+            conflict_degree(&words(&panels[2].marked)),
             cost.shared_load_conflict.unwrap()
         );
         assert_eq!(cost.shared_load_conflict, Some(1));
         assert!(panels[0]
-            .0
+            .title
             .ends_with(&format!("{} sectors", cost.global_load.sectors)));
         assert!(panels[3]
-            .0
+            .title
             .ends_with(&format!("{} sectors", cost.global_store.sectors)));
     }
 }
