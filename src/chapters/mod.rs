@@ -13,6 +13,7 @@
 //! figure it writes has a declared stem, its page opens and closes as every chapter does, its
 //! exercise is numbered from its place in the book.
 
+pub mod diagrams;
 pub mod exercises;
 #[cfg(test)]
 mod layering;
@@ -38,8 +39,9 @@ pub const ALL: &[Chapter] = &[
     crate::multi_gpu::CHAPTER,
 ];
 
-/// What `reproduce` writes itself (not a chapter's measurement): the sanitizer table and the
-/// roofline figures it composes from the chapters' records.
+/// What `reproduce` writes itself (not a chapter's measurement): the sanitizer table, the
+/// roofline figures it composes from the chapters' records and the diagrams it computes from
+/// the chapters' models.
 pub const REPRODUCE_WRITES: &[&str] = &[
     "sanitizer",
     "ceilings-roofline",
@@ -48,6 +50,12 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "memory_spaces-roofline",
     "tiling-roofline",
     "atax-roofline",
+    // The diagrams, computed from the chapters' models (`diagrams::STEMS`).
+    "coalescing-diagram-sectors",
+    "coalescing-diagram-banks",
+    "coalescing-diagram-transpose",
+    "cmm_diagonal-diagram-layouts",
+    "tiling-diagram-steps",
 ];
 
 /// The chapter whose example is `name`.

@@ -48,6 +48,7 @@ pub struct Options {
     pub appendix_table: bool,
     pub compare: bool,
     pub roofline: bool,
+    pub diagrams: bool,
     pub book: Option<PathBuf>,
     pub redraw_only: bool,
     pub quick: bool,
@@ -75,7 +76,7 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
         ))
         .into());
     }
-    if args.compare || args.roofline || args.redraw_only {
+    if args.compare || args.roofline || args.diagrams || args.redraw_only {
         let lock = run::claim_out(&out)?;
         offline_mode(&args, &out)?;
         return lock.commit();
@@ -233,6 +234,7 @@ pub fn reproduce(args: Options) -> anyhow::Result<()> {
     if out.join("data/ceilings-peaks.csv").exists() {
         super::roofline::write(&out)?;
     }
+    super::diagrams::write(&out, DIAGRAMS_COMMAND)?;
     audit(&out)?;
     write_comparison(&out, None)?;
     end(lock)
@@ -421,10 +423,19 @@ impl Drop for Forwarding {
     }
 }
 
-/// `--compare`, `--roofline` or `--redraw-only`: no GPU, nothing measured.
+/// The command a diagram's record names: the one that computes the diagrams alone.
+const DIAGRAMS_COMMAND: &str =
+    "cargo run --release --example reproduce -- --out figures/ --diagrams";
+
+/// `--compare`, `--roofline`, `--diagrams` or `--redraw-only`: no GPU, nothing measured.
 fn offline_mode(args: &Options, out: &Path) -> anyhow::Result<()> {
     if args.compare {
         return write_comparison(out, args.book.clone());
+    }
+    if args.diagrams {
+        let n = super::diagrams::write(out, DIAGRAMS_COMMAND)?;
+        println!("computed {n} diagrams into {}", out.display());
+        return audit(out);
     }
     if args.roofline {
         let n = super::roofline::write(out).map_err(|e| {

@@ -10,7 +10,8 @@ use crate::harness::UsageError;
 
 /// Re-measure every figure of the book, or redraw them from their CSVs.
 ///
-/// The modes (`--compare`, `--roofline`, `--redraw-only`, `--sanitize`, `--counters`, and
+/// The modes (`--compare`, `--roofline`, `--diagrams`, `--redraw-only`, `--sanitize`,
+/// `--counters`, and
 /// measuring when none is given) exclude one another; a flag that only one mode reads is
 /// refused with the others. Each such flag names every mode it cannot go with: clap leaves a
 /// `requires` unchecked when the flag it requires conflicts with one given, so `requires`
@@ -33,21 +34,25 @@ pub struct Args {
     pub compare: bool,
     /// The book's figures folder the comparison reads [default: the checkout's figures/].
     #[arg(long, value_name = "DIR", requires = "compare",
-          conflicts_with_all = ["redraw_only", "sanitize", "roofline", "counters"])]
+          conflicts_with_all = ["redraw_only", "sanitize", "roofline", "counters", "diagrams"])]
     pub book: Option<PathBuf>,
     /// Compose the roofline figures from the records in --out (the ceilings and every chapter
     /// that computes); measures nothing, needs no GPU.
     #[arg(long, conflicts_with_all = ["redraw_only", "sanitize", "compare"])]
     pub roofline: bool,
+    /// Compute the book's diagrams from the chapters' models into --out (a measuring run
+    /// writes them too); measures nothing, needs no GPU.
+    #[arg(long, conflicts_with_all = ["redraw_only", "sanitize", "compare", "roofline", "counters"])]
+    pub diagrams: bool,
     /// Redraw every SVG and table in --out from its CSV; measures nothing, needs no GPU.
     #[arg(long)]
     pub redraw_only: bool,
     /// Small sizes and few repetitions (passed on to every example).
-    #[arg(long, conflicts_with_all = ["compare", "roofline", "redraw_only"])]
+    #[arg(long, conflicts_with_all = ["compare", "roofline", "redraw_only", "diagrams"])]
     pub quick: bool,
     /// Only these chapters' examples (comma-separated), e.g. `--only ceilings,cmm_diagonal`.
     #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set,
-          conflicts_with_all = ["compare", "roofline", "redraw_only"])]
+          conflicts_with_all = ["compare", "roofline", "redraw_only", "diagrams"])]
     pub only: Option<Vec<String>>,
     /// Run every example under each compute-sanitizer tool instead of measuring, and write the
     /// table `sanitizer.md` into --out.
@@ -60,12 +65,12 @@ pub struct Args {
     pub counters: bool,
     /// The compute-sanitizer executable (with --sanitize).
     #[arg(long, default_value = "compute-sanitizer", requires = "sanitize",
-          conflicts_with_all = ["redraw_only", "compare", "roofline", "counters"])]
+          conflicts_with_all = ["redraw_only", "compare", "roofline", "counters", "diagrams"])]
     pub sanitizer: PathBuf,
     /// With --sanitize: how many sanitizer runs go at once on the one GPU.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64),
           requires = "sanitize",
-          conflicts_with_all = ["redraw_only", "compare", "roofline", "counters"])]
+          conflicts_with_all = ["redraw_only", "compare", "roofline", "counters", "diagrams"])]
     pub jobs: u16,
 }
 
@@ -77,8 +82,11 @@ impl Args {
         if self.book.is_some() && !self.compare {
             return Err(UsageError("--book is read only with --compare".into()));
         }
-        let measures =
-            !(self.compare || self.roofline || self.redraw_only || self.sanitize);
+        let measures = !(self.compare
+            || self.roofline
+            || self.diagrams
+            || self.redraw_only
+            || self.sanitize);
         if let (true, true, Some(out)) = (self.quick, measures, &self.out) {
             quick_outside_the_book(
                 out,
@@ -108,6 +116,7 @@ impl Args {
             appendix_table: self.appendix_table,
             compare: self.compare,
             roofline: self.roofline,
+            diagrams: self.diagrams,
             book: self.book,
             redraw_only: self.redraw_only,
             quick: self.quick,

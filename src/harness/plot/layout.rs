@@ -37,6 +37,9 @@ pub(super) const TICK: f64 = 5.0;
 
 /// Draws the figure described by `record` as SVG text. `data_name` is shown in the footer.
 pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
+    if record.meta.get("plot") == Some("diagram") {
+        return super::diagram::draw_diagram(record, data_name);
+    }
     let spec = Spec::from_meta(&record.meta)?;
     let points = points_of(record)?;
     if points.is_empty() {
@@ -361,12 +364,17 @@ pub(super) fn footer(sc: &mut Scene, meta: &Meta, data_name: &str, y: f64) -> u3
         (true, None) => "CPU-only measurement".into(),
         (false, _) => format!("measured on {}", get("gpu")),
     };
-    let line = format!("{machine} · data: figures/data/{data_name}");
+    footer_line(sc, &format!("{machine} · data: figures/data/{data_name}"), y)
+}
+
+/// The footer's rule and `line` below it from `y` (wrapped at its spaces where it is wider
+/// than the figure); returns the figure's height.
+pub(super) fn footer_line(sc: &mut Scene, line: &str, y: f64) -> u32 {
     let mut y = y;
     let max_w = WIDTH - 2.0 * MARGIN;
     sc.path(vec![(MARGIN, y - 4.0), (WIDTH - MARGIN, y - 4.0)], GRID, 1, false);
     // A name wider than the figure is wrapped at its spaces.
-    for part in wrap(&line, F_FOOTER, max_w) {
+    for part in wrap(line, F_FOOTER, max_w) {
         let mut t = TextOp::new(&part, MARGIN, y, F_FOOTER, HPos::Left, VPos::Top);
         t.color = MUTED;
         sc.text(t);

@@ -47,6 +47,7 @@
 
 mod axis;
 mod bars;
+mod diagram;
 mod dot;
 mod figure;
 mod grid;
@@ -64,6 +65,9 @@ mod style;
 mod testing;
 mod types;
 
+pub use diagram::{
+    diagram_meta, shapes_of, write_diagram, Fill, Ink, Shape, ShapeKind, MAX_UNIT_PX,
+};
 pub use layout::draw_svg;
 pub use read::{layout_problems, read_svg_layout, SvgLayout, SvgMark, SvgText};
 pub use records::{audit_figures, redraw, redraw_all, write_figure};

@@ -1,0 +1,120 @@
+//! The book's diagrams: pictures of its ideas, each computed by the model the chapter's tests
+//! already check (the sector arithmetic, the bank function, the table's index functions), so
+//! that a diagram cannot say what the model does not. Each diagram's shapes are its record
+//! (`figures/data/<stem>.csv`, drawn by [`plot::draw_svg`]); `reproduce` writes them after a
+//! measuring run and alone with `--diagrams`, which needs no GPU.
+
+use std::path::Path;
+
+use crate::harness::plot::{self, Shape};
+use crate::harness::record::Meta;
+
+mod cmm;
+mod coalescing;
+mod tiling;
+
+/// One diagram: its stem, title, the model that computed it, its panels per row and shapes.
+pub struct Diagram {
+    pub stem: &'static str,
+    pub title: String,
+    /// The model, as a path in the crate (named in the footer).
+    pub computed_by: &'static str,
+    pub panel_columns: usize,
+    pub shapes: Vec<Shape>,
+}
+
+/// Every diagram of the book, computed now.
+pub fn all() -> Vec<Diagram> {
+    vec![
+        coalescing::sectors(),
+        coalescing::banks(),
+        coalescing::transpose(),
+        cmm::layouts(),
+        tiling::steps(),
+    ]
+}
+
+/// The stems of [`all`], which `reproduce` writes (listed in
+/// [`REPRODUCE_WRITES`](super::REPRODUCE_WRITES)).
+pub const STEMS: &[&str] = &[
+    "coalescing-diagram-sectors",
+    "coalescing-diagram-banks",
+    "coalescing-diagram-transpose",
+    "cmm_diagonal-diagram-layouts",
+    "tiling-diagram-steps",
+];
+
+/// The provenance of a computed diagram: no GPU, no measurement.
+pub fn meta(command: &str) -> Meta {
+    Meta::for_cpu(command).with("gpu", "none (computed, not measured)")
+}
+
+/// Writes every diagram (CSV and SVG) into `dir`; returns how many.
+pub fn write(dir: &Path, command: &str) -> anyhow::Result<usize> {
+    let diagrams = all();
+    for d in &diagrams {
+        let meta =
+            plot::diagram_meta(meta(command), &d.title, d.computed_by, d.panel_columns);
+        plot::write_diagram(dir, d.stem, &meta, &d.shapes)?;
+    }
+    Ok(diagrams.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::plot::{draw_svg, layout_problems};
+    use crate::harness::record;
+
+    /// A diagram drawn through its CSV, as the book draws it.
+    pub(super) fn drawn(d: &Diagram) -> String {
+        let meta = plot::diagram_meta(
+            meta("cargo test").with("commit", "abc"),
+            &d.title,
+            d.computed_by,
+            d.panel_columns,
+        );
+        let text = record::to_csv_string(&meta, &d.shapes).unwrap();
+        draw_svg(&record::parse_csv(&text).unwrap(), &format!("{}.csv", d.stem))
+            .unwrap()
+    }
+
+    #[test]
+    fn every_diagram_is_listed_reads_at_the_books_width_and_names_its_model() {
+        let diagrams = all();
+        let stems: Vec<&str> = diagrams.iter().map(|d| d.stem).collect();
+        assert_eq!(stems, STEMS);
+        for s in STEMS {
+            assert!(super::super::REPRODUCE_WRITES.contains(s), "{s}");
+            let chapter = s.split('-').next().unwrap();
+            assert!(
+                super::super::ALL.iter().any(|c| c.example == chapter
+                    || c.writes.iter().any(|w| w.starts_with(&format!("{chapter}-")))),
+                "{s} does not start with a chapter's stem"
+            );
+        }
+        for d in &diagrams {
+            let svg = drawn(d);
+            let problems = layout_problems(&svg);
+            assert!(problems.is_empty(), "{}: {}", d.stem, problems.join("\n"));
+            assert!(
+                svg.contains(&format!("computed by {} (not measured)", d.computed_by))
+            );
+            assert_eq!(svg, drawn(d), "{} is not drawn deterministically", d.stem);
+        }
+    }
+
+    /// The committed diagrams are what the models compute today: a model that changed
+    /// without its diagram being written again fails here.
+    #[test]
+    fn the_books_diagrams_are_what_the_models_compute() {
+        let figures = Path::new(env!("CARGO_MANIFEST_DIR")).join("figures/data");
+        for d in all() {
+            let rec =
+                record::read_csv(&figures.join(format!("{}.csv", d.stem))).unwrap();
+            assert_eq!(plot::shapes_of(&rec).unwrap(), d.shapes, "{}", d.stem);
+            assert_eq!(rec.meta.get("title"), Some(d.title.as_str()), "{}", d.stem);
+            assert_eq!(rec.meta.get("computed"), Some(d.computed_by), "{}", d.stem);
+        }
+    }
+}
