@@ -198,6 +198,8 @@ pub fn parse_csv_with_lines(text: &str) -> anyhow::Result<(Record, Vec<u64>)> {
     let header = reader.headers()?.iter().map(str::to_string).collect();
     let mut rows = Vec::new();
     let mut lines = Vec::new();
+    // Line breaks are counted once, from where the previous row started: rows come in order.
+    let (mut counted_to, mut newlines) = (0usize, 0u64);
     for row in reader.records() {
         let row = row?;
         // A record's position may sit on the line ending before it: its line is the one of
@@ -206,7 +208,10 @@ pub fn parse_csv_with_lines(text: &str) -> anyhow::Result<(Record, Vec<u64>)> {
         while start < body.len() && matches!(body[start], b'\r' | b'\n') {
             start += 1;
         }
-        let newlines = body[..start].iter().filter(|&&b| b == b'\n').count() as u64;
+        let start = start.max(counted_to);
+        newlines +=
+            body[counted_to..start].iter().filter(|&&b| b == b'\n').count() as u64;
+        counted_to = start;
         lines.push(meta_lines + newlines + 1);
         rows.push(row.iter().map(str::to_string).collect());
     }
