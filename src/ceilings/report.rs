@@ -180,6 +180,21 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
             rate_row(name, s, read_write(dram.bytes), &at(dram.bytes, L2::Cold))
         })
         .collect();
+    // The copy's two halves alone, on the same buffers: the ceilings of a kernel that
+    // only reads or only writes.
+    let once = |what: &str| format!("{} MiB, L2 cold, {what}", dram.bytes / MIB);
+    rows.push(rate_row(
+        "device read, read-only kernel",
+        &dram.read,
+        dram.read_bytes() as f64 / 1e9,
+        &once("read only"),
+    ));
+    rows.push(rate_row(
+        "device write, write-only kernel",
+        &dram.write,
+        dram.read_bytes() as f64 / 1e9,
+        &once("write only"),
+    ));
     rows.push(rate_row(
         "device copy, best L2-resident size",
         &best.kernel,

@@ -26,6 +26,12 @@ crate::kernel_names! {
         FmaF64 => "fma_peak_f64",
         /// Repeated reads of an L2-resident buffer inside one launch: the L2 ceiling.
         L2Read => "l2_read",
+        /// Reads one uint4 per thread and stores one XOR per block: the read ceiling.
+        ReadOnly => "read_u32",
+        /// Stores one uint4 per thread: the write ceiling.
+        WriteOnly => "write_u32",
+        /// Reads a never-written buffer: the L2 flush that leaves no dirty line.
+        FlushRead => "flush_read",
     }
 }
 
@@ -102,12 +108,118 @@ impl CopyKernel {
     }
 }
 
+impl CopyKernel {
+    /// The grid of `read_u32` and `write_u32` over `n_vec` 16-byte words: one thread each.
+    pub fn read_write_config(n_vec: usize) -> anyhow::Result<LaunchConfig> {
+        let blocks = n_vec.div_ceil(COPY_BLOCK as usize).max(1);
+        anyhow::ensure!(
+            blocks <= i32::MAX as usize,
+            "a read of {n_vec} 16-byte words is too large"
+        );
+        Ok(LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (COPY_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        })
+    }
+
+    /// Enqueues `read_u32` over the first `n_vec` 16-byte words of `src`; `block_xor` needs
+    /// one word per block of [`Self::read_write_config`].
+    pub fn launch_read(
+        &self,
+        stream: &Arc<CudaStream>,
+        src: &CudaSlice<f32>,
+        n_vec: usize,
+        block_xor: &mut CudaSlice<u32>,
+    ) -> anyhow::Result<()> {
+        let cfg = Self::read_write_config(n_vec)?;
+        assert!(src.len() >= 4 * n_vec && block_xor.len() >= cfg.grid_dim.0 as usize);
+        let n64 = n_vec as u64;
+        let f = self.table.get(CeilingKernel::ReadOnly);
+        // SAFETY: read_u32 takes (const uint4*, unsigned long long, unsigned int*); src
+        // holds 4 × n_vec floats and block_xor one word per block (asserted above).
+        unsafe {
+            stream.launch_builder(f).arg(src).arg(&n64).arg(block_xor).launch(cfg)?
+        };
+        Ok(())
+    }
+
+    /// Enqueues `write_u32`: word i of `dst` becomes i + `seed`, for i < 4 × `n_vec`.
+    pub fn launch_write(
+        &self,
+        stream: &Arc<CudaStream>,
+        dst: &mut CudaSlice<f32>,
+        n_vec: usize,
+        seed: u32,
+    ) -> anyhow::Result<()> {
+        let cfg = Self::read_write_config(n_vec)?;
+        assert!(dst.len() >= 4 * n_vec);
+        let n64 = n_vec as u64;
+        let f = self.table.get(CeilingKernel::WriteOnly);
+        // SAFETY: write_u32 takes (uint4*, unsigned long long, unsigned int); dst holds at
+        // least 4 × n_vec words (asserted above).
+        unsafe { stream.launch_builder(f).arg(dst).arg(&n64).arg(&seed).launch(cfg)? };
+        Ok(())
+    }
+
+    /// Verifies, then times, the two halves of the copy on its buffers: `read_u32` over
+    /// `src` (whose words are `host_src`'s bits) and `write_u32` into `dst`.
+    fn measure_read_write(
+        &self,
+        gpu: &Gpu,
+        src: &CudaSlice<f32>,
+        dst: &mut CudaSlice<f32>,
+        host_src: &[f32],
+        plan: Plan,
+    ) -> anyhow::Result<(Stats, Stats)> {
+        let n_vec = host_src.len() / 4;
+        let size = format!("{} bytes", n_vec * 16);
+        let blocks = Self::read_write_config(n_vec)?.grid_dim.0 as usize;
+        let mut block_xor = gpu.stream.alloc_zeros::<u32>(blocks)?;
+        // The XOR of every word read, in any order: exact.
+        let want = host_src[..n_vec * 4].iter().fold(0u32, |x, v| x ^ v.to_bits());
+        let read = gpu.verify_then_time_output(
+            &mut block_xor,
+            |s, out| self.launch_read(s, src, n_vec, out),
+            |got| {
+                let x = got.iter().fold(0u32, |x, w| x ^ w);
+                verify::check_exact("read_u32", &size, &[x], &[want])
+            },
+            &[plan],
+        )?;
+        let seed = 0x9E37_79B9u32;
+        let write = gpu.verify_then_time(
+            dst,
+            |gpu, dst| gpu.poison(dst),
+            |s, dst| self.launch_write(s, dst, n_vec, seed),
+            |gpu, dst| {
+                let got = gpu.stream.clone_dtoh(dst)?;
+                // Word i holds i + seed (write_u32); compared as bits, never as floats.
+                Ok(verify::check_exact_by(
+                    "write_u32",
+                    &size,
+                    n_vec * 4,
+                    |i| got[i].to_bits(),
+                    |i| (i as u32).wrapping_add(seed),
+                )?)
+            },
+            &[plan],
+        )?;
+        Ok((read.time().clone(), write.time().clone()))
+    }
+}
+
 /// What [`measure_copy`] found for one size.
 #[derive(Debug, Clone)]
 pub struct CopyResult {
     pub bytes: usize,
     pub kernel: Stats,
     pub memcpy: Stats,
+    /// The read-only stream over the same source (`read_u32`): the whole 16-byte words of
+    /// it, [`CopyResult::read_bytes`].
+    pub read: Stats,
+    /// The write-only stream over the same destination (`write_u32`), same bytes.
+    pub write: Stats,
 }
 
 impl CopyResult {
@@ -118,6 +230,23 @@ impl CopyResult {
     }
     pub fn memcpy_gbps(&self) -> Rate {
         self.memcpy.rate(2.0 * self.bytes as f64 / 1e9)
+    }
+
+    /// The bytes the read-only and the write-only streams move: the copy's, less a tail of
+    /// fewer than 16 bytes.
+    pub fn read_bytes(&self) -> usize {
+        self.bytes / 16 * 16
+    }
+
+    /// Read bandwidth in GB/s of the read-only stream (bytes read once; its one 4-byte
+    /// store per 4096 bytes read is not counted).
+    pub fn read_gbps(&self) -> Rate {
+        self.read.rate(self.read_bytes() as f64 / 1e9)
+    }
+
+    /// Write bandwidth in GB/s of the write-only stream.
+    pub fn write_gbps(&self) -> Rate {
+        self.write.rate(self.read_bytes() as f64 / 1e9)
     }
 
     // ANCHOR: best_copy
@@ -172,10 +301,14 @@ pub fn measure_copy(
         |got| verify::check_exact("cuMemcpyDtoD", &size, got, &host_src),
         &[plan],
     )?;
+    let (read, write) =
+        copy.measure_read_write(gpu, &src, &mut dst, &host_src, plan)?;
     Ok(CopyResult {
         bytes,
         kernel: kernel.times[0].clone(),
         memcpy: memcpy.times[0].clone(),
+        read,
+        write,
     })
 }
 // ANCHOR_END: measure_copy

@@ -5,12 +5,12 @@
 //! turn its absence into [`GpuUnavailable`], which [`crate::harness::run::main`] prints as one
 //! line before exiting with code 2.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use cudarc::driver::{CudaContext, CudaStream};
 
 use super::toolchain::{self, Target};
 
@@ -224,10 +224,8 @@ pub struct Gpu {
     pub info: DeviceInfo,
     /// How this device's kernels are compiled.
     pub target: Target,
-    /// The buffer [`Gpu::flush_l2`] writes, allocated on first use.
-    pub(crate) l2_flush: RefCell<Option<CudaSlice<u8>>>,
-    /// Changes the flush's byte value each time, so no flush is a no-op.
-    pub(crate) flush_count: Cell<u8>,
+    /// The buffer [`Gpu::flush_l2`] reads and its kernel, made on first use.
+    pub(crate) l2_flush: RefCell<Option<super::timing::L2Flush>>,
     /// Set in the child of a `--counters` run: see [`super::counters`].
     pub(crate) counting: RefCell<Option<super::counters::Counting>>,
 }
@@ -310,7 +308,6 @@ impl Gpu {
             info,
             target,
             l2_flush: RefCell::new(None),
-            flush_count: Cell::new(0),
             counting: RefCell::new(super::counters::Counting::from_env()),
         })
     }

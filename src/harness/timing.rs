@@ -12,9 +12,11 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtrMut};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
+use super::ceiling::CeilingKernel;
 use super::gpu::Gpu;
+use super::kernels::KernelTable;
 use super::stats::Stats;
 use super::toolchain;
 
@@ -23,8 +25,8 @@ use super::toolchain;
 pub enum L2 {
     /// Whatever the previous repetition left: inputs smaller than L2 are served from it.
     Warm,
-    /// A buffer twice the size of L2 is written between repetitions (outside the timed
-    /// region), so every input starts in device memory.
+    /// A buffer twice the size of L2 is read between repetitions (outside the timed
+    /// region), so every input starts in device memory and L2 holds no dirty line.
     Cold,
 }
 
@@ -58,27 +60,19 @@ impl Gpu {
         Ok(self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?)
     }
 
-    /// Writes a buffer twice the L2 size on the timing stream, evicting everything else.
+    /// Makes L2 cold on the timing stream: reads a buffer twice the L2 size that nothing
+    /// writes after its allocation (`flush_read` in `kernels/ceilings.cu`). Whatever an
+    /// earlier repetition left in L2 is evicted, and its dirty lines written back, before the
+    /// timed work starts; what the flush leaves in L2 is clean, so the timed work pays for no
+    /// write-back but its own. (A memset of the same buffer evicts as well, but leaves L2 full
+    /// of dirty lines that the next kernel's misses must write back: a short kernel timed
+    /// after it looks slower than it is.)
     pub fn flush_l2(&self) -> anyhow::Result<()> {
-        let bytes = 2 * self.info.l2_bytes.max(1 << 20);
         let mut guard = self.l2_flush.borrow_mut();
         if guard.is_none() {
-            *guard = Some(self.stream.alloc_zeros::<u8>(bytes)?);
+            *guard = Some(L2Flush::new(self)?);
         }
-        let buf: &mut CudaSlice<u8> = guard.as_mut().unwrap();
-        let value = self.flush_count.get().wrapping_add(1);
-        self.flush_count.set(value);
-        let (ptr, _sync) = buf.device_ptr_mut(&self.stream);
-        // SAFETY: ptr and bytes describe the allocation above; the memset is ordered on our stream.
-        unsafe {
-            cudarc::driver::result::memset_d8_async(
-                ptr,
-                value,
-                bytes,
-                self.stream.cu_stream(),
-            )?
-        };
-        Ok(())
+        guard.as_ref().unwrap().launch(&self.stream)
     }
 
     /// Times `work` under `plan`; see [`time`].
@@ -169,4 +163,57 @@ pub fn time_host<R>(
     }
     Stats::from_samples(&samples)
         .ok_or_else(|| anyhow::anyhow!("no valid host timings"))
+}
+
+/// The state of [`Gpu::flush_l2`]: its buffer, read by its kernel.
+pub(crate) struct L2Flush {
+    kernels: KernelTable<CeilingKernel>,
+    /// Twice the L2 (at least 2 MiB), zeros, never written after [`L2Flush::new`].
+    buffer: CudaSlice<u32>,
+    /// The word `flush_read` would store to; it never does.
+    sink: CudaSlice<u32>,
+}
+
+impl L2Flush {
+    const BLOCK: u32 = 256;
+
+    fn new(gpu: &Gpu) -> anyhow::Result<Self> {
+        let bytes = 2 * gpu.info.l2_bytes.max(1 << 20);
+        let flush = Self {
+            kernels: KernelTable::load(gpu)?,
+            buffer: gpu.stream.alloc_zeros::<u32>(bytes / 4)?,
+            sink: gpu.stream.alloc_zeros::<u32>(1)?,
+        };
+        // Zeroing the buffer left its last lines dirty in L2, and the first sweep would only
+        // hit them: a second sweep evicts them (its first half misses), so from now on every
+        // flush leaves L2 clean.
+        flush.launch(&gpu.stream)?;
+        flush.launch(&gpu.stream)?;
+        Ok(flush)
+    }
+
+    fn launch(&self, stream: &Arc<CudaStream>) -> anyhow::Result<()> {
+        let n_vec = (self.buffer.len() / 4) as u64;
+        let blocks = n_vec.div_ceil(Self::BLOCK as u64) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (Self::BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // The buffer holds zeros, whose XOR is 0: `never` = 1 keeps the store from happening.
+        let never = 1u32;
+        let f = self.kernels.get(CeilingKernel::FlushRead);
+        // SAFETY: flush_read takes (const uint4*, unsigned long long, unsigned int,
+        // unsigned int*); the grid covers n_vec uint4 of the buffer, and sink has one word.
+        unsafe {
+            stream
+                .launch_builder(f)
+                .arg(&self.buffer)
+                .arg(&n_vec)
+                .arg(&never)
+                .arg(&self.sink)
+                .launch(cfg)?
+        };
+        Ok(())
+    }
 }

@@ -184,6 +184,39 @@ where
     }
 }
 
+/// [`check_exact`] of `got(i)` against `want(i)` for each index below `len`: for outputs
+/// too large to hold a second copy of on the host, or compared through a view (a float's
+/// bits).
+pub fn check_exact_by<T>(
+    kernel: &str,
+    size: &str,
+    len: usize,
+    got: impl Fn(usize) -> T,
+    want: impl Fn(usize) -> T,
+) -> Result<Report, Mismatch>
+where
+    T: PartialEq + fmt::Debug,
+{
+    let mut wrong = (0..len).filter(|&i| got(i) != want(i));
+    match wrong.next() {
+        None => Ok(Report {
+            checked: len,
+            max_abs_err: 0.0,
+            max_rel_err: 0.0,
+            worst_index: 0,
+        }),
+        Some(i) => Err(Mismatch {
+            kernel: kernel.to_string(),
+            size: size.to_string(),
+            index: i,
+            got: format!("{:?}", got(i)),
+            want: format!("{:?}", want(i)),
+            wrong: 1 + wrong.count(),
+            total: len,
+        }),
+    }
+}
+
 /// What verified (and, if plans were given, timed) GPU work produced: the check's report and
 /// one summary per plan.
 #[derive(Debug, Clone)]

@@ -154,3 +154,79 @@ fn the_arithmetic_and_l2_ceilings_verify_and_are_positive() {
     let p = measure_l2_read(&gpu, &table, (1 << 20) + 48, 3, plan, 5).unwrap();
     assert!(p.rate().median > 1e9, "{p:?}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn read_and_write_kernels_match_the_cpu_at_odd_sizes() {
+    let gpu = gpu();
+    let copy = CopyKernel::load(&gpu).unwrap();
+    // Sizes in floats: a tail of 1 to 3 floats past the last 16-byte word is never touched.
+    for n in [4usize, 7, 1022, 4099, 65_541, 1_000_003] {
+        let bytes = n * 4;
+        let r = ceiling::measure_copy(
+            &gpu,
+            &copy,
+            bytes,
+            Plan::new(0, 2, L2::Warm),
+            n as u64,
+        )
+        .unwrap();
+        assert_eq!(r.read_bytes(), n / 4 * 16);
+        assert!(r.read.median_ms > 0.0 && r.write.median_ms > 0.0);
+    }
+}
+
+/// The L2-cold protocol leaves no dirty line: a read timed after dirty work, then the
+/// harness's flush, takes no longer than after the same flush and one more full read sweep
+/// (which would write back anything the first left dirty). The same read after a memset of
+/// twice the L2 alone, the dirty flush the book used before, is printed to show the test's
+/// sensitivity.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_l2_flush_leaves_no_dirty_line_for_the_timed_kernel() {
+    use cmbook::harness::toolchain::event_elapsed_ms;
+    let gpu = gpu();
+    let copy = CopyKernel::load(&gpu).unwrap();
+    let l2 = gpu.info.l2_bytes.max(1 << 20);
+    // Half the L2, at least 4 MiB: short enough that a write-back of L2's worth of dirty
+    // lines would show.
+    let n_vec = (l2 / 2).max(4 << 20) / 16;
+    let src = gpu.stream.clone_htod(&inputs::random_f32(4 * n_vec, 11)).unwrap();
+    let blocks = CopyKernel::read_write_config(n_vec).unwrap().grid_dim.0 as usize;
+    let mut block_xor = gpu.stream.alloc_zeros::<u32>(blocks).unwrap();
+    let mut dirty = gpu.stream.alloc_zeros::<u8>(2 * l2).unwrap();
+    let mut time = |flushes: usize| -> f64 {
+        let mut samples = Vec::new();
+        for _ in 0..15 {
+            // Dirty work before the flush: L2 full of written lines.
+            gpu.poison(&mut dirty).unwrap();
+            for _ in 0..flushes {
+                gpu.flush_l2().unwrap();
+            }
+            let (start, stop) =
+                (gpu.timing_event().unwrap(), gpu.timing_event().unwrap());
+            start.record(&gpu.stream).unwrap();
+            copy.launch_read(&gpu.stream, &src, n_vec, &mut block_xor).unwrap();
+            stop.record(&gpu.stream).unwrap();
+            gpu.stream.synchronize().unwrap();
+            samples.push(event_elapsed_ms(&start, &stop).unwrap() as f64);
+        }
+        samples.sort_by(f64::total_cmp);
+        samples[samples.len() / 2]
+    };
+    let (dirty_only, flushed, flushed_twice) = (time(0), time(1), time(2));
+    println!(
+        "read of {} MiB after dirty work: no flush {dirty_only:.4} ms, the flush \
+         {flushed:.4} ms, the flush and one more sweep {flushed_twice:.4} ms \
+         (dirty/clean {:.2}, flush/clean {:.2})",
+        n_vec * 16 >> 20,
+        dirty_only / flushed_twice,
+        flushed / flushed_twice
+    );
+    assert!(
+        flushed <= 1.05 * flushed_twice,
+        "the read after the flush took {flushed:.4} ms, {:.2} times the {flushed_twice:.4} \
+         ms after a second sweep: the flush left dirty lines",
+        flushed / flushed_twice
+    );
+}
