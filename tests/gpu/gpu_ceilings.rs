@@ -219,7 +219,7 @@ fn the_l2_flush_leaves_no_dirty_line_for_the_timed_kernel() {
         "read of {} MiB after dirty work: no flush {dirty_only:.4} ms, the flush \
          {flushed:.4} ms, the flush and one more sweep {flushed_twice:.4} ms \
          (dirty/clean {:.2}, flush/clean {:.2})",
-        n_vec * 16 >> 20,
+        (n_vec * 16) >> 20,
         dirty_only / flushed_twice,
         flushed / flushed_twice
     );
