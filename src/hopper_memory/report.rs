@@ -14,6 +14,7 @@ const MIB: usize = 1 << 20;
 #[derive(serde::Serialize)]
 struct LadderRow {
     barrier: String,
+    what: String,
     who: String,
     median_ns: String,
     min_ns: String,
@@ -224,7 +225,8 @@ fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
         .ladder
         .iter()
         .map(|g| LadderRow {
-            barrier: g.what.clone(),
+            barrier: g.barrier.clone(),
+            what: g.timed.label().into(),
             who: g.who.clone(),
             median_ns: ns(g.per.median_ms),
             min_ns: ns(g.per.min_ms),
@@ -232,9 +234,15 @@ fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
             measured_as: g.how.clone(),
         })
         .collect();
-    println!("{:<18} {:<44} {:>10}", "barrier", "who waits", "ns (median)");
+    println!(
+        "{:<32} {:<50} {:<42} {:>10}",
+        "barrier", "what is timed", "who waits", "ns (median)"
+    );
     for row in &rows {
-        println!("{:<18} {:<44} {:>10}", row.barrier, row.who, row.median_ns);
+        println!(
+            "{:<32} {:<50} {:<42} {:>10}",
+            row.barrier, row.what, row.who, row.median_ns
+        );
     }
     if let Some(why) = &r.refused_cluster {
         println!("a cluster of 32 blocks: {why}");
@@ -257,16 +265,17 @@ fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
     }
     run.table(
         "hopper_memory-ladder",
-        "The synchronisation ladder: what one barrier costs, from a block to the whole GPU \
-         (median, min and max over repetitions)",
+        "The synchronisation ladder: what one barrier costs, alone and with its half of a \
+         round's write and check, from a block to the whole GPU (median, min and max over \
+         repetitions)",
         &[
             ("l2", "warm (nothing but the barrier words is read)"),
             ("refused_cluster_32", &refused),
             ("not_measured", &skipped),
             (
                 "headers",
-                "who = who waits | median_ns = median (ns) | min_ns = min (ns) | max_ns = \
-                 max (ns) | measured_as = measured as",
+                "what = what is timed | who = who waits | median_ns = median (ns) | \
+                 min_ns = min (ns) | max_ns = max (ns) | measured_as = measured as",
             ),
         ],
         &rows,
