@@ -493,23 +493,28 @@ fn exchanges(run: &Run, r: &Results) -> anyhow::Result<()> {
     )
 }
 
+/// `hopper_memory-stages`: the stream's read rate against the load bytes in flight per SM.
+/// Both axes count loads only, so that Little's law reads straight off the figure: the
+/// latency the loads see is the bytes in flight over the read rate.
 fn stages(run: &Run, r: &Results) -> anyhow::Result<()> {
-    let bytes = 2.0 * r.stream_bytes as f64;
+    let read = r.stream_bytes as f64;
     let points: Vec<Point> = r
         .stages
         .iter()
         .map(|s| {
-            let kib = (s.blocks_per_sm * 128 * 16 * s.stages) as f64 / 1024.0;
+            let kib = load_kib_in_flight_per_sm(s);
             let series = format!("{} threads per SM", s.blocks_per_sm * 128);
-            Point::rate(&series, kib, &s.time, bytes, 1e9)
+            Point::rate(&series, kib, &s.time, read, 1e9)
         })
         .collect();
     for s in &r.stages {
-        let gbps = s.time.rate(bytes / 1e9).median;
+        let gbps = s.time.rate(read / 1e9).median;
         println!(
-            "cp.async, {} stages, {:>4} threads per SM: {:>6} GB/s",
+            "cp.async, {} stages, {:>4} threads per SM: {:>5} KiB of loads in flight per \
+             SM, {:>6} GB/s read",
             s.stages,
             s.blocks_per_sm * 128,
+            load_kib_in_flight_per_sm(s),
             sig3(gbps)
         );
     }
@@ -518,17 +523,24 @@ fn stages(run: &Run, r: &Results) -> anyhow::Result<()> {
         &[
             ("l2", "cold"),
             ("stream", &format!("{} MiB read and written", r.stream_bytes / MIB)),
-            ("in_flight", "bytes in flight per SM: threads x 16 bytes x stages"),
+            ("in_flight", "load bytes in flight per SM: threads x 16 bytes x stages"),
+            ("rate", "bytes read per second (the stream writes as many)"),
         ],
         &Spec::line(
-            "Streaming through cp.async: bandwidth against bytes in flight per SM \
-             (1 to 4 stages along each line)",
-            "KiB requested and not yet arrived, per SM",
-            "GB/s (read + write)",
+            "Streaming through cp.async: read bandwidth against load bytes in flight per \
+             SM (1 to 4 stages along each line)",
+            "load bytes in flight per SM (KiB)",
+            "GB/s read",
         )
         .log_x(),
         &points,
     )
+}
+
+/// The bytes of loads one SM has requested and not yet received, in KiB: its threads,
+/// 16 bytes a copy, one copy per stage.
+fn load_kib_in_flight_per_sm(s: &super::measure::StageRun) -> f64 {
+    (s.blocks_per_sm * 128 * 16 * s.stages) as f64 / 1024.0
 }
 
 fn matrices(run: &Run, r: &Results) -> anyhow::Result<()> {
