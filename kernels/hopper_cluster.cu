@@ -1,6 +1,8 @@
 // Kernels of the chapter "Asynchronous memory on Hopper": the synchronisation ladder's
-// cluster rung, and an exchange between the blocks of a cluster through distributed
-// shared memory or through global memory. The other rungs are in kernels/hopper_sync.cu.
+// cluster rungs (rounds through distributed shared memory, and the barrier alone with a
+// release or a relaxed arrival), and an exchange between the blocks of a cluster
+// through distributed shared memory or through global memory. The other rungs are in
+// kernels/hopper_sync.cu.
 //
 // Cluster barriers, `mapa` and `ld.shared::cluster` are PTX of sm_90 (no `sm_90a`
 // features are used), written in kernels/cluster.cuh.
@@ -31,6 +33,36 @@ extern "C" __global__ void ladder_cluster(int iters, unsigned* __restrict__ erro
         cluster_sync();  // every read is done before the next write
     }
     if (threadIdx.x == blockDim.x - 1) errors[blockIdx.x] = bad;
+}
+
+// The cluster barrier alone: `iters` arrivals and waits with no memory access between
+// them. No compiler removes a barrier; the count of passes is kept by an asm statement
+// that NVVM may neither drop nor fold into `iters`: a loop cut short fails the check.
+// passed[block] = iters when every barrier was passed.
+// Launch: 1D grid of clusters (cuLaunchKernelEx); any block size.
+// Parameters: (iters, passed[grid]).
+extern "C" __global__ void barrier_cluster(int iters, unsigned* __restrict__ passed) {
+    unsigned count = 0;
+    for (int i = 0; i < iters; ++i) {
+        cluster_sync();
+        asm volatile("add.u32 %0, %0, 1;" : "+r"(count));
+    }
+    if (threadIdx.x == blockDim.x - 1) passed[blockIdx.x] = count;
+}
+
+// The same with a relaxed arrival: `barrier.cluster.arrive.relaxed` releases no write
+// (the wait still acquires), so the difference from barrier_cluster is what the release
+// costs. Safe here only because nothing is read across the barrier.
+// Launch and parameters as barrier_cluster.
+extern "C" __global__ void barrier_cluster_relaxed(int iters,
+                                                   unsigned* __restrict__ passed) {
+    unsigned count = 0;
+    for (int i = 0; i < iters; ++i) {
+        asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\t"
+                     "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+        asm volatile("add.u32 %0, %0, 1;" : "+r"(count));
+    }
+    if (threadIdx.x == blockDim.x - 1) passed[blockIdx.x] = count;
 }
 
 // The block's sum of its `per_block` words of `in`, in thread 0 (wrapping unsigned

@@ -1,7 +1,8 @@
 // Kernels of the chapter "Asynchronous memory on Hopper": the synchronisation ladder's
-// rungs that any GPU runs, a barrier of a block and a barrier of the whole grid. The
-// cluster rung and the exchanges between the blocks of a cluster are in
-// kernels/hopper_cluster.cu.
+// rungs that any GPU runs, a barrier of a block and a barrier of the whole grid, each
+// in two forms: rounds that write and check a value between two barriers, and the
+// barrier alone in a loop. The cluster rungs and the exchanges between the blocks of a
+// cluster are in kernels/hopper_cluster.cu.
 //
 // NVRTC ships no cooperative_groups header, so the grid barrier is written here.
 // Needs: compute capability 7.0 (the block and grid barriers of any supported GPU).
@@ -24,6 +25,22 @@ extern "C" __global__ void ladder_block(int iters, unsigned* __restrict__ errors
     if (threadIdx.x == blockDim.x - 1) errors[blockIdx.x] = bad;
 }
 // ANCHOR_END: ladder_block
+
+// ANCHOR: barrier_block
+// The same rung without the round: `iters` __syncthreads and no memory access between
+// them. No compiler removes a barrier; the count of passes is kept by an asm statement
+// that NVVM may neither drop nor fold into `iters`: a loop cut short fails the check.
+// passed[block] = iters when every barrier was passed.
+// Launch: any 1D grid; any block size. Parameters: (iters, passed).
+extern "C" __global__ void barrier_block(int iters, unsigned* __restrict__ passed) {
+    unsigned count = 0;
+    for (int i = 0; i < iters; ++i) {
+        __syncthreads();
+        asm volatile("add.u32 %0, %0, 1;" : "+r"(count));
+    }
+    if (threadIdx.x == blockDim.x - 1) passed[blockIdx.x] = count;
+}
+// ANCHOR_END: barrier_block
 
 // ANCHOR: grid_barrier
 // A barrier across the grid, safe only when every block is resident at once (a
@@ -67,4 +84,18 @@ extern "C" __global__ void ladder_grid(int iters, unsigned* __restrict__ bar,
         grid_sync(bar);  // every read is done before the next write
     }
     if (threadIdx.x == blockDim.x - 1) errors[blockIdx.x] = bad;
+}
+
+// The grid barrier alone: `iters` grid barriers and no write or check between them,
+// counted as in barrier_block. passed[block] = iters when every barrier was passed.
+// Launch: cooperative, 1D grid no larger than the resident blocks; any block size.
+// Parameters: (iters, bar[2] zeroed, passed[grid]).
+extern "C" __global__ void barrier_grid(int iters, unsigned* __restrict__ bar,
+                                        unsigned* __restrict__ passed) {
+    unsigned count = 0;
+    for (int i = 0; i < iters; ++i) {
+        grid_sync(bar);
+        asm volatile("add.u32 %0, %0, 1;" : "+r"(count));
+    }
+    if (threadIdx.x == blockDim.x - 1) passed[blockIdx.x] = count;
 }

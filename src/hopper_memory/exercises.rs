@@ -1,6 +1,10 @@
 //! Solutions of the chapter's exercises; `tests/cpu/launch_cpu.rs` checks their answers.
-//! The check of the kernel exercise (8.4) is here too.
+//! The check of the kernel exercise (8.4) is here too, and the readers of the two records
+//! the book's solutions take their numbers from (Table 8.1 and Figure 8.2).
 
+use std::path::Path;
+
+use anyhow::Context;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use super::reference;
@@ -17,12 +21,58 @@ pub fn barriers_per_boundary(barrier_ns: f64, boundary_ns: f64) -> u64 {
 // ANCHOR_END: barriers_per_boundary
 
 // ANCHOR: stages_needed
-/// Exercise 8.2: the fewest cp.async stages of `copy_bytes` per thread that keep
-/// `need_bytes` in flight on an SM holding `threads` threads.
+/// Exercise 8.2, by Little's law: the bytes of loads each of `sms` SMs must have
+/// requested and not yet received to read `read_gbps` GB/s from a memory whose loads
+/// take `latency_ns`. Only loads count: a store does not keep its thread waiting.
+pub fn load_bytes_in_flight_per_sm(latency_ns: f64, read_gbps: f64, sms: u32) -> f64 {
+    latency_ns * read_gbps / sms as f64 // ns × GB/s = bytes
+}
+
+/// The fewest cp.async stages of `copy_bytes` per thread that keep `need_bytes` in
+/// flight on an SM holding `threads` threads.
 pub fn stages_needed(need_bytes: f64, threads: u32, copy_bytes: u32) -> u32 {
     (need_bytes / (threads as f64 * copy_bytes as f64)).ceil().max(1.0) as u32
 }
 // ANCHOR_END: stages_needed
+
+/// The median, in ns, of the rung of `hopper_memory-ladder` (Table 8.1) in the folder
+/// `dir` (the book's `figures/`, or a run's `--out`) whose barrier, what is timed and
+/// who waits are `barrier`, `what` and `who`.
+pub fn ladder_ns(
+    dir: &Path,
+    barrier: &str,
+    what: &str,
+    who: &str,
+) -> anyhow::Result<f64> {
+    use crate::harness::roof::{cell, number, read};
+    let rec = read(dir, "hopper_memory-ladder")?;
+    let is = |row: &[String], column, value| -> anyhow::Result<bool> {
+        Ok(cell(&rec, row, column)? == value)
+    };
+    for row in &rec.rows {
+        if is(row, "barrier", barrier)?
+            && is(row, "what", what)?
+            && is(row, "who", who)?
+        {
+            return number(&rec, row, "median_ns");
+        }
+    }
+    anyhow::bail!("hopper_memory-ladder has no rung `{barrier}`, `{what}`, `{who}`")
+}
+
+/// The best read rate of the stream of `hopper_memory-stages` (Figure 8.2) in the folder
+/// `dir`, in GB/s, and the SMs of the GPU that measured it.
+pub fn best_read_gbps(dir: &Path) -> anyhow::Result<(f64, u32)> {
+    use crate::harness::roof::{number, read};
+    let rec = read(dir, "hopper_memory-stages")?;
+    let mut best = f64::NAN;
+    for row in &rec.rows {
+        best = best.max(number(&rec, row, "y")?);
+    }
+    anyhow::ensure!(best.is_finite(), "hopper_memory-stages has no rate");
+    let sms = rec.meta.get("sms").context("hopper_memory-stages names no SM count")?;
+    Ok((best, sms.parse().context("the SM count of hopper_memory-stages")?))
+}
 
 // ANCHOR: pitch_for
 /// Exercise 8.3: the row pitch, in elements, of a matrix with `cols` elements of

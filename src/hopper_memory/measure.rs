@@ -24,7 +24,8 @@ pub(super) const MIB: usize = 1 << 20;
 /// The chapter's sections; `--section` picks some (default: all).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Section {
-    /// Barriers of a block, a cluster and the grid; a kernel boundary; a graph node.
+    /// Barriers of a block, a cluster and the grid, each alone and with a round's write
+    /// and check; a kernel boundary; a graph node.
     Ladder,
     /// The L2 access-policy window on a table looked up while a stream flows past, and on
     /// a table read again after a stream.
@@ -49,10 +50,41 @@ pub struct Settings {
     pub sides: Vec<usize>,
 }
 
+/// What a rung's timed loop holds besides its barrier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timed {
+    /// The barrier and nothing else (its passes counted in a register).
+    Alone,
+    /// The barrier and its half of a round: a shared-memory store and load.
+    SharedRound,
+    /// The barrier and its half of a round: a shared-memory store and a read of the next
+    /// block's shared memory.
+    DsmemRound,
+    /// The barrier and its half of a round: a store and a load of a word in global memory.
+    GlobalRound,
+    /// A boundary between empty kernels or graph nodes: the boundary alone.
+    EmptyKernels,
+}
+
+impl Timed {
+    /// The table's words for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Timed::Alone => "barrier alone",
+            Timed::SharedRound => "barrier + the round's shared store and load",
+            Timed::DsmemRound => "barrier + the round's shared store and DSMEM load",
+            Timed::GlobalRound => "barrier + the round's global store and load",
+            Timed::EmptyKernels => "boundary alone (empty kernels)",
+        }
+    }
+}
+
 /// One rung of the synchronisation ladder: the cost of one barrier (or boundary).
 #[derive(Debug, Clone)]
 pub struct Rung {
-    pub what: String,
+    /// Which barrier: `__syncthreads`, a cluster barrier, a grid barrier, a boundary.
+    pub barrier: String,
+    pub timed: Timed,
     pub who: String,
     /// Milliseconds per barrier.
     pub per: Stats,

@@ -30,12 +30,20 @@ crate::kernel_names! {
         in "hopper_sync.cu" {
             /// Rounds of two `__syncthreads`.
             LadderBlock => "ladder_block",
+            /// `__syncthreads` alone, counted.
+            BarrierBlock => "barrier_block",
             /// Rounds of two grid barriers (cooperative launch).
             LadderGrid => "ladder_grid",
+            /// Grid barriers alone, counted (cooperative launch).
+            BarrierGrid => "barrier_grid",
         }
         in "hopper_cluster.cu" {
             /// Rounds of two cluster barriers, checked through distributed shared memory.
             LadderCluster => "ladder_cluster",
+            /// Cluster barriers alone (release and acquire), counted.
+            BarrierCluster => "barrier_cluster",
+            /// Cluster barriers alone with a relaxed arrival, counted.
+            BarrierClusterRelaxed => "barrier_cluster_relaxed",
             /// All-reduces inside a cluster through distributed shared memory.
             ExchangeDsmem => "exchange_dsmem",
             /// The same all-reduces through global memory (L2).
@@ -184,7 +192,11 @@ pub const CHAPTER: Chapter = Chapter {
         "__syncthreads, 256 threads",
         crate::pick!(
             "hopper_memory-ladder",
-            [("barrier", "__syncthreads"), ("who", "256 threads (one block)")],
+            [
+                ("barrier", "__syncthreads"),
+                ("what", "barrier alone"),
+                ("who", "256 threads (one block)")
+            ],
             "median_ns",
             []
         ),

@@ -14,6 +14,7 @@ const MIB: usize = 1 << 20;
 #[derive(serde::Serialize)]
 struct LadderRow {
     barrier: String,
+    what: String,
     who: String,
     median_ns: String,
     min_ns: String,
@@ -224,7 +225,8 @@ fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
         .ladder
         .iter()
         .map(|g| LadderRow {
-            barrier: g.what.clone(),
+            barrier: g.barrier.clone(),
+            what: g.timed.label().into(),
             who: g.who.clone(),
             median_ns: ns(g.per.median_ms),
             min_ns: ns(g.per.min_ms),
@@ -232,9 +234,15 @@ fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
             measured_as: g.how.clone(),
         })
         .collect();
-    println!("{:<18} {:<44} {:>10}", "barrier", "who waits", "ns (median)");
+    println!(
+        "{:<32} {:<50} {:<42} {:>10}",
+        "barrier", "what is timed", "who waits", "ns (median)"
+    );
     for row in &rows {
-        println!("{:<18} {:<44} {:>10}", row.barrier, row.who, row.median_ns);
+        println!(
+            "{:<32} {:<50} {:<42} {:>10}",
+            row.barrier, row.what, row.who, row.median_ns
+        );
     }
     if let Some(why) = &r.refused_cluster {
         println!("a cluster of 32 blocks: {why}");
@@ -257,16 +265,17 @@ fn ladder(run: &Run, r: &Results) -> anyhow::Result<()> {
     }
     run.table(
         "hopper_memory-ladder",
-        "The synchronisation ladder: what one barrier costs, from a block to the whole GPU \
-         (median, min and max over repetitions)",
+        "The synchronisation ladder: what one barrier costs, alone and with its half of a \
+         round's write and check, from a block to the whole GPU (median, min and max over \
+         repetitions)",
         &[
             ("l2", "warm (nothing but the barrier words is read)"),
             ("refused_cluster_32", &refused),
             ("not_measured", &skipped),
             (
                 "headers",
-                "who = who waits | median_ns = median (ns) | min_ns = min (ns) | max_ns = \
-                 max (ns) | measured_as = measured as",
+                "what = what is timed | who = who waits | median_ns = median (ns) | \
+                 min_ns = min (ns) | max_ns = max (ns) | measured_as = measured as",
             ),
         ],
         &rows,
@@ -484,23 +493,28 @@ fn exchanges(run: &Run, r: &Results) -> anyhow::Result<()> {
     )
 }
 
+/// `hopper_memory-stages`: the stream's read rate against the load bytes in flight per SM.
+/// Both axes count loads only, so that Little's law reads straight off the figure: the
+/// latency the loads see is the bytes in flight over the read rate.
 fn stages(run: &Run, r: &Results) -> anyhow::Result<()> {
-    let bytes = 2.0 * r.stream_bytes as f64;
+    let read = r.stream_bytes as f64;
     let points: Vec<Point> = r
         .stages
         .iter()
         .map(|s| {
-            let kib = (s.blocks_per_sm * 128 * 16 * s.stages) as f64 / 1024.0;
+            let kib = load_kib_in_flight_per_sm(s);
             let series = format!("{} threads per SM", s.blocks_per_sm * 128);
-            Point::rate(&series, kib, &s.time, bytes, 1e9)
+            Point::rate(&series, kib, &s.time, read, 1e9)
         })
         .collect();
     for s in &r.stages {
-        let gbps = s.time.rate(bytes / 1e9).median;
+        let gbps = s.time.rate(read / 1e9).median;
         println!(
-            "cp.async, {} stages, {:>4} threads per SM: {:>6} GB/s",
+            "cp.async, {} stages, {:>4} threads per SM: {:>5} KiB of loads in flight per \
+             SM, {:>6} GB/s read",
             s.stages,
             s.blocks_per_sm * 128,
+            load_kib_in_flight_per_sm(s),
             sig3(gbps)
         );
     }
@@ -509,17 +523,24 @@ fn stages(run: &Run, r: &Results) -> anyhow::Result<()> {
         &[
             ("l2", "cold"),
             ("stream", &format!("{} MiB read and written", r.stream_bytes / MIB)),
-            ("in_flight", "bytes in flight per SM: threads x 16 bytes x stages"),
+            ("in_flight", "load bytes in flight per SM: threads x 16 bytes x stages"),
+            ("rate", "bytes read per second (the stream writes as many)"),
         ],
         &Spec::line(
-            "Streaming through cp.async: bandwidth against bytes in flight per SM \
-             (1 to 4 stages along each line)",
-            "KiB requested and not yet arrived, per SM",
-            "GB/s (read + write)",
+            "Streaming through cp.async: read bandwidth against load bytes in flight per \
+             SM (1 to 4 stages along each line)",
+            "load bytes in flight per SM (KiB)",
+            "GB/s read",
         )
         .log_x(),
         &points,
     )
+}
+
+/// The bytes of loads one SM has requested and not yet received, in KiB: its threads,
+/// 16 bytes a copy, one copy per stage.
+fn load_kib_in_flight_per_sm(s: &super::measure::StageRun) -> f64 {
+    (s.blocks_per_sm * 128 * 16 * s.stages) as f64 / 1024.0
 }
 
 fn matrices(run: &Run, r: &Results) -> anyhow::Result<()> {

@@ -222,14 +222,18 @@ fn pitched_layouts_and_transpose() {
 #[test]
 fn exercise_solutions() {
     use cmbook::hopper_memory::exercises::{
-        barriers_per_boundary, pitch_for, stages_needed,
+        barriers_per_boundary, load_bytes_in_flight_per_sm, pitch_for, stages_needed,
     };
-    // 8.1: Table 8.1's 3.7 µs boundary is worth 77 barriers of 47.4 ns.
+    // 8.1: a 3668 ns boundary is worth 77 barriers of 47.4 ns, none of 1000 ns.
     assert_eq!(barriers_per_boundary(47.4, 3668.0), 77);
     assert_eq!(barriers_per_boundary(1000.0, 999.0), 0);
-    // 8.2: 7.9 KiB per SM with 128 threads of 16-byte copies needs 4 stages; with 512, 1.
-    assert_eq!(stages_needed(7.9 * 1024.0, 128, 16), 4);
-    assert_eq!(stages_needed(7.9 * 1024.0, 512, 16), 1);
+    // 8.2: 400 ns at 1320 GB/s over 132 SMs is 4000 bytes of loads per SM: 2 stages of
+    // 16-byte copies with 128 threads (2048 bytes a stage), 1 with 512.
+    let need = load_bytes_in_flight_per_sm(400.0, 1320.0, 132);
+    assert!((need - 4000.0).abs() < 1e-9, "{need}");
+    assert_eq!(stages_needed(need, 128, 16), 2);
+    assert_eq!(stages_needed(need, 512, 16), 1);
+    assert_eq!(stages_needed(4096.0, 128, 16), 2, "exactly two stages' bytes");
     assert_eq!(stages_needed(0.0, 512, 16), 1);
     // 8.3: 16-byte rows (the TMA's rule) and 128-byte rows (whole lines).
     assert_eq!(pitch_for(8191, 4, 16), 8192);
@@ -257,4 +261,91 @@ fn reread_reference_sums_both_passes_per_block_after_the_stream() {
     // One pass: the block's sum of the table alone.
     let once = reference::reread(&table, &[], (2, 1), false);
     assert_eq!(once, vec![quads[0] + quads[2], quads[1]]);
+}
+
+/// Made-up results of the ladder and of the stage sweep: a table with every rung in both
+/// forms and a figure of read rates, each passing the audit, and the exercises' readers
+/// finding their numbers in what was written.
+#[test]
+fn the_ladder_and_the_stage_sweep_are_drawn_from_made_up_results_and_pass_the_audit() {
+    use cmbook::harness::{plot, record, run, Stats};
+    use cmbook::hopper_memory::exercises::{best_read_gbps, ladder_ns};
+    use cmbook::hopper_memory::measure::{Results, Rung, StageRun, Timed};
+
+    let stats = |ms: f64| Stats {
+        median_ms: ms,
+        min_ms: 0.9 * ms,
+        max_ms: 1.2 * ms,
+        mean_ms: ms,
+        reps: 5,
+    };
+    let rung = |barrier: &str, timed, who: &str, ns: f64| Rung {
+        barrier: barrier.into(),
+        timed,
+        who: who.into(),
+        per: stats(ns * 1e-6),
+        how: "made up".into(),
+    };
+    let block = "256 threads (one block)";
+    let pair = "2 blocks of 256 threads";
+    let launch = "the whole GPU (next launch on one stream)";
+    let stream_bytes = 512usize << 20;
+    let mut results = Results {
+        ladder: vec![
+            rung("__syncthreads", Timed::Alone, block, 15.0),
+            rung("__syncthreads", Timed::SharedRound, block, 48.0),
+            rung("cluster barrier", Timed::Alone, pair, 450.0),
+            rung("cluster barrier, relaxed arrive", Timed::Alone, pair, 50.0),
+            rung("cluster barrier", Timed::DsmemRound, pair, 575.0),
+            rung("grid barrier", Timed::Alone, "132 blocks (1 per SM)", 1900.0),
+            rung("grid barrier", Timed::GlobalRound, "132 blocks (1 per SM)", 2000.0),
+            rung("kernel boundary", Timed::EmptyKernels, launch, 3600.0),
+        ],
+        stream_bytes,
+        ..Default::default()
+    };
+    // 1 and 2 stages of 1 and 2 blocks per SM; 4 KiB in flight twice, at the same time.
+    for (stages, blocks_per_sm, ms) in
+        [(1, 1, 1.0), (2, 1, 0.6), (1, 2, 0.6), (2, 2, 0.4)]
+    {
+        results.stages.push(StageRun { stages, blocks_per_sm, time: stats(ms) });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = run::offline(&cmbook::hopper_memory::CHAPTER, dir.path()).unwrap();
+    // A GPU run's provenance carries the device's SMs, which exercise 8.2 divides by.
+    run.meta = run.meta.clone().with("sms", "132");
+    cmbook::hopper_memory::report(&run, &results).unwrap();
+
+    let problems = plot::audit_figures(dir.path()).unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    let ladder =
+        record::read_csv(&dir.path().join("data/hopper_memory-ladder.csv")).unwrap();
+    let what = ladder.column("what").unwrap();
+    let forms: Vec<&str> = ladder.rows.iter().map(|r| r[what].as_str()).collect();
+    assert_eq!(forms.iter().filter(|w| **w == "barrier alone").count(), 4, "{forms:?}");
+    assert!(dir.path().join("hopper_memory-ladder.md").exists());
+    let table =
+        std::fs::read_to_string(dir.path().join("hopper_memory-ladder.md")).unwrap();
+    assert!(table.contains("| what is timed |"), "{table}");
+    let ns = |barrier, what, who| ladder_ns(dir.path(), barrier, what, who).unwrap();
+    assert_eq!(ns("__syncthreads", "barrier alone", block), 15.0);
+    let round = Timed::DsmemRound.label();
+    assert_eq!(ns("cluster barrier", round, pair), 575.0);
+    assert_eq!(ns("kernel boundary", Timed::EmptyKernels.label(), launch), 3600.0);
+    assert!(ladder_ns(dir.path(), "__syncthreads", "barrier alone", pair).is_err());
+
+    // The figure counts bytes read: 512 MiB in 0.4 ms at best.
+    let stages =
+        record::read_csv(&dir.path().join("data/hopper_memory-stages.csv")).unwrap();
+    assert_eq!(stages.meta.get("y_label"), Some("GB/s read"));
+    assert!(stages
+        .meta
+        .get("x_label")
+        .unwrap()
+        .starts_with("load bytes in flight per SM"));
+    let (gbps, sms) = best_read_gbps(dir.path()).unwrap();
+    let want = stream_bytes as f64 / 0.4e-3 / 1e9;
+    assert!((gbps - want).abs() < 1e-6 * want, "{gbps} against {want}");
+    assert_eq!(sms, 132);
+    assert!(dir.path().join("hopper_memory-stages.svg").exists());
 }

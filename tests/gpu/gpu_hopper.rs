@@ -101,6 +101,71 @@ fn cluster_launches_run_and_refused_shapes_are_errors() {
     assert!(text.contains("refuses") || text.contains("CUDA_ERROR"), "{text}");
 }
 
+/// The barriers alone of the ladder count every pass, at a pass count and a block size
+/// that are not powers of two: a block's, the grid's, and (from 9.0) a cluster's of 1 to
+/// 16 blocks with a release or a relaxed arrival.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn barriers_alone_count_every_pass() {
+    use cudarc::driver::PushKernelArg;
+    let gpu = gpu();
+    let table = KernelTable::<K>::load(&gpu).unwrap();
+    let passes = 37i32;
+    let grid = 48u32;
+    let want = vec![passes as u32; grid as usize];
+    let mut passed = gpu.stream.alloc_zeros::<u32>(grid as usize).unwrap();
+    gpu.poison(&mut passed).unwrap();
+    // SAFETY: barrier_block(int iters, unsigned* passed[grid]).
+    unsafe {
+        gpu.stream
+            .launch_builder(table.get(K::BarrierBlock))
+            .arg(&passes)
+            .arg(&mut passed)
+            .launch(cfg((grid, 1, 1), (96, 1, 1)))
+    }
+    .unwrap();
+    assert_eq!(gpu.stream.clone_dtoh(&passed).unwrap(), want, "block");
+
+    let f = table.get(K::BarrierGrid);
+    let capacity = launch::cooperative_capacity(&gpu, f, 96, 0).unwrap() as u32;
+    let grid_all = grid.min(capacity);
+    let mut bar = gpu.stream.alloc_zeros::<u32>(2).unwrap();
+    gpu.poison(&mut passed).unwrap();
+    let args =
+        Args::new().value(passes).buf_mut(&mut bar, &gpu).buf_mut(&mut passed, &gpu);
+    // SAFETY: barrier_grid(int iters, unsigned* bar[2], unsigned* passed[grid]).
+    unsafe {
+        launch::launch_cooperative(&gpu, f, cfg((grid_all, 1, 1), (96, 1, 1)), args)
+    }
+    .unwrap();
+    let got = gpu.stream.clone_dtoh(&passed).unwrap();
+    assert_eq!(got[..grid_all as usize], want[..grid_all as usize], "grid");
+
+    if !meets(&gpu, CLUSTERS) {
+        return;
+    }
+    for kernel in [K::BarrierCluster, K::BarrierClusterRelaxed] {
+        let f = table.get(kernel);
+        for cluster in [1u32, 2, 4, 8, 16] {
+            gpu.poison(&mut passed).unwrap();
+            let args = Args::new().value(passes).buf_mut(&mut passed, &gpu);
+            // SAFETY: barrier_cluster[_relaxed](int iters, unsigned* passed[grid]).
+            unsafe {
+                launch::launch_cluster(
+                    &gpu,
+                    f,
+                    cfg((grid, 1, 1), (96, 1, 1)),
+                    (cluster, 1, 1),
+                    args,
+                )
+            }
+            .unwrap();
+            let got = gpu.stream.clone_dtoh(&passed).unwrap();
+            assert_eq!(got, want, "{kernel:?}, cluster of {cluster}");
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn cooperative_grid_barrier_holds_and_too_large_a_grid_is_refused() {
@@ -263,6 +328,11 @@ fn the_chapter_runs_quick_and_verifies() {
     }
     for stem in stems {
         assert!(out.join("data").join(format!("{stem}.csv")).exists(), "{stem}");
+    }
+    // Every barrier of the ladder is timed alone and with its round.
+    let what = ladder.column("what").unwrap();
+    for form in ["barrier alone", "barrier + the round's shared store and load"] {
+        assert!(ladder.rows.iter().any(|r| r[what] == form), "no rung `{form}`");
     }
 }
 

@@ -1,12 +1,12 @@
 //! The synchronisation sections: the ladder of barriers (a block, a cluster, the grid,
-//! a kernel boundary, a graph node) and the all-reduces in a cluster through distributed
+//! each alone and with a round's write and check; a kernel boundary, a graph node) and the all-reduces in a cluster through distributed
 //! shared memory or through L2.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 
-use super::{cfg, Exchange, Results, Rung};
+use super::{cfg, Exchange, Results, Rung, Timed};
 use crate::harness::inputs::random_f32;
 use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::launch::{self, Args};
@@ -71,7 +71,7 @@ fn per_extra<R>(
     })
 }
 
-/// The launch of a ladder kernel: (stream, rounds, errors).
+/// The launch of a ladder kernel: (stream, passes of its loop, its output).
 type BarrierLaunch<'a> = Box<
     dyn FnMut(&Arc<CudaStream>, i32, &mut CudaSlice<u32>) -> anyhow::Result<()> + 'a,
 >;
@@ -85,36 +85,62 @@ struct Barrier<'a> {
     launch: BarrierLaunch<'a>,
 }
 
+/// What a ladder kernel times.
+struct Form {
+    /// Which barrier.
+    barrier: &'static str,
+    /// What its loop holds besides the barrier.
+    timed: Timed,
+    /// Barriers one pass of its loop crosses.
+    per_pass: i32,
+    /// Passes of the shorter run (a full run's, a quick run's): the two forms of a rung
+    /// cross the same number of barriers, and fewer where a barrier costs more.
+    passes: FullQuick<i32>,
+}
+
 impl Barrier<'_> {
-    /// What the barrier is, and the rounds of its shorter run (a full run's, a quick
-    /// run's): fewer where a barrier costs more.
-    fn kind(&self) -> (&'static str, FullQuick<i32>) {
-        match self.kernel {
-            K::LadderBlock => ("__syncthreads", FullQuick::new(20_000, 20)),
-            K::LadderCluster => ("cluster barrier", FullQuick::new(5_000, 10)),
-            _ => ("grid barrier", FullQuick::new(500, 4)),
-        }
+    fn form(&self) -> Form {
+        let (barrier, timed, per_pass, passes) = match self.kernel {
+            K::LadderBlock => ("__syncthreads", Timed::SharedRound, 2, (20_000, 20)),
+            K::BarrierBlock => ("__syncthreads", Timed::Alone, 1, (40_000, 40)),
+            K::LadderCluster => ("cluster barrier", Timed::DsmemRound, 2, (5_000, 10)),
+            K::BarrierCluster => ("cluster barrier", Timed::Alone, 1, (10_000, 20)),
+            K::BarrierClusterRelaxed => {
+                ("cluster barrier, relaxed arrive", Timed::Alone, 1, (10_000, 20))
+            }
+            K::LadderGrid => ("grid barrier", Timed::GlobalRound, 2, (500, 4)),
+            K::BarrierGrid => ("grid barrier", Timed::Alone, 1, (1_000, 8)),
+            other => unreachable!("{other:?} is not a kernel of the ladder"),
+        };
+        let passes = FullQuick::new(passes.0, passes.1);
+        Form { barrier, timed, per_pass, passes }
     }
 }
 
-/// Verifies that `launch(iters)` leaves `errors` all zero at `lo` and `2 lo` rounds, then
-/// times both: the cost of one barrier is the difference over the `2 lo` extra barriers
-/// (two per round), so the launch itself cancels out.
+/// Verifies that `launch(passes)` leaves `out` as it should at `lo` and `2 lo` passes,
+/// then times both: the cost of one barrier is the difference over the `lo` extra passes'
+/// barriers, so the launch itself cancels out. A round leaves every block's count of
+/// failed checks, 0; a barrier alone, every block's count of passes.
 fn per_barrier(
     gpu: &Gpu,
     blocks: usize,
-    lo: i32,
+    (lo, form): (i32, &Form),
     plan: Plan,
     mut launch: impl FnMut(&Arc<CudaStream>, i32, &mut CudaSlice<u32>) -> anyhow::Result<()>,
     name: &str,
 ) -> anyhow::Result<Stats> {
-    let mut errors = gpu.stream.alloc_zeros::<u32>(blocks)?;
-    let zeros = vec![0u32; blocks];
-    per_extra([lo, 2 * lo], 2.0 * lo as f64, |iters| {
+    let mut out = gpu.stream.alloc_zeros::<u32>(blocks)?;
+    let extra = f64::from(form.per_pass) * f64::from(lo);
+    per_extra([lo, 2 * lo], extra, |passes| {
+        let (want, size) = match form.timed {
+            Timed::Alone => (passes as u32, format!("{passes} barriers")),
+            _ => (0, format!("{passes} rounds")),
+        };
+        let want = vec![want; blocks];
         let v = gpu.verify_then_time_output(
-            &mut errors,
-            |s, e| launch(s, iters, e),
-            |got| check_exact(name, &format!("{iters} rounds"), got, &zeros),
+            &mut out,
+            |s, o| launch(s, passes, o),
+            |got| check_exact(name, &size, got, &want),
             &[plan],
         )?;
         Ok(v.time().clone())
@@ -123,7 +149,8 @@ fn per_barrier(
 
 /// The barriers of a block (256 and 1024 threads), of every cluster size the device
 /// runs (with `clusters`: a GPU from 9.0), and of the grid (one block per SM, and as many
-/// as fit).
+/// as fit): each alone, then with the round's write and check (the cluster barrier also
+/// alone with a relaxed arrival).
 fn barriers<'a>(
     run: &'a Run,
     table: &'a KernelTable<K>,
@@ -134,40 +161,46 @@ fn barriers<'a>(
     let sms = gpu.info.sms as u32;
     let mut barriers = Vec::new();
     for threads in [256u32, 1024] {
-        let f = table.get(K::LadderBlock);
-        barriers.push(Barrier {
-            kernel: K::LadderBlock,
-            who: format!("{threads} threads (one block)"),
-            blocks: sms,
-            launch: Box::new(move |s, iters, e| {
-                // SAFETY: ladder_block(int iters, unsigned* errors[grid]).
-                unsafe {
-                    s.launch_builder(f)
-                        .arg(&iters)
-                        .arg(e)
-                        .launch(cfg(sms, threads, 0))?
-                };
-                Ok(())
-            }),
-        });
+        for kernel in [K::BarrierBlock, K::LadderBlock] {
+            let f = table.get(kernel);
+            barriers.push(Barrier {
+                kernel,
+                who: format!("{threads} threads (one block)"),
+                blocks: sms,
+                launch: Box::new(move |s, passes, out| {
+                    // SAFETY: ladder_block(int iters, unsigned* errors[grid]) and
+                    // barrier_block(int iters, unsigned* passed[grid]).
+                    unsafe {
+                        s.launch_builder(f)
+                            .arg(&passes)
+                            .arg(out)
+                            .launch(cfg(sms, threads, 0))?
+                    };
+                    Ok(())
+                }),
+            });
+        }
     }
     let cluster_sizes: &[u32] = if clusters { &[2, 4, 8, 16] } else { &[] };
     for &cluster in cluster_sizes {
-        let f = table.get(K::LadderCluster);
         let grid = sms / cluster * cluster;
-        if !cluster_runs(gpu, f, (grid, cluster), &mut r.skipped) {
-            continue;
+        for kernel in [K::BarrierCluster, K::BarrierClusterRelaxed, K::LadderCluster] {
+            let f = table.get(kernel);
+            if !cluster_runs(gpu, f, (grid, cluster), &mut r.skipped) {
+                continue;
+            }
+            barriers.push(Barrier {
+                kernel,
+                who: format!("{cluster} blocks of 256 threads"),
+                blocks: grid,
+                launch: Box::new(move |_, passes, out| {
+                    let args = Args::new().value(passes).buf_mut(out, gpu);
+                    // SAFETY: ladder_cluster(int iters, unsigned* errors[grid]) and
+                    // barrier_cluster[_relaxed](int iters, unsigned* passed[grid]).
+                    unsafe { launch_clusters(gpu, f, (grid, cluster), args) }
+                }),
+            });
         }
-        barriers.push(Barrier {
-            kernel: K::LadderCluster,
-            who: format!("{cluster} blocks of 256 threads"),
-            blocks: grid,
-            launch: Box::new(move |_, iters, e| {
-                let args = Args::new().value(iters).buf_mut(e, gpu);
-                // SAFETY: ladder_cluster(int iters, unsigned* errors[grid]).
-                unsafe { launch_clusters(gpu, f, (grid, cluster), args) }
-            }),
-        });
     }
     // A shape the device must refuse: the wrapper says so instead of launching.
     if clusters {
@@ -178,25 +211,39 @@ fn barriers<'a>(
                 .map(|e| e.to_string());
     }
 
-    let f = table.get(K::LadderGrid);
-    let capacity = launch::cooperative_capacity(gpu, f, 256, 0)? as u32;
+    // Both grid kernels run at the same sizes: the smaller of their capacities.
+    let mut capacity = u32::MAX;
+    for kernel in [K::BarrierGrid, K::LadderGrid] {
+        let f = table.get(kernel);
+        capacity = capacity.min(launch::cooperative_capacity(gpu, f, 256, 0)? as u32);
+    }
     for grid in [sms, capacity] {
-        let mut bar = gpu.stream.alloc_zeros::<u32>(2)?;
-        let mut slots = gpu.stream.alloc_zeros::<u32>(grid as usize)?;
-        barriers.push(Barrier {
-            kernel: K::LadderGrid,
-            who: format!("{grid} blocks of 256 threads ({} per SM)", grid / sms),
-            blocks: grid,
-            launch: Box::new(move |_, iters, e| {
-                let args = Args::new()
-                    .value(iters)
-                    .buf_mut(&mut bar, gpu)
-                    .buf_mut(&mut slots, gpu)
-                    .buf_mut(e, gpu);
-                // SAFETY: ladder_grid(int iters, unsigned* bar[2], slots[grid], errors[grid]).
-                unsafe { launch::launch_cooperative(gpu, f, cfg(grid, 256, 0), args) }
-            }),
-        });
+        for kernel in [K::BarrierGrid, K::LadderGrid] {
+            let f = table.get(kernel);
+            let mut bar = gpu.stream.alloc_zeros::<u32>(2)?;
+            let mut slots = match kernel {
+                K::LadderGrid => Some(gpu.stream.alloc_zeros::<u32>(grid as usize)?),
+                _ => None,
+            };
+            barriers.push(Barrier {
+                kernel,
+                who: format!("{grid} blocks of 256 threads ({} per SM)", grid / sms),
+                blocks: grid,
+                launch: Box::new(move |_, passes, out| {
+                    let mut args = Args::new().value(passes).buf_mut(&mut bar, gpu);
+                    if let Some(slots) = slots.as_mut() {
+                        args = args.buf_mut(slots, gpu);
+                    }
+                    let args = args.buf_mut(out, gpu);
+                    // SAFETY: ladder_grid(int iters, unsigned* bar[2], slots[grid],
+                    // errors[grid]) and barrier_grid(int iters, unsigned* bar[2],
+                    // passed[grid]).
+                    unsafe {
+                        launch::launch_cooperative(gpu, f, cfg(grid, 256, 0), args)
+                    }
+                }),
+            });
+        }
     }
     Ok(barriers)
 }
@@ -212,15 +259,27 @@ pub(super) fn ladder(
     let gpu = run.gpu();
     let plan = Plan::new(2, run.reps(), L2::Warm);
     for mut b in barriers(run, table, clusters, r)? {
-        let (what, lo) = b.kind();
-        let lo = lo.pick(run.quick);
+        let form = b.form();
+        let lo = form.passes.pick(run.quick);
         let name = b.kernel.function();
-        let per = per_barrier(gpu, b.blocks as usize, lo, plan, &mut b.launch, &name)?;
+        let per = per_barrier(
+            gpu,
+            b.blocks as usize,
+            (lo, &form),
+            plan,
+            &mut b.launch,
+            &name,
+        )?;
+        let how = match form.per_pass {
+            1 => format!("{lo} vs {} barriers, difference", 2 * lo),
+            n => format!("{lo} vs {} rounds of {n} barriers, difference", 2 * lo),
+        };
         r.ladder.push(Rung {
-            what: what.into(),
+            barrier: form.barrier.into(),
+            timed: form.timed,
             who: b.who,
             per,
-            how: format!("{lo} vs {} rounds of 2 barriers, difference", 2 * lo),
+            how,
         });
     }
 
@@ -229,13 +288,15 @@ pub(super) fn ladder(
     let launches = crate::ceilings::measure::measure_launch(gpu, plan, batch)?;
     let per_launch = format!("events around {batch} empty kernels");
     r.ladder.push(Rung {
-        what: "kernel boundary".into(),
+        barrier: "kernel boundary".into(),
+        timed: Timed::EmptyKernels,
         who: "the whole GPU (next launch on one stream)".into(),
         per: launches.back_to_back,
         how: per_launch.clone(),
     });
     r.ladder.push(Rung {
-        what: "CUDA graph node".into(),
+        barrier: "CUDA graph node".into(),
+        timed: Timed::EmptyKernels,
         who: "the whole GPU (next node of one graph)".into(),
         per: launches.graph_node,
         how: per_launch,
