@@ -153,17 +153,17 @@ extern "C" __global__ void l2_read(const float4* __restrict__ src,
 // ANCHOR_END: l2_read
 
 // ANCHOR: read_write
-// The two halves of the copy, each alone: a read-only and a write-only stream, laid out as
-// copy_f32 is (one thread per 16 bytes, the block scheduler walks the array), so that the
-// three differ only in the traffic they put on the memory bus. A read-dominated kernel is
-// measured against the read ceiling, not the copy's.
+// The two halves of the copy, each alone: a read-only and a write-only stream, laid out
+// as copy_f32 is (one thread per 16 bytes, the block scheduler walks the array), so
+// that the three differ only in the traffic they put on the memory bus. A
+// read-dominated kernel is measured against the read ceiling, not the copy's.
 //
 // read_u32: each thread loads one uint4 and XORs its four words; the block combines its
-// threads' values (warp shuffles, then one shared word per warp) and one thread stores the
-// block's XOR. The host XORs the per-block words and compares with the XOR of the data:
-// exact, in any order. The stores are one word per 4096 bytes read.
-// Launch: 1D grid of ceil(n_vec / 256) blocks of 256 threads; block_xor has one word per
-// block. Parameters: (src, n_vec = number of uint4, block_xor).
+// threads' values (warp shuffles, then one shared word per warp) and one thread stores
+// the block's XOR. The host XORs the per-block words and compares with the XOR of the
+// data: exact, in any order. The stores are one word per 4096 bytes read. Launch: 1D
+// grid of ceil(n_vec / 256) blocks of 256 threads; block_xor has one word per block.
+// Parameters: (src, n_vec = number of uint4, block_xor).
 extern "C" __global__ void read_u32(const uint4* __restrict__ src,
                                     unsigned long long n_vec,
                                     unsigned int* __restrict__ block_xor) {
@@ -191,9 +191,9 @@ extern "C" __global__ void read_u32(const uint4* __restrict__ src,
     }
 }
 
-// write_u32: each thread stores one uint4 whose words are their own indices plus `seed`,
-// so the host can check every word exactly. Launch as copy_f32; parameters (dst, n_vec,
-// seed).
+// write_u32: each thread stores one uint4 whose words are their own indices plus
+// `seed`, so the host can check every word exactly. Launch as copy_f32; parameters
+// (dst, n_vec, seed).
 extern "C" __global__ void write_u32(uint4* __restrict__ dst, unsigned long long n_vec,
                                      unsigned int seed) {
     const unsigned long long i =
@@ -207,12 +207,13 @@ extern "C" __global__ void write_u32(uint4* __restrict__ dst, unsigned long long
 
 // ANCHOR: flush_read
 // The L2 flush: reads a buffer twice the size of L2 that nothing writes after it is
-// allocated. Every line an earlier kernel left dirty is evicted, and so written back, during
-// the flush; every line the flush leaves in L2 is clean, so the timed kernel that follows
-// pays for no write-back of someone else's data. A flush that writes (a memset) would leave
-// L2 full of dirty lines instead. The one store is guarded by a value the data never takes
-// (the buffer holds zeros, `never` is not zero), which the compiler cannot know, so no load
-// is dropped. Launch as read_u32; parameters (src, n_vec, never, sink).
+// allocated. Every line an earlier kernel left dirty is evicted, and so written back,
+// during the flush; every line the flush leaves in L2 is clean, so the timed kernel
+// that follows pays for no write-back of someone else's data. A flush that writes (a
+// memset) would leave L2 full of dirty lines instead. The one store is guarded by a
+// value the data never takes (the buffer holds zeros, `never` is not zero), which the
+// compiler cannot know, so no load is dropped. Launch as read_u32; parameters (src,
+// n_vec, never, sink).
 extern "C" __global__ void flush_read(const uint4* __restrict__ src,
                                       unsigned long long n_vec, unsigned int never,
                                       unsigned int* __restrict__ sink) {

@@ -403,10 +403,19 @@ fn write_little(dir: &Path, roof: &Roof) -> anyhow::Result<()> {
             per_thread_quarter: format!("{:.1}", per_sm / 512.0),
         }
     };
-    let rows = vec![
-        row("device memory", global(far)?, roof.dram_gbps),
-        row("L2", global(near)?, roof.l2_gbps),
-    ];
+    // Only loads wait for their data: device memory's row uses the read-only stream's rate
+    // (Table 1.3's "device read"), where the ceilings run measured it, and the copy's
+    // otherwise, which counts the copy's writes as if they were loads.
+    let read_gbps = read(dir, "ceilings-summary").ok().and_then(|summary| {
+        let row =
+            summary.rows.iter().find(|r| r[0] == "device read, read-only kernel")?;
+        row.get(1)?.parse::<f64>().ok()
+    });
+    let dram = match read_gbps {
+        Some(gbps) => row("device memory, loads at the read rate", global(far)?, gbps),
+        None => row("device memory, at the copy rate", global(far)?, roof.dram_gbps),
+    };
+    let rows = vec![dram, row("L2", global(near)?, roof.l2_gbps)];
     let mut meta = Meta::default();
     for key in ["gpu", "compute_capability", "sms", "l2_mib", "driver", "cuda"] {
         if let Some(v) = roof.meta.get(key) {
@@ -419,7 +428,10 @@ fn write_little(dir: &Path, roof: &Roof) -> anyhow::Result<()> {
         .with("date_utc", &chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string())
         .with("command", &run::command_line())
         .with("profile", run::profile())
-        .with("composed_from", "ceilings-peaks, memory_spaces-latency")
+        .with(
+            "composed_from",
+            "ceilings-peaks, ceilings-summary, memory_spaces-latency",
+        )
         .with("computed", "roofline::write_little (Little's law)")
         .with(
             "title",

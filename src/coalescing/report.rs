@@ -18,7 +18,7 @@ mod transposes;
 
 /// What the L2 held during every timed repetition of this chapter.
 pub const L2_COLD: &str =
-    "cold (a buffer twice the L2 size is written before every repetition)";
+    "cold (a buffer twice the L2 size is read before every repetition)";
 
 /// Whole percents, for the narrow per-pattern table.
 fn whole_percent(fraction: f64) -> String {

@@ -164,7 +164,7 @@ impl CopyKernel {
 
     /// Verifies, then times, the two halves of the copy on its buffers: `read_u32` over
     /// `src` (whose words are `host_src`'s bits) and `write_u32` into `dst`.
-    fn measure_read_write(
+    pub fn measure_read_write(
         &self,
         gpu: &Gpu,
         src: &CudaSlice<f32>,

@@ -46,7 +46,7 @@ const COUNTED_MIB: [usize; 2] = [24, 48];
 pub enum Reuse {
     /// One kernel: the table, the stream, the table again; repetitions back to back.
     Fused,
-    /// One pass over the table per launch, a buffer twice the L2 written between
+    /// One pass over the table per launch, a buffer twice the L2 read between
     /// launches (outside the timed region): only persisting lines can survive it.
     AfterFlush,
 }

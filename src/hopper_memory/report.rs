@@ -413,7 +413,7 @@ fn rereads(run: &Run, r: &Results) -> anyhow::Result<()> {
     let l2_state = "read, stream, read again: warm, repetitions back to back, each finds \
                     L2 as the last left it (the stream's end and, with a window, the \
                     persisting lines); one read after a flush: cold, a buffer twice the \
-                    L2 written before every repetition (only persisting lines can stay)";
+                    L2 read before every repetition (only persisting lines can stay)";
     run.table(
         "hopper_memory-l2-reuse",
         "A table reused: summed, a stream copied past it, summed again in one kernel; or \

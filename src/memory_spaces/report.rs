@@ -17,7 +17,7 @@ const L1_KIB: &str =
 
 /// The L2 states, as each figure's `l2` key states them.
 pub const L2_COLD: &str =
-    "cold (a buffer twice the L2 size is written before every repetition)";
+    "cold (a buffer twice the L2 size is read before every repetition)";
 pub const L2_WARM_TABLE: &str =
     "warm (the 32 KiB table stays in the caches between repetitions)";
 pub const L2_STENCIL: &str =
