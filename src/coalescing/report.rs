@@ -53,9 +53,16 @@ impl Results {
 
     fn ceiling_note(&self) -> String {
         format!(
-            "copy kernel, {} bytes, median {:.0} GB/s",
-            self.ceiling_bytes, self.ceiling.median
+            "{}, {} bytes, median {:.0} GB/s",
+            self.ceilings.copy_by, self.ceiling_bytes, self.ceiling.median
         )
+    }
+
+    /// The read-only and write-only ceilings measured beside the copy every fraction is
+    /// taken of (every kernel of the chapter reads and writes): the record says them too.
+    fn one_way_ceilings(&self) -> [(&'static str, String); 2] {
+        let [_, read, write] = self.ceilings.meta();
+        [read, write]
     }
 }
 
@@ -74,10 +81,10 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
 
 /// The lines the example prints once every figure and table is written.
 pub fn summary(r: &Results) -> anyhow::Result<Vec<String>> {
-    let mut lines = vec![copy_ceiling_line(
-        r.ceiling.median,
-        &format!("{} bytes", r.ceiling_bytes),
-    )];
+    let mut lines = vec![
+        copy_ceiling_line(r.ceiling.median, &format!("{} bytes", r.ceiling_bytes)),
+        r.ceilings.line(),
+    ];
     lines.push(format!(
         "{:<44} {:>8} {:>10} {:>10}",
         "pattern", "sectors", "predicted", "measured"

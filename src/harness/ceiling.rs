@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use super::kernels::{KernelName, KernelTable};
 use super::stats::Rate;
 use super::timing::Plan;
-use super::{inputs, verify, Gpu, Stats};
+use super::{inputs, verify, Gpu, Stats, L2};
 
 crate::kernel_names! {
     /// The kernels of `kernels/ceilings.cu`.
@@ -273,6 +273,106 @@ impl CopyResult {
     // ANCHOR_END: best_copy
 }
 
+/// How far apart the read-only and the copy ceilings must be for a table of a
+/// read-dominated kernel to show its fraction of the copy beside its fraction of the read
+/// ceiling: 2%.
+pub const READ_COPY_APART: f64 = 0.02;
+
+/// The three device-memory ceilings one [`measure_copy`] measured on the same buffers, as
+/// medians in GB/s: what a chapter divides its kernels by, each by the one whose traffic
+/// matches its own, and what each of its records says it measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ceilings {
+    /// Bytes of the copy's source (and of each stream).
+    pub bytes: usize,
+    /// The cache state they were measured in.
+    pub l2: L2,
+    /// The faster of the copy kernel and `cuMemcpyDtoD` (read + write), and which it was.
+    pub copy: f64,
+    pub copy_by: &'static str,
+    /// The read-only stream (each byte once).
+    pub read: f64,
+    /// The write-only stream (each byte once).
+    pub write: f64,
+}
+
+impl Ceilings {
+    /// The medians of `r`, measured with L2 `l2`.
+    pub fn of(r: &CopyResult, l2: L2) -> Self {
+        let (copy, copy_by) = r.best();
+        Self {
+            bytes: r.bytes,
+            l2,
+            copy: copy.median,
+            copy_by,
+            read: r.read_gbps().median,
+            write: r.write_gbps().median,
+        }
+    }
+
+    /// Whether the read-only ceiling is more than [`READ_COPY_APART`] away from the copy:
+    /// then a read-dominated kernel's fraction of the copy is shown beside its fraction of
+    /// the read ceiling.
+    pub fn read_apart_from_copy(&self) -> bool {
+        (self.read / self.copy - 1.0).abs() > READ_COPY_APART
+    }
+
+    fn size(&self) -> String {
+        if self.bytes.is_multiple_of(1 << 20) {
+            format!("{} MiB", self.bytes >> 20)
+        } else {
+            format!("{} bytes", self.bytes)
+        }
+    }
+
+    /// What every record divided by one of the ceilings carries, so that it says all three:
+    /// `copy_ceiling`, `read_ceiling` and `write_ceiling`, each with how it was measured.
+    pub fn meta(&self) -> [(&'static str, String); 3] {
+        let (size, l2) = (self.size(), self.l2);
+        [
+            (
+                "copy_ceiling",
+                format!(
+                    "{:.0} GB/s ({}, {size}, L2 {l2}, read + write)",
+                    self.copy, self.copy_by
+                ),
+            ),
+            (
+                "read_ceiling",
+                format!("{:.0} GB/s (read-only kernel, {size}, L2 {l2})", self.read),
+            ),
+            (
+                "write_ceiling",
+                format!("{:.0} GB/s (write-only kernel, {size}, L2 {l2})", self.write),
+            ),
+        ]
+    }
+
+    /// The line a chapter's summary prints: all three ceilings.
+    pub fn line(&self) -> String {
+        format!(
+            "ceilings: copy {:.0} GB/s ({}), read-only {:.0} GB/s, write-only {:.0} GB/s \
+             ({}, L2 {})",
+            self.copy,
+            self.copy_by,
+            self.read,
+            self.write,
+            self.size(),
+            self.l2
+        )
+    }
+}
+
+/// `extra` followed by `owned`, as the pairs a record's metadata is written from.
+pub fn with_meta<'a>(
+    extra: &[(&'a str, &'a str)],
+    owned: &'a [(&'static str, String)],
+) -> Vec<(&'a str, &'a str)> {
+    let mut all = extra.to_vec();
+    all.extend(owned.iter().map(|(k, v)| (*k, v.as_str())));
+    all
+}
+
 // ANCHOR: measure_copy
 /// Verifies, then times, a device-to-device copy of `bytes` bytes: our copy kernel and
 /// the driver's `cuMemcpyDtoD`, under the same plan.
@@ -384,5 +484,50 @@ pub fn measure_transfer(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ceilings_say_how_they_were_measured_and_when_read_and_copy_are_apart() {
+        let c = Ceilings {
+            bytes: 4 << 30,
+            l2: L2::Cold,
+            copy: 3030.4,
+            copy_by: "copy kernel",
+            read: 3207.0,
+            write: 3299.2,
+        };
+        assert!(c.read_apart_from_copy());
+        assert!(!Ceilings { read: 3080.0, ..c }.read_apart_from_copy());
+        assert!(Ceilings { read: 2900.0, ..c }.read_apart_from_copy());
+        let meta = c.meta();
+        assert_eq!(
+            meta[0],
+            (
+                "copy_ceiling",
+                "3030 GB/s (copy kernel, 4096 MiB, L2 cold, read + write)".into()
+            )
+        );
+        assert_eq!(
+            meta[1],
+            ("read_ceiling", "3207 GB/s (read-only kernel, 4096 MiB, L2 cold)".into())
+        );
+        assert_eq!(
+            meta[2],
+            (
+                "write_ceiling",
+                "3299 GB/s (write-only kernel, 4096 MiB, L2 cold)".into()
+            )
+        );
+        let odd = Ceilings { bytes: 1000, ..c };
+        assert!(odd.line().ends_with("write-only 3299 GB/s (1000 bytes, L2 cold)"));
+        assert_eq!(
+            with_meta(&[("l2", "cold")], &meta[1..2]),
+            [("l2", "cold"), ("read_ceiling", meta[1].1.as_str())]
+        );
     }
 }

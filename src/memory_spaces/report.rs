@@ -2,6 +2,7 @@
 //! example prints. Kept apart from the measuring so that a CPU test can draw them from
 //! made-up results.
 
+use crate::harness::ceiling::with_meta;
 use crate::harness::format::{copy_ceiling_line, mib};
 use crate::harness::kernels::KernelName;
 use crate::harness::plot::{Axis, Point, Spec, Ticks};
@@ -24,7 +25,12 @@ pub const L2_STENCIL: &str =
     "cold for the large array, warm for the L2-resident one (see the series names)";
 pub const L2_CHASE: &str = "warm (a first walk passes through the footprint; each repetition continues the same walk)";
 pub const L2_BANDWIDTH: &str =
-    "cold for the DRAM copy; warm for the L2 read, which keeps its buffer in L2; the on-chip kernels touch device memory only for their output";
+    "cold for the DRAM read; warm for the L2 read, which keeps its buffer in L2; the on-chip kernels touch device memory only for their output";
+
+/// The bars of the signal and stencil figures that are ceilings measured beside the
+/// kernels, not kernels of the chapter: the copy, and for the signal example, whose bytes
+/// are nearly all reads, the read-only kernel.
+pub const CEILING_BARS: [&str; 2] = ["copy kernel", "read-only kernel"];
 
 #[derive(serde::Serialize)]
 struct HistogramRow {
@@ -100,7 +106,7 @@ fn bandwidth_points(r: &Results) -> anyhow::Result<Vec<Point>> {
     };
     let series = "GB/s delivered";
     Ok(vec![
-        gb_point(series, "global, DRAM", r.copy_cold.1),
+        gb_point(series, "global, DRAM (read)", r.read_cold),
         gb_point(series, "global, L2 (read, one launch)", r.l2_read.2),
         gb_point(series, "shared", r.onchip.shared.per_second()),
         gb_point(series, "constant, 1 address", walk(VectorHome::Constant, 1)?),
@@ -205,7 +211,12 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
 
     // 2a. The signal example.
     let series = "GB/s (matrices read + results written)";
-    let mut points = vec![gb_point(series, "copy kernel", r.copy_cold.1)];
+    // The signal's bytes are nearly all reads: its ceiling is the read-only kernel's, the
+    // copy beside it.
+    let mut points = vec![
+        gb_point(series, CEILING_BARS[0], r.copy_cold.1),
+        gb_point(series, CEILING_BARS[1], r.read_cold),
+    ];
     for (home, t) in &r.signal {
         points.push(gb_point(series, home.label(), t.per_second()));
     }
@@ -218,9 +229,17 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         mib(s.matrix_bytes(), 1),
         s.m
     );
+    let ceilings = r.ceilings_cold.meta();
     run.figure(
         "memory_spaces-signal",
-        &[("l2", L2_COLD), ("size", &size), ("copy_bytes", &r.copy_cold.0.to_string())],
+        &with_meta(
+            &[
+                ("l2", L2_COLD),
+                ("size", &size),
+                ("copy_bytes", &r.copy_cold.0.to_string()),
+            ],
+            &ceilings,
+        ),
         &Spec::bar(
             "One vector applied to many matrices: where the vector lives",
             "where the vector lives",
@@ -274,15 +293,34 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
         (&cold_series, r.copy_cold.1, &r.stencil_cold),
         (&warm_series, r.copy_warm.1, &r.stencil_warm),
     ] {
-        points.push(gb_point(series, "copy kernel", copy));
+        points.push(gb_point(series, CEILING_BARS[0], copy));
         for (k, t) in stencils {
             points.push(gb_point(series, k.label(), t.per_second()));
         }
     }
     let copy_bytes = format!("cold {}, warm {}", r.copy_cold.0, r.copy_warm.0);
+    // The stencils read and write alike: the copy is their ceiling; the record also says
+    // the read-only and write-only ceilings of both arrays.
+    let (cold, warm) = (&r.ceilings_cold, &r.ceilings_warm);
+    let one_way = [
+        (
+            "read_ceiling",
+            format!(
+                "{:.0} GB/s cold, {:.0} GB/s warm (read-only kernel)",
+                cold.read, warm.read
+            ),
+        ),
+        (
+            "write_ceiling",
+            format!(
+                "{:.0} GB/s cold, {:.0} GB/s warm (write-only kernel)",
+                cold.write, warm.write
+            ),
+        ),
+    ];
     run.figure(
         "memory_spaces-stencil",
-        &[("l2", L2_STENCIL), ("copy_bytes", &copy_bytes)],
+        &with_meta(&[("l2", L2_STENCIL), ("copy_bytes", &copy_bytes)], &one_way),
         &Spec::bar(
             "Three-point stencil: caches or a shared tile",
             "kernel",
@@ -349,16 +387,19 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
 
     // 5b. Bandwidth of each space.
     let copy_bytes = format!(
-        "DRAM copy {}; L2 read {} x {} passes",
+        "DRAM read-only kernel {}; L2 read {} x {} passes",
         r.copy_cold.0, r.l2_read.0, r.l2_read.1
     );
     run.figure(
         "memory_spaces-bandwidth",
-        &[
-            ("l2", L2_BANDWIDTH),
-            ("copy_bytes", &copy_bytes),
-            ("onchip_passes", &r.onchip.passes.to_string()),
-        ],
+        &with_meta(
+            &[
+                ("l2", L2_BANDWIDTH),
+                ("copy_bytes", &copy_bytes),
+                ("onchip_passes", &r.onchip.passes.to_string()),
+            ],
+            &ceilings,
+        ),
         // The spaces span two decades: dots on a log axis, never bars.
         &Spec::dot("Bytes per second each space delivers, whole GPU", "space", "GB/s")
             .log_y(),
@@ -373,8 +414,10 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
 
 /// The lines the example prints once every figure and table is written.
 pub fn summary(r: &Results) -> anyhow::Result<Vec<String>> {
-    let mut lines =
-        vec![copy_ceiling_line(r.copy_cold.1.median / 1e9, &mib(r.copy_cold.0, 1))];
+    let mut lines = vec![
+        copy_ceiling_line(r.copy_cold.1.median / 1e9, &mib(r.copy_cold.0, 1)),
+        r.ceilings_cold.line(),
+    ];
     for (home, t) in &r.signal {
         lines.push(format!(
             "signal, vector in {:<26} {:>7.0} GB/s",

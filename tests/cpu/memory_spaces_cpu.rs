@@ -5,12 +5,13 @@
 
 use std::path::Path;
 
+use cmbook::harness::ceiling::Ceilings;
 use cmbook::harness::gpu::DeviceInfo;
 use cmbook::harness::kernels::KernelName;
 use cmbook::harness::record;
 use cmbook::harness::run::{self, Run};
 use cmbook::harness::stats::Rate;
-use cmbook::harness::{kernels, plot, Stats};
+use cmbook::harness::{kernels, plot, Stats, L2};
 use cmbook::memory_spaces::exercises;
 use cmbook::memory_spaces::map::space_rows;
 use cmbook::memory_spaces::measure::{
@@ -300,6 +301,23 @@ fn made_up_results() -> Results {
         map: space_rows(&h100()),
         copy_cold: (512 << 20, rate(2900.0)),
         copy_warm: (12 << 20, rate(6000.0)),
+        read_cold: rate(3070.0),
+        ceilings_cold: Ceilings {
+            bytes: 512 << 20,
+            l2: L2::Cold,
+            copy: 2900.0,
+            copy_by: "copy kernel",
+            read: 3070.0,
+            write: 3160.0,
+        },
+        ceilings_warm: Ceilings {
+            bytes: 12 << 20,
+            l2: L2::Warm,
+            copy: 6000.0,
+            copy_by: "copy kernel",
+            read: 6500.0,
+            write: 6200.0,
+        },
         l2_read: (12 << 20, 64, rate(6600.0)),
         signal_size: SignalSize { rows: 3001, m: 2500, matrices: 32 },
         signal: VectorHome::ALL.into_iter().map(|h| (h, timed(0.4, 9.6e8))).collect(),

@@ -16,7 +16,7 @@ pub mod kernels;
 pub mod occupancy;
 pub mod shapes;
 
-use crate::harness::ceiling::{self, CopyKernel, Direction, HostMemory};
+use crate::harness::ceiling::{self, Ceilings, CopyKernel, Direction, HostMemory};
 use crate::harness::timing::Plan;
 use crate::harness::{Gpu, Run, Stats, L2};
 
@@ -90,16 +90,17 @@ pub struct Transfer {
 /// Everything one run measured.
 #[derive(Debug, Clone)]
 pub struct Results {
-    /// Copy kernel bandwidth (read + write, GB/s, median), L2 cold, and the bytes it copied.
-    pub copy_gbps: f64,
-    pub copy_bytes: usize,
+    /// The device-memory ceilings of this run, L2 cold: the best copy, the read-only and
+    /// the write-only stream on the same buffers. ATAX's bytes are nearly all reads, so its
+    /// floors and fractions divide by the read ceiling.
+    pub ceilings: Ceilings,
     pub transfers: Vec<Transfer>,
     pub kernels: Vec<KernelResult>,
     /// The fused passes and cuBLAS at the large float shapes of [`shapes`].
     pub shapes: Vec<KernelResult>,
     /// The same at the odd square shapes, as allocated and pitched.
     pub pitched: Vec<KernelResult>,
-    /// What was measured: with [`Part::Pitched`], only the copy ceiling and `pitched`.
+    /// What was measured: with [`Part::Pitched`], only the ceilings and `pitched`.
     pub part: Part,
     pub end_to_end: Vec<EndToEndResult>,
     /// Kernel 2 alone, launched with few and with many warps per column.
@@ -124,7 +125,7 @@ pub fn large_square(side: usize) -> Dataset {
 /// Measures the copy ceiling, verifies everything at the odd sizes, then verifies and times
 /// everything at the PolyBench datasets (double and float; the first two with `--quick`),
 /// at the large square float matrix and at the large shapes, the odd ones pitched too.
-/// [`Part::Pitched`]: the copy ceiling and the pitched comparison only.
+/// [`Part::Pitched`]: the ceilings and the pitched comparison only.
 pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let gpu = run.gpu();
     let (reps, seed) = (run.reps(), run.seed);
@@ -151,11 +152,16 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let steps = if all { 1 + 2 * ODD_SIZES.len() + 2 * polybench.len() + 3 } else { 2 };
     let bar = run.progress(steps);
 
-    bar.set_message(format!("copy ceiling, {} MiB", settings.ceiling_mib));
+    bar.set_message(format!(
+        "copy, read and write ceilings, {} MiB",
+        settings.ceiling_mib
+    ));
     let copy = CopyKernel::load(gpu)?;
     let cold = Plan::new(3, reps, L2::Cold);
-    let copy_gbps =
-        ceiling::measure_copy(gpu, &copy, ceiling_bytes, cold, seed)?.best_gbps();
+    let ceilings = Ceilings::of(
+        &ceiling::measure_copy(gpu, &copy, ceiling_bytes, cold, seed)?,
+        L2::Cold,
+    );
     bar.inc(1);
     let context = if all {
         bar.set_message("a new CUDA context");
@@ -166,8 +172,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     };
 
     let mut results = Results {
-        copy_gbps,
-        copy_bytes: ceiling_bytes,
+        ceilings,
         transfers: Vec::new(),
         kernels: Vec::new(),
         shapes: Vec::new(),

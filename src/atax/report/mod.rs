@@ -4,9 +4,10 @@
 //! playbook in `targets`, the figures in `figures`, the host side in `host` and the
 //! occupancy in `occupancy`.
 
+use crate::harness::format::ratio;
 use crate::harness::{Run, Stats};
 
-use super::datasets::{Dataset, POLYBENCH};
+use super::datasets::{floor_ms, Dataset, POLYBENCH};
 use super::measure::{
     EndToEndResult, HostCosts, KernelResult, KernelVariant, Part, Results, Strategy,
     Transfer,
@@ -74,6 +75,28 @@ fn fastest<'r, R>(
 }
 
 impl Results {
+    /// The least time to move `bytes` at the read ceiling: the floor of an ATAX kernel,
+    /// whose bytes are nearly all reads.
+    fn floor_ms(&self, bytes: u64) -> f64 {
+        floor_ms(bytes, self.ceilings.read)
+    }
+    /// The fraction of the read ceiling a kernel moving `bytes` in `ms` reaches.
+    fn of_read(&self, bytes: u64, ms: f64) -> String {
+        ratio(self.floor_ms(bytes), ms)
+    }
+    /// The fraction of the copy ceiling the same kernel reaches.
+    fn of_copy(&self, bytes: u64, ms: f64) -> String {
+        ratio(floor_ms(bytes, self.ceilings.copy), ms)
+    }
+    /// `of_read`, and `of_copy` beside it where the two ceilings are apart.
+    fn of_ceilings(&self, bytes: u64, ms: f64) -> String {
+        let read = self.of_read(bytes, ms);
+        if self.ceilings.read_apart_from_copy() {
+            format!("{read} of read bandwidth, {} of copy", self.of_copy(bytes, ms))
+        } else {
+            format!("{read} of read bandwidth")
+        }
+    }
     fn kernel(&self, d: &str, elem: &str, v: KernelVariant) -> Option<&KernelResult> {
         self.kernels.iter().find(|r| {
             r.d.name == d && r.elem == elem && r.variant == v && r.times.is_some()

@@ -1,15 +1,15 @@
 //! `atax-occupancy`: kernel 2 alone, with the warps its launch puts on each SM and the
 //! bytes those warps can request at once, next to what device memory needs in flight:
 //! the latency of one load (measured by the memory-spaces chapter on the same GPU) times
-//! the copy bandwidth of this run.
+//! the read ceiling of this run (only loads wait for their data).
 
 use std::path::PathBuf;
 
-use crate::harness::format::{ratio, us};
+use crate::harness::ceiling;
+use crate::harness::format::us;
 use crate::harness::record;
 use crate::harness::Run;
 
-use super::super::datasets::floor_ms;
 use super::super::measure::{Results, YAloneKernel};
 use super::dataset_table;
 
@@ -65,41 +65,51 @@ struct OccupancyRow {
     mb_moved: String,
     warm_median_us: String,
     cold_median_us: String,
+    cold_fraction_of_read: String,
     cold_fraction_of_copy: String,
 }
 
-/// How `atax-occupancy` is shown (see `harness::table`).
-const SHOWN: [(&str, &str); 2] = [
-    (
-        "headers",
-        "blocks = blocks | warps = warps | busy_sms = SMs with a block | \
-         warps_per_busy_sm = warps per busy SM | \
-         kb_per_load_round = KB per load round | \
-         kb_needed_in_flight = KB in flight needed (latency × copy bandwidth) | \
-         loads_per_thread_needed = loads needed per thread | \
-         mb_moved = MB moved | warm_median_us = warm (µs) | \
-         cold_median_us = cold (µs) | cold_fraction_of_copy = of copy, cold",
-    ),
-    (
-        "columns",
-        "{dataset}, {type} = dataset | kernel | warps | \
-         {warps_per_busy_sm} on {busy_sms} = warps per SM, on SMs | \
-         kb_per_load_round | loads_per_thread_needed | warm_median_us | \
-         cold_median_us | cold_fraction_of_copy",
-    ),
-];
+/// How `atax-occupancy` is shown (see `harness::table`): the fraction of the read ceiling,
+/// and of the copy too where `copy_apart` (the two differ by more than 2%).
+fn shown(copy_apart: bool) -> [(&'static str, String); 2] {
+    let copy = if copy_apart { " | cold_fraction_of_copy" } else { "" };
+    [
+        (
+            "headers",
+            "blocks = blocks | warps = warps | busy_sms = SMs with a block | \
+             warps_per_busy_sm = warps per busy SM | \
+             kb_per_load_round = KB per load round | \
+             kb_needed_in_flight = KB in flight needed (latency × read ceiling) | \
+             loads_per_thread_needed = loads needed per thread | \
+             mb_moved = MB moved | warm_median_us = warm (µs) | \
+             cold_median_us = cold (µs) | \
+             cold_fraction_of_read = of read ceiling, cold | \
+             cold_fraction_of_copy = of copy, cold"
+                .into(),
+        ),
+        (
+            "columns",
+            format!(
+                "{{dataset}}, {{type}} = dataset | kernel | warps | \
+                 {{warps_per_busy_sm}} on {{busy_sms}} = warps per SM, on SMs | \
+                 kb_per_load_round | loads_per_thread_needed | warm_median_us | \
+                 cold_median_us | cold_fraction_of_read{copy}"
+            ),
+        ),
+    ]
+}
 
 pub(super) fn occupancy_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let latency = device_latency_ns(run);
-    // Little's law: bytes in flight = latency × bandwidth (ns × GB/s = bytes).
-    let needed = latency.as_ref().map(|(ns, _)| ns * r.copy_gbps);
+    // Little's law: bytes in flight = latency × bandwidth (ns × GB/s = bytes), at the read
+    // ceiling: kernel 2's traffic is loads, and only loads wait for their data.
+    let needed = latency.as_ref().map(|(ns, _)| ns * r.ceilings.read);
     let rows: Vec<OccupancyRow> = r
         .y_alone
         .iter()
         .filter_map(|y| {
             let (w, c) = y.times.as_ref()?;
             let round = y.launch.bytes_per_load_round(r.sms, y.elem_bytes);
-            let floor = floor_ms(y.bytes, r.copy_gbps);
             Some(OccupancyRow {
                 dataset: y.d.label(),
                 r#type: y.elem,
@@ -118,22 +128,26 @@ pub(super) fn occupancy_table(run: &Run, r: &Results) -> anyhow::Result<()> {
                 mb_moved: format!("{:.2}", y.bytes as f64 / 1e6),
                 warm_median_us: us(w.median_ms),
                 cold_median_us: us(c.median_ms),
-                cold_fraction_of_copy: ratio(floor, c.median_ms),
+                cold_fraction_of_read: r.of_read(y.bytes, c.median_ms),
+                cold_fraction_of_copy: r.of_copy(y.bytes, c.median_ms),
             })
         })
         .collect();
     let latency_key = latency
         .map(|(_, source)| source)
         .unwrap_or_else(|| format!("not found: no {LATENCY_STEM}.csv of this GPU"));
-    let copy = format!("{:.0} GB/s (this run's copy kernel, L2 cold)", r.copy_gbps);
+    let (sms, kernels) =
+        (r.sms.to_string(), YAloneKernel::ALL.map(|k| k.name()).join(" | "));
     let keys = [
         ("latency", latency_key.as_str()),
-        ("copy_bandwidth", copy.as_str()),
-        ("sms", &r.sms.to_string()),
-        ("kernels", &YAloneKernel::ALL.map(|k| k.name()).join(" | ")),
+        ("sms", sms.as_str()),
+        ("kernels", kernels.as_str()),
     ];
+    let (view, ceilings) =
+        (shown(r.ceilings.read_apart_from_copy()), r.ceilings.meta());
     let title = "Kernel 2 alone: warps per SM, bytes per load round and time";
-    let shown = [&keys[..], &SHOWN[..]].concat();
+    let shown =
+        [ceiling::with_meta(&keys, &ceilings), ceiling::with_meta(&[], &view)].concat();
     let datasets = r.y_alone.iter().map(|y| &y.d);
     let l2 = ("warm and cold (both columns)", &shown[..]);
     dataset_table(run, "atax-occupancy", title, l2, datasets, true, &rows)

@@ -1,10 +1,11 @@
 //! The fused passes beside cuBLAS at the large float shapes (the book's square, tall,
 //! wide and odd ones), and the odd sides as allocated and pitched.
 
-use crate::harness::format::{ratio, us};
+use crate::harness::ceiling;
+use crate::harness::format::us;
 use crate::harness::Run;
 
-use super::super::datasets::{floor_ms, Dataset, LARGE_SQUARE};
+use super::super::datasets::{Dataset, LARGE_SQUARE};
 use super::super::measure::{KernelResult, KernelVariant, Results};
 use super::fastest;
 
@@ -48,10 +49,14 @@ impl<'r> ShapeTimes<'r> {
     fn speedup_cell(&self) -> String {
         self.speedup().map_or_else(|| "—".into(), |x| format!("{x:.2}×"))
     }
-    fn best_of_copy_cell(&self, copy_gbps: f64) -> String {
+    /// The fastest fused variant's fraction of the read ceiling and of the copy.
+    fn best_of_cells(&self, r: &Results) -> (String, String) {
         self.best_fused().map_or_else(
-            || "—".into(),
-            |k| ratio(floor_ms(k.bytes, copy_gbps), k.cold().median_ms),
+            || ("—".into(), "—".into()),
+            |k| {
+                let ms = k.cold().median_ms;
+                (r.of_read(k.bytes, ms), r.of_copy(k.bytes, ms))
+            },
         )
     }
 }
@@ -98,6 +103,7 @@ pub(super) struct ShapeRow {
     cublas_us: String,
     best_fused: &'static str,
     speedup: String,
+    best_of_read: String,
     best_of_copy: String,
 }
 
@@ -106,37 +112,50 @@ pub(super) fn shapes_table(run: &Run, r: &Results) -> anyhow::Result<()> {
     let rows: Vec<ShapeRow> = r
         .large_shapes()
         .iter()
-        .map(|s| ShapeRow {
-            shape: s.d.label(),
-            fused_us: s.cold_cell(KernelVariant::Fused),
-            grid_barrier_us: s.cold_cell(KernelVariant::FusedOnce),
-            atomics_us: s.cold_cell(KernelVariant::FusedAtomic),
-            cluster_us: s.cold_cell(KernelVariant::FusedCluster),
-            cublas_us: s.cold_cell(KernelVariant::Cublas),
-            best_fused: s.best_fused_cell(),
-            speedup: s.speedup_cell(),
-            best_of_copy: s.best_of_copy_cell(r.copy_gbps),
+        .map(|s| {
+            let (best_of_read, best_of_copy) = s.best_of_cells(r);
+            ShapeRow {
+                shape: s.d.label(),
+                fused_us: s.cold_cell(KernelVariant::Fused),
+                grid_barrier_us: s.cold_cell(KernelVariant::FusedOnce),
+                atomics_us: s.cold_cell(KernelVariant::FusedAtomic),
+                cluster_us: s.cold_cell(KernelVariant::FusedCluster),
+                cublas_us: s.cold_cell(KernelVariant::Cublas),
+                best_fused: s.best_fused_cell(),
+                speedup: s.speedup_cell(),
+                best_of_read,
+                best_of_copy,
+            }
         })
         .collect();
     let headers = "fused_us = fused, two launches (µs) | grid_barrier_us = fused, grid \
                    barrier (µs) | atomics_us = fused, atomics (µs) | cluster_us = fused, \
                    cluster + atomics (µs) | cublas_us = cuBLAS gemv ×2 (µs) | \
                    best_fused = fastest fused | speedup = cuBLAS ÷ fastest fused | \
+                   best_of_read = fastest fused, of read ceiling | \
                    best_of_copy = fastest fused, of copy";
+    let columns = "shape | fused_us | grid_barrier_us | atomics_us | cluster_us | \
+                   cublas_us | best_fused | speedup | best_of_read";
     let title = "The fused passes and cuBLAS at large float shapes, L2 cold";
-    cold_table(run, "atax-shapes", title, headers, &rows)
+    cold_table(run, "atax-shapes", title, (headers, columns), r, &rows)
 }
 
 /// Writes the table `stem` of `rows`, all measured with L2 cold, its columns described
-/// by `headers`.
+/// by `headers` and shown as `columns`, followed by `best_of_copy` where the run's read and
+/// copy ceilings differ by more than 2%; the record says all three ceilings.
 fn cold_table<R: serde::Serialize>(
     run: &Run,
     stem: &str,
     title: &str,
-    headers: &str,
+    (headers, columns): (&str, &str),
+    r: &Results,
     rows: &[R],
 ) -> anyhow::Result<()> {
-    run.table(stem, title, &[("l2", "cold"), ("headers", headers)], rows)
+    let copy = if r.ceilings.read_apart_from_copy() { " | best_of_copy" } else { "" };
+    let columns = format!("{columns}{copy}");
+    let ceilings = r.ceilings.meta();
+    let keys = [("l2", "cold"), ("headers", headers), ("columns", columns.as_str())];
+    run.table(stem, title, &ceiling::with_meta(&keys, &ceilings), rows)
 }
 
 #[derive(serde::Serialize)]
@@ -148,6 +167,7 @@ pub(super) struct PitchedRow {
     best_fused: &'static str,
     cublas_us: String,
     speedup: String,
+    best_of_read: String,
     best_of_copy: String,
 }
 
@@ -157,25 +177,33 @@ pub(super) fn pitched_table(run: &Run, r: &Results) -> anyhow::Result<String> {
     let shapes = by_shape(r.pitched.iter());
     let rows: Vec<PitchedRow> = shapes
         .iter()
-        .map(|s| PitchedRow {
-            shape: s.d.label(),
-            row_bytes: s.d.n * 4,
-            fused_us: s.cold_cell(KernelVariant::Fused),
-            atomics_us: s.cold_cell(KernelVariant::FusedAtomic),
-            best_fused: s.best_fused_cell(),
-            cublas_us: s.cold_cell(KernelVariant::Cublas),
-            speedup: s.speedup_cell(),
-            best_of_copy: s.best_of_copy_cell(r.copy_gbps),
+        .map(|s| {
+            let (best_of_read, best_of_copy) = s.best_of_cells(r);
+            PitchedRow {
+                shape: s.d.label(),
+                row_bytes: s.d.n * 4,
+                fused_us: s.cold_cell(KernelVariant::Fused),
+                atomics_us: s.cold_cell(KernelVariant::FusedAtomic),
+                best_fused: s.best_fused_cell(),
+                cublas_us: s.cold_cell(KernelVariant::Cublas),
+                speedup: s.speedup_cell(),
+                best_of_read,
+                best_of_copy,
+            }
         })
         .collect();
     let headers = "row_bytes = bytes per row | fused_us = fused, two launches (µs) | \
                    atomics_us = fused, atomics (µs) | best_fused = fastest fused (every \
                    fused variant) | cublas_us = cuBLAS gemv ×2 (µs) | speedup = cuBLAS ÷ \
-                   fastest fused | best_of_copy = fastest fused, of copy";
+                   fastest fused | best_of_read = fastest fused, of read ceiling | \
+                   best_of_copy = fastest fused, of copy";
+    let columns =
+        "shape | row_bytes | fused_us | atomics_us | best_fused | cublas_us | \
+                   speedup | best_of_read";
     let title =
         "Odd sides as allocated and with rows pitched to whole 128-byte lines, \
                  float, L2 cold";
-    cold_table(run, "atax-pitched", title, headers, &rows)?;
+    cold_table(run, "atax-pitched", title, (headers, columns), r, &rows)?;
     let worst = |pitched: bool| {
         let of = shapes.iter().filter(|s| s.d.name.ends_with("pitched") == pitched);
         of.filter_map(|s| s.speedup()).min_by(f64::total_cmp)

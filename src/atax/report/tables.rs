@@ -1,35 +1,43 @@
 //! The tables of the measurements themselves: the ceilings, every kernel, every host
 //! strategy end to end, the slides' claims beside ours, and what could not run.
 
+use crate::harness::ceiling;
 use crate::harness::format::{ratio, us};
 use crate::harness::skipped::Skipped;
 use crate::harness::{Run, Stats};
 
-use super::super::datasets::{floor_ms, Dataset};
+use super::super::datasets::Dataset;
 use super::super::measure::{KernelVariant, Results, Strategy};
 use super::super::reference::SLIDES_CLAIMS;
 use super::{dataset_table, host, key, AFTER_COPY, SLIDES_TO_OURS};
 
-/// How the tables are shown (see `harness::table`): plain headers with units, the spread of
-/// the repetitions beside the median, the datasets the chapter discusses in view and the
-/// others folded.
-pub(super) const KERNELS_SHOWN: [(&str, &str); 2] = [
-    (
-        "headers",
-        "mb_moved = MB moved | floor_us = floor (µs) | \
-         warm_median_us = warm, median (µs) | warm_min_us = warm, fastest (µs) | \
-         warm_max_us = warm, slowest (µs) | cold_median_us = cold, median (µs) | \
-         slides_mean_us = slides' method (µs) | \
-         cold_fraction_of_copy = of copy, cold | \
-         worst_rel_err = worst relative error",
-    ),
-    (
-        "columns",
-        "{dataset}, {type} = dataset | variant | floor_us | warm_median_us | \
-         {warm_min_us}–{warm_max_us} = warm, fastest–slowest (µs) | \
-         cold_median_us | slides_mean_us | cold_fraction_of_copy",
-    ),
-];
+/// How `atax-kernels` is shown (see `harness::table`): plain headers with units, the
+/// spread of the repetitions beside the median, the fraction of the read ceiling, and of the
+/// copy too where `copy_apart` (the two ceilings differ by more than 2%).
+pub(super) fn kernels_shown(copy_apart: bool) -> [(&'static str, String); 2] {
+    let copy = if copy_apart { " | cold_fraction_of_copy" } else { "" };
+    [
+        (
+            "headers",
+            "mb_moved = MB moved | floor_us = floor at the read ceiling (µs) | \
+             warm_median_us = warm, median (µs) | warm_min_us = warm, fastest (µs) | \
+             warm_max_us = warm, slowest (µs) | cold_median_us = cold, median (µs) | \
+             slides_mean_us = slides' method (µs) | \
+             cold_fraction_of_read = of read ceiling, cold | \
+             cold_fraction_of_copy = of copy, cold | \
+             worst_rel_err = worst relative error"
+                .into(),
+        ),
+        (
+            "columns",
+            format!(
+                "{{dataset}}, {{type}} = dataset | variant | floor_us | warm_median_us | \
+                 {{warm_min_us}}–{{warm_max_us}} = warm, fastest–slowest (µs) | \
+                 cold_median_us | slides_mean_us | cold_fraction_of_read{copy}"
+            ),
+        ),
+    ]
+}
 
 /// How `atax-end-to-end` is shown (see `harness::table`).
 pub(super) const END_TO_END_SHOWN: [(&str, &str); 2] = [
@@ -68,15 +76,23 @@ pub(super) struct CeilingRow {
     value: String,
 }
 
-/// `atax-ceilings`: the copy kernel and the copies of A, measured in the same run.
+/// `atax-ceilings`: the device-memory ceilings and the copies of A, measured in the same
+/// run.
 pub(super) fn ceilings_table(run: &Run, r: &Results) -> anyhow::Result<()> {
-    let mut ceilings = vec![CeilingRow {
-        quantity: format!(
-            "device copy kernel, {} MiB, L2 cold (read + write)",
-            r.copy_bytes >> 20
+    let c = &r.ceilings;
+    let mib = c.bytes >> 20;
+    let device = |quantity: String, gbps: f64| CeilingRow {
+        quantity,
+        value: format!("{gbps:.0} GB/s"),
+    };
+    let mut ceilings = vec![
+        device(
+            format!("device copy ({}), {mib} MiB, L2 cold (read + write)", c.copy_by),
+            c.copy,
         ),
-        value: format!("{:.0} GB/s", r.copy_gbps),
-    }];
+        device(format!("device read-only kernel, {mib} MiB, L2 cold"), c.read),
+        device(format!("device write-only kernel, {mib} MiB, L2 cold"), c.write),
+    ];
     for t in &r.transfers {
         let gbps = |s: &Stats| t.bytes as f64 / (s.median_ms * 1e-3) / 1e9;
         ceilings.push(CeilingRow {
@@ -89,7 +105,8 @@ pub(super) fn ceilings_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         });
     }
     let title = "Ceilings measured in the same run";
-    run.table("atax-ceilings", title, &[("l2", "cold for the copy kernel")], &ceilings)
+    let l2 = [("l2", "cold for the device-memory ceilings")];
+    run.table("atax-ceilings", title, &l2, &ceilings)
 }
 
 #[derive(serde::Serialize)]
@@ -104,6 +121,7 @@ pub(super) struct KernelRow {
     warm_max_us: String,
     cold_median_us: String,
     slides_mean_us: String,
+    cold_fraction_of_read: String,
     cold_fraction_of_copy: String,
     worst_rel_err: String,
 }
@@ -115,7 +133,7 @@ pub(super) fn kernels_table(run: &Run, r: &Results) -> anyhow::Result<()> {
         .iter()
         .filter_map(|k| {
             let (w, c, s) = k.times.as_ref()?;
-            let floor = floor_ms(k.bytes, r.copy_gbps);
+            let floor = r.floor_ms(k.bytes);
             Some(KernelRow {
                 dataset: k.d.label(),
                 r#type: k.elem,
@@ -127,14 +145,19 @@ pub(super) fn kernels_table(run: &Run, r: &Results) -> anyhow::Result<()> {
                 warm_max_us: us(w.max_ms),
                 cold_median_us: us(c.median_ms),
                 slides_mean_us: us(s.mean_ms),
-                cold_fraction_of_copy: ratio(floor, c.median_ms),
+                cold_fraction_of_read: r.of_read(k.bytes, c.median_ms),
+                cold_fraction_of_copy: r.of_copy(k.bytes, c.median_ms),
                 worst_rel_err: format!("{:.1e}", k.check.max_rel_err),
             })
         })
         .collect();
     let title = "Kernel times, A already on the device (L2 warm and cold)";
-    let shown = ("warm and cold (both columns)", &KERNELS_SHOWN[..]);
+    let (view, ceilings) =
+        (kernels_shown(r.ceilings.read_apart_from_copy()), r.ceilings.meta());
+    let shown = ceiling::with_meta(&[], &view);
+    let shown = [shown, ceiling::with_meta(&[], &ceilings)].concat();
     let datasets = r.kernels.iter().map(|k| &k.d);
+    let shown = ("warm and cold (both columns)", &shown[..]);
     dataset_table(run, "atax-kernels", title, shown, datasets, true, &kernel_rows)
 }
 

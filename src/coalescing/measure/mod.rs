@@ -46,7 +46,7 @@ use super::ptx::{self, Census, SassCensus};
 use super::readonly::ReadOnlyKernel;
 use super::reference;
 use super::transpose::TransposeKernel;
-use crate::harness::ceiling::{self, CopyKernel};
+use crate::harness::ceiling::{self, Ceilings, CopyKernel};
 use crate::harness::kernels::{KernelName, KernelTable};
 use crate::harness::sass::Tools;
 use crate::harness::sections::{self, Caps, Skip};
@@ -87,6 +87,8 @@ pub struct SideResult {
     /// The faster of the copy kernel and `cuMemcpyDtoD` on n² floats, and which it was.
     pub copy: Rate,
     pub copy_by: &'static str,
+    /// The copy, read-only and write-only ceilings on the same bytes (medians).
+    pub ceilings: Ceilings,
     pub runs: Vec<(TransposeKernel, Layout, Measurement)>,
 }
 
@@ -109,6 +111,8 @@ pub struct Results {
     /// Bytes of the copy that sets the ceiling, and its bandwidth (read + write), GB/s.
     pub ceiling_bytes: usize,
     pub ceiling: Rate,
+    /// The same copy's medians beside the read-only and write-only ceilings on its buffers.
+    pub ceilings: Ceilings,
     pub strides: Vec<u64>,
     pub offsets: Vec<u64>,
     /// Source bytes of the stride sweep (per element type) and of the offset sweep.
@@ -126,6 +130,8 @@ pub struct Results {
     pub transpose_n: usize,
     pub transpose_copy: Rate,
     pub transpose_copy_by: &'static str,
+    /// The copy, read-only and write-only ceilings on the transposes' bytes (medians).
+    pub transpose_ceilings: Ceilings,
     pub transposes: Vec<(TransposeKernel, Measurement)>,
     /// The fastest transposes at sides that are not multiples of 32, packed and pitched.
     pub sides: Vec<SideResult>,
@@ -190,8 +196,8 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
 
     // The ceiling every fraction below is taken of.
     bar.set_message(format!("copy ceiling, {} MiB", ceiling_bytes / MIB));
-    let ceiling =
-        ceiling::measure_copy(gpu, &copy, ceiling_bytes, plan, seed)?.best().0;
+    let measured = ceiling::measure_copy(gpu, &copy, ceiling_bytes, plan, seed)?;
+    let (ceiling, ceilings) = (measured.best().0, Ceilings::of(&measured, plan.l2));
     bar.inc(1);
 
     // Strided loads of 4- and 8-byte elements, then misaligned loads of floats.
@@ -258,8 +264,9 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         bar.inc(1);
     }
     bar.set_message(format!("transposes at {n} x {n}"));
-    let (transpose_copy, transpose_copy_by) =
-        ceiling::measure_copy(gpu, &copy, n * n * 4, plan, seed + 5)?.best();
+    let measured = ceiling::measure_copy(gpu, &copy, n * n * 4, plan, seed + 5)?;
+    let ((transpose_copy, transpose_copy_by), transpose_ceilings) =
+        (measured.best(), Ceilings::of(&measured, plan.l2));
     let transposes = measure_transposes(
         gpu,
         &kernels,
@@ -317,6 +324,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
     Ok(Results {
         ceiling_bytes,
         ceiling,
+        ceilings,
         strides,
         offsets,
         sweep_bytes,
@@ -329,6 +337,7 @@ pub fn measure(run: &Run, s: &Settings) -> anyhow::Result<Results> {
         transpose_n: n,
         transpose_copy,
         transpose_copy_by,
+        transpose_ceilings,
         transposes,
         sides: side_results,
         tma,
@@ -359,8 +368,9 @@ pub fn measure_side(
     plan: Plan,
     seed: u64,
 ) -> anyhow::Result<SideResult> {
-    let (copy_rate, copy_by) =
-        ceiling::measure_copy(gpu, copy, side * side * 4, plan, seed)?.best();
+    let measured = ceiling::measure_copy(gpu, copy, side * side * 4, plan, seed)?;
+    let ((copy_rate, copy_by), ceilings) =
+        (measured.best(), Ceilings::of(&measured, plan.l2));
     let mut runs = Vec::new();
     for layout in [Layout::Packed, Layout::Pitched(PITCH_FLOATS)] {
         let shape = (side, side);
@@ -377,7 +387,7 @@ pub fn measure_side(
             runs.push((k, layout, m.expect("timed: a plan was given")));
         }
     }
-    Ok(SideResult { side, copy: copy_rate, copy_by, runs })
+    Ok(SideResult { side, copy: copy_rate, copy_by, ceilings, runs })
 }
 
 /// The read-only kernels' machine code, counted; `None` without `ptxas` and `nvdisasm`.

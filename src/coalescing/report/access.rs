@@ -1,6 +1,7 @@
 //! The access patterns: strides, granularity, misaligned starts and particle layouts,
 //! measured beside what the sector model predicts, and one warp's first load of each.
 
+use crate::harness::ceiling::with_meta;
 use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
 
@@ -53,6 +54,7 @@ pub(super) fn predicted_point(series: &str, x: impl ToString, fraction: f64) -> 
 pub(super) fn write_access(run: &Run, r: &Results) -> anyhow::Result<()> {
     let fraction = "fraction of the copy ceiling";
     let ceiling = r.ceiling_note();
+    let one_way = r.one_way_ceilings();
 
     // Strides: measured and predicted, floats and doubles.
     let mut points = Vec::new();
@@ -77,11 +79,14 @@ pub(super) fn write_access(run: &Run, r: &Results) -> anyhow::Result<()> {
     }
     run.figure(
         "coalescing-stride",
-        &[
-            ("l2", L2_COLD),
-            ("source_bytes", &r.sweep_bytes.to_string()),
-            ("ceiling", &ceiling),
-        ],
+        &with_meta(
+            &[
+                ("l2", L2_COLD),
+                ("source_bytes", &r.sweep_bytes.to_string()),
+                ("ceiling", &ceiling),
+            ],
+            &one_way,
+        ),
         &Spec::line(
             "Strided loads, contiguous stores: measured and predicted",
             "stride (elements)",
@@ -119,11 +124,14 @@ pub(super) fn write_access(run: &Run, r: &Results) -> anyhow::Result<()> {
     }
     run.figure(
         "coalescing-offset",
-        &[
-            ("l2", L2_COLD),
-            ("source_bytes", &r.offset_bytes.to_string()),
-            ("ceiling", &ceiling),
-        ],
+        &with_meta(
+            &[
+                ("l2", L2_COLD),
+                ("source_bytes", &r.offset_bytes.to_string()),
+                ("ceiling", &ceiling),
+            ],
+            &one_way,
+        ),
         &Spec::line(
             "Float loads starting k elements after a 128-byte boundary",
             "start offset k (floats)",
@@ -149,11 +157,14 @@ pub(super) fn write_access(run: &Run, r: &Results) -> anyhow::Result<()> {
     }
     run.figure(
         "coalescing-layout",
-        &[
-            ("l2", L2_COLD),
-            ("particles", &r.particles.to_string()),
-            ("ceiling", &ceiling),
-        ],
+        &with_meta(
+            &[
+                ("l2", L2_COLD),
+                ("particles", &r.particles.to_string()),
+                ("ceiling", &ceiling),
+            ],
+            &one_way,
+        ),
         &Spec::bar(
             "Particle drift, positions updated: useful bytes per second",
             "layout",
@@ -165,7 +176,7 @@ pub(super) fn write_access(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table(
         "coalescing-patterns",
         "One warp's first load, computed; the whole kernel predicted from distinct sectors and measured, as fractions of the copy ceiling (L2 cold)",
-        &[("l2", L2_COLD), ("ceiling", &ceiling)],
+        &with_meta(&[("l2", L2_COLD), ("ceiling", &ceiling)], &one_way),
         &pattern_rows(r)?,
     )?;
     Ok(())
@@ -175,6 +186,7 @@ pub(super) fn write_access(run: &Run, r: &Results) -> anyhow::Result<()> {
 /// move if it fetched blocks of that many bytes.
 pub(super) fn write_granularity_figure(run: &Run, r: &Results) -> anyhow::Result<()> {
     let g = &r.granularity;
+    let one_way = r.one_way_ceilings();
     let mut points = Vec::new();
     for gr in &g.runs {
         for (stride, m) in &gr.points {
@@ -211,13 +223,19 @@ pub(super) fn write_granularity_figure(run: &Run, r: &Results) -> anyhow::Result
     }
     run.figure(
         "coalescing-granularity",
-        &[
-            ("l2", L2_COLD),
-            ("source_bytes", &r.sweep_bytes.to_string()),
-            ("ceiling", &r.ceiling_note()),
-            ("limit_before", &format!("{} B (restored after the sweep)", g.default)),
-            ("limit_in_force", &in_force),
-        ],
+        &with_meta(
+            &[
+                ("l2", L2_COLD),
+                ("source_bytes", &r.sweep_bytes.to_string()),
+                ("ceiling", &r.ceiling_note()),
+                (
+                    "limit_before",
+                    &format!("{} B (restored after the sweep)", g.default),
+                ),
+                ("limit_in_force", &in_force),
+            ],
+            &one_way,
+        ),
         &spec,
         &points,
     )

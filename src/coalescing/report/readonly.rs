@@ -1,6 +1,7 @@
 //! The read-only data path: streamed bandwidth, and the loads and stores counted in the
 //! PTX and, where the tools are installed, in the SASS.
 
+use crate::harness::ceiling::with_meta;
 use crate::harness::kernels::KernelName;
 use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
@@ -48,6 +49,7 @@ pub(super) fn code_unless_plain(qualifiers: &str) -> String {
 pub(super) fn write_readonly(run: &Run, r: &Results) -> anyhow::Result<()> {
     let fraction = "fraction of the copy ceiling";
     let ceiling = r.ceiling_note();
+    let one_way = r.one_way_ceilings();
     // The read-only data path.
     let points: Vec<Point> = r
         .readonly
@@ -56,12 +58,15 @@ pub(super) fn write_readonly(run: &Run, r: &Results) -> anyhow::Result<()> {
         .collect();
     run.figure(
         "coalescing-readonly",
-        &[
-            ("l2", L2_COLD),
-            ("elements", &r.readonly_n.to_string()),
-            ("table_floats", &r.table_len.to_string()),
-            ("ceiling", &ceiling),
-        ],
+        &with_meta(
+            &[
+                ("l2", L2_COLD),
+                ("elements", &r.readonly_n.to_string()),
+                ("table_floats", &r.table_len.to_string()),
+                ("ceiling", &ceiling),
+            ],
+            &one_way,
+        ),
         &Spec::bar(
             "Read-only data path: streamed bytes per second",
             "kernel",

@@ -1,6 +1,7 @@
 //! The transposes: each kernel's bandwidth and cost per warp, the sides that are not
 //! multiples of 32 (packed and pitched), and the bank conflicts of a column read.
 
+use crate::harness::ceiling::{with_meta, Ceilings};
 use crate::harness::format::percent;
 use crate::harness::plot::{Point, Spec};
 use crate::harness::Run;
@@ -80,9 +81,13 @@ pub(super) fn write_transposes(run: &Run, r: &Results) -> anyhow::Result<()> {
         });
     }
     let matrix = format!("{n} x {n} float, {} bytes each way", n * n * 4);
+    // The transposes read and write alike: the copy is their ceiling; the record also
+    // says the read-only and write-only ceilings on the same bytes.
+    let [_, read, write] = r.transpose_ceilings.meta();
+    let one_way = [read, write];
     run.figure(
         "coalescing-transpose",
-        &[("l2", L2_COLD), ("matrix", &matrix)],
+        &with_meta(&[("l2", L2_COLD), ("matrix", &matrix)], &one_way),
         &Spec::bar(
             &format!("Transpose of a {n} x {n} float matrix"),
             "kernel",
@@ -93,7 +98,7 @@ pub(super) fn write_transposes(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table(
         "coalescing-transpose-kernels",
         &format!("The transposes per warp (computed) and their bandwidth at {n} x {n}, L2 cold; best copy of the same bytes ({}): {} GB/s", r.transpose_copy_by, whole(copy.median)),
-        &[("l2", L2_COLD), ("matrix", &matrix)],
+        &with_meta(&[("l2", L2_COLD), ("matrix", &matrix)], &one_way),
         &transpose_rows,
     )?;
     write_sides(run, r)?;
@@ -114,7 +119,16 @@ pub(super) struct SideRow {
     copy: String,
     #[serde(rename = "of best copy")]
     of_copy: String,
+    #[serde(rename = "read-only GB/s")]
+    read: String,
+    #[serde(rename = "write-only GB/s")]
+    write: String,
 }
+
+/// The columns `coalescing-transpose-pitch` shows; the read-only and write-only ceilings on
+/// the same bytes stay in its data.
+const PITCH_COLUMNS: &str = "side | rows starting on a sector | kernel | rows | \
+                             GB/s median (min-max) | best copy GB/s | of best copy";
 
 /// `coalescing-transpose-sides` (figure) and `coalescing-transpose-pitch` (table): the
 /// fastest transposes as fractions of the best copy of the same bytes, at the timed power
@@ -128,7 +142,7 @@ pub(super) fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
     let n = r.transpose_n;
     let mut add = |side: usize, k: &'static str, layout: Layout, m: &Measurement, c| {
         let g = m.gbps();
-        let (copy, by): (&crate::harness::stats::Rate, &str) = c;
+        let (copy, by, one_way): (&crate::harness::stats::Rate, &str, &Ceilings) = c;
         let series = format!("{k}, {layout}");
         let f = |v: f64| v / copy.median;
         points.push(Point::new(&series, side, f(g.median), f(g.worst), f(g.best)));
@@ -140,16 +154,24 @@ pub(super) fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
             gbps: format!("{} ({}-{})", whole(g.median), whole(g.worst), whole(g.best)),
             copy: format!("{} ({by})", whole(copy.median)),
             of_copy: percent(g.median / copy.median),
+            read: whole(one_way.read),
+            write: whole(one_way.write),
         });
     };
     let side_kernels = super::super::measure::SIDE_KERNELS;
     for (k, m) in r.transposes.iter().filter(|(k, _)| side_kernels.contains(k)) {
-        let c = (&r.transpose_copy, r.transpose_copy_by);
+        let c = (&r.transpose_copy, r.transpose_copy_by, &r.transpose_ceilings);
         add(n, k.label(), Layout::Packed, m, c);
     }
     for side in &r.sides {
         for (k, layout, m) in &side.runs {
-            add(side.side, k.label(), *layout, m, (&side.copy, side.copy_by));
+            add(
+                side.side,
+                k.label(),
+                *layout,
+                m,
+                (&side.copy, side.copy_by, &side.ceilings),
+            );
         }
     }
     // The TMA transpose against the same copies; a layout it cannot address is a row
@@ -157,9 +179,10 @@ pub(super) fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
     let mut refused = Vec::new();
     for t in &r.tma {
         let copy = if t.side == n {
-            Some((&r.transpose_copy, r.transpose_copy_by))
+            Some((&r.transpose_copy, r.transpose_copy_by, &r.transpose_ceilings))
         } else {
-            r.sides.iter().find(|s| s.side == t.side).map(|s| (&s.copy, s.copy_by))
+            let side = r.sides.iter().find(|s| s.side == t.side);
+            side.map(|s| (&s.copy, s.copy_by, &s.ceilings))
         };
         let Some(c) = copy else { continue };
         match &t.time {
@@ -172,6 +195,8 @@ pub(super) fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
                 gbps: format!("not run: {why}"),
                 copy: format!("{} ({})", whole(c.0.median), c.1),
                 of_copy: "-".to_string(),
+                read: whole(c.2.read),
+                write: whole(c.2.write),
             }),
         }
     }
@@ -188,9 +213,34 @@ pub(super) fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
         "rows packed (a row of n floats starts n floats after the last) or pitched to {pitch} floats ({} bytes); every fraction divides by the best copy of the same n² floats, measured in the same run",
         pitch * 4
     );
+    // Every side's read-only and write-only ceilings, beside the copy each divides by.
+    let per_side = |one_way: fn(&Ceilings) -> f64| {
+        let at_n = std::iter::once((n, &r.transpose_ceilings));
+        let sides = at_n.chain(r.sides.iter().map(|s| (s.side, &s.ceilings)));
+        let each: Vec<String> = sides
+            .map(|(side, c)| format!("{side}: {} GB/s", whole(one_way(c))))
+            .collect();
+        each.join(", ")
+    };
+    let one_way = [
+        (
+            "read_ceiling",
+            format!(
+                "read-only kernel on each side's n² floats: {}",
+                per_side(|c| c.read)
+            ),
+        ),
+        (
+            "write_ceiling",
+            format!(
+                "write-only kernel on each side's n² floats: {}",
+                per_side(|c| c.write)
+            ),
+        ),
+    ];
     run.figure(
         "coalescing-transpose-sides",
-        &[("l2", L2_COLD), ("layouts", &note)],
+        &with_meta(&[("l2", L2_COLD), ("layouts", &note)], &one_way),
         &Spec::bar(
             "The fastest transposes at sides that are not multiples of 32",
             "side (floats)",
@@ -201,7 +251,7 @@ pub(super) fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.table(
         "coalescing-transpose-pitch",
         "The fastest transposes with packed and pitched rows, L2 cold, as fractions of the best copy of the same bytes",
-        &[("l2", L2_COLD), ("layouts", &note)],
+        &[("l2", L2_COLD), ("layouts", &note), ("columns", PITCH_COLUMNS)],
         &rows,
     )
 }

@@ -33,7 +33,7 @@ pub use stencils::{launch_stencil, measure_stencils, StencilKernel};
 pub use walks::{SpacedPoint, WalkPoint, WalkSizes, WalkSpacing};
 
 use crate::ceilings::peaks::{measure_l2_read, L2_PASSES};
-use crate::harness::ceiling::{self, CeilingKernel, CopyKernel};
+use crate::harness::ceiling::{self, CeilingKernel, Ceilings, CopyKernel};
 use crate::harness::kernels::KernelName;
 use crate::harness::kernels::KernelTable;
 use crate::harness::sass::{self, Tools};
@@ -76,6 +76,13 @@ pub struct Results {
     pub copy_cold: (usize, Rate),
     /// The copy kernel on an array that fits in L2, L2 warm.
     pub copy_warm: (usize, Rate),
+    /// The read-only kernel on the large copy's source, L2 cold: the ceiling of the
+    /// signal example, whose bytes are nearly all reads (bytes per second).
+    pub read_cold: Rate,
+    /// The copy, read-only and write-only ceilings (medians) of the large array, L2 cold,
+    /// and of the L2-resident one, L2 warm.
+    pub ceilings_cold: Ceilings,
+    pub ceilings_warm: Ceilings,
     /// L2's read rate inside one launch (the ceilings chapter's kernel): bytes of the
     /// L2-resident buffer, passes over it, and the rate.
     pub l2_read: (usize, u32, Rate),
@@ -224,10 +231,10 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
 
     bar.set_message("copy ceilings");
     // Bytes per second (read + write), like every other rate the report turns into GB/s.
-    let copy_cold = ceiling::measure_copy(gpu, &copy, copy_cold_bytes, cold, seed)?
-        .best_stats()
-        .0
-        .rate(2.0 * copy_cold_bytes as f64);
+    let measured = ceiling::measure_copy(gpu, &copy, copy_cold_bytes, cold, seed)?;
+    let copy_cold = measured.best_stats().0.rate(2.0 * copy_cold_bytes as f64);
+    let read_cold = measured.read.rate(copy_cold_bytes as f64);
+    let ceilings_cold = Ceilings::of(&measured, L2::Cold);
     bar.inc(1);
     // L2 itself: a quarter of it read many times inside one launch, so that the launch
     // does not dominate (a single short copy measures mostly the launch).
@@ -236,10 +243,9 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let l2_passes = L2_PASSES.pick(quick);
     let l2_rate =
         measure_l2_read(gpu, &l2_table, l2_bytes, l2_passes, warm, seed + 9)?.rate();
-    let copy_warm = ceiling::measure_copy(gpu, &copy, copy_warm_bytes, warm, seed + 1)?
-        .best_stats()
-        .0
-        .rate(2.0 * copy_warm_bytes as f64);
+    let measured = ceiling::measure_copy(gpu, &copy, copy_warm_bytes, warm, seed + 1)?;
+    let copy_warm = measured.best_stats().0.rate(2.0 * copy_warm_bytes as f64);
+    let ceilings_warm = Ceilings::of(&measured, L2::Warm);
     bar.inc(1);
 
     bar.set_message("signal example");
@@ -311,6 +317,9 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         map: space_rows(&gpu.info),
         copy_cold: (copy_cold_bytes, copy_cold),
         copy_warm: (copy_warm_bytes, copy_warm),
+        read_cold,
+        ceilings_cold,
+        ceilings_warm,
         l2_read: (l2_bytes, l2_passes, l2_rate),
         signal_size,
         signal,
