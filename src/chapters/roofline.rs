@@ -359,9 +359,10 @@ pub fn bytes_in_flight(latency_ns: f64, gbps: f64) -> f64 {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// `ceilings-little`: bytes in flight for device memory and L2, from the memory-spaces
+/// `ceilings-little`: load bytes in flight for device memory and L2, from the memory-spaces
 /// chapter's dependent-load latency (its global chase far beyond L2, and at 2 MiB, inside
-/// it) and the ceilings' bandwidths.
+/// it) and the ceilings' read rates. The latency is an idle GPU's, so every figure is a
+/// lower bound: under load requests queue and the latency to cover grows.
 fn write_little(dir: &Path, roof: &Roof) -> anyhow::Result<()> {
     let Ok(latency) = read(dir, "memory_spaces-latency") else {
         return Ok(()); // the memory-spaces chapter did not run here
@@ -406,7 +407,7 @@ fn write_little(dir: &Path, roof: &Roof) -> anyhow::Result<()> {
         }
     };
     // Only loads wait for their data: device memory's row uses the read-only stream's rate
-    // (Table 1.3's "device read"), where the ceilings run measured it, and the copy's
+    // (Table 1.1's "device read"), where the ceilings run measured it, and the copy's
     // otherwise, which counts the copy's writes as if they were loads.
     let read_gbps = read(dir, "ceilings-summary").ok().and_then(|summary| {
         let row =
@@ -437,13 +438,15 @@ fn write_little(dir: &Path, roof: &Roof) -> anyhow::Result<()> {
         .with("computed", "roofline::write_little (Little's law)")
         .with(
             "title",
-            "Bytes in flight: latency times bandwidth, for the whole GPU, per SM, and per \
-             thread with 2048 or 512 threads resident per SM",
+            "Load bytes in flight: idle latency times read bandwidth, a lower bound, for the \
+             whole GPU, per SM, and per thread with 2048 or 512 threads resident per SM",
         )
         .with(
             "headers",
-            "level = level | latency_ns = latency (ns) | bandwidth_gbps = bandwidth (GB/s) | \
-             in_flight_kib = in flight (KiB) | per_sm_kib = per SM (KiB) | \
+            "level = level | latency_ns = idle latency (ns) | \
+             bandwidth_gbps = read bandwidth (GB/s) | \
+             in_flight_kib = load bytes in flight (KiB) | \
+             per_sm_kib = load bytes in flight per SM (KiB) | \
              per_thread_full = per thread, 2048 per SM (bytes) | \
              per_thread_quarter = per thread, 512 per SM (bytes)",
         );
@@ -459,6 +462,51 @@ mod tests {
         assert_eq!(dataset_shape("LARGE 1900×2100"), Some((1900.0, 2100.0)));
         assert_eq!(dataset_shape("16384² 16384×16384"), Some((16384.0, 16384.0)));
         assert_eq!(dataset_shape("square"), None);
+    }
+
+    #[test]
+    fn bytes_in_flight_are_taken_at_the_read_rate_where_it_was_measured() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(
+            data.join("memory_spaces-latency.csv"),
+            "series,x,y,y_min,y_max\n\
+             global (one element per 128-byte line),2097152,150,150,150\n\
+             global (one element per 128-byte line),1073741824,400,400,400\n",
+        )
+        .unwrap();
+        let roof = Roof {
+            fp32_gflops: 60_000.0,
+            fp64_gflops: 30_000.0,
+            l2_gbps: 6_400.0,
+            // The copy's read + write: what the table falls back on without a read rate.
+            dram_gbps: 3_000.0,
+            meta: Meta::default().with("sms", "100").with("l2_mib", "50"),
+        };
+        let little = |summary_rows: &str| {
+            let text =
+                format!("ceiling,median,min,max,unit,measured_as\n{summary_rows}");
+            std::fs::write(data.join("ceilings-summary.csv"), text).unwrap();
+            write_little(tmp.path(), &roof).unwrap();
+            read(tmp.path(), "ceilings-little").unwrap()
+        };
+        let first = |rec: &record::Record| rec.rows[0][..5].to_vec();
+        // 400 ns × 3200 GB/s = 1 280 000 bytes: 1250 KiB, 12.5 KiB on each of 100 SMs.
+        let measured =
+            little("\"device read, read-only kernel\",3200,3190,3210,GB/s,x\n");
+        assert_eq!(
+            first(&measured),
+            ["device memory, loads at the read rate", "400", "3200", "1250", "12.5"]
+        );
+        // 150 ns × 6400 GB/s = 960 000 bytes.
+        assert_eq!(measured.rows[1][2..5], ["6400", "938", "9.4"]);
+        // A summary from before the read-only kernel: the copy's rate, and it says so.
+        let old = little("\"device copy, copy kernel\",3000,2990,3010,GB/s,x\n");
+        assert_eq!(
+            first(&old)[..3],
+            ["device memory, at the copy rate", "400", "3000"]
+        );
     }
 
     #[test]
