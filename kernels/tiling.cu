@@ -22,16 +22,17 @@ extern "C" __global__ void matmul_naive(const float* __restrict__ a,
 
 // ANCHOR: tiled_square
 // Steps 2 and 3: the lecture's tiled multiply. A TILE x TILE block of threads computes
-// a TILE x TILE block of C; each thread loads one element of A and one of
-// B per tile step.
+// the TILE x TILE block (tile_row, tile_col) of C; each thread loads one element of A
+// and one of B per tile step.
 template <int TILE>
 __device__ void tiled_square(const float* __restrict__ a, const float* __restrict__ b,
-                             float* __restrict__ c, int M, int N, int K) {
+                             float* __restrict__ c, int M, int N, int K, int tile_row,
+                             int tile_col) {
     __shared__ float a_tile_shared[TILE][TILE];  // (row of C, k)
     __shared__ float b_tile_shared[TILE][TILE];  // (k, column of C)
     int tx = threadIdx.x, ty = threadIdx.y;
-    int row = blockIdx.y * TILE + ty;
-    int col = blockIdx.x * TILE + tx;
+    int row = tile_row * TILE + ty;
+    int col = tile_col * TILE + tx;
     float sum = 0.0f;
     // ANCHOR: tiled_square_walk
     for (int k0 = 0; k0 < K; k0 += TILE) {
@@ -52,18 +53,39 @@ __device__ void tiled_square(const float* __restrict__ a, const float* __restric
     if (row < M && col < N) c[(size_t)row * N + col] = sum;
 }
 
+// Block (x, y) of the grid computes tile (y, x) of C.
 extern "C" __global__ void matmul_tiled16(const float* __restrict__ a,
                                           const float* __restrict__ b,
                                           float* __restrict__ c, int M, int N, int K) {
-    tiled_square<16>(a, b, c, M, N, K);
+    tiled_square<16>(a, b, c, M, N, K, blockIdx.y, blockIdx.x);
 }
 
 extern "C" __global__ void matmul_tiled32(const float* __restrict__ a,
                                           const float* __restrict__ b,
                                           float* __restrict__ c, int M, int N, int K) {
-    tiled_square<32>(a, b, c, M, N, K);
+    tiled_square<32>(a, b, c, M, N, K, blockIdx.y, blockIdx.x);
 }
 // ANCHOR_END: tiled_square
+
+// ANCHOR: grouped_blocks
+// Step 2b: step 2's tiles, handed to the blocks in another order. The GPU starts blocks
+// roughly in the order of their linear index, x fastest: in step 2 one row of tiles
+// after another, each row reading all of B. Here the tiles are numbered in groups of
+// `group` rows, down the group's rows first, then across to its next column, so that
+// blocks started together read the same columns of B. The last group may be shorter.
+extern "C" __global__ void matmul_tiled16_grouped(const float* __restrict__ a,
+                                                  const float* __restrict__ b,
+                                                  float* __restrict__ c, int M, int N,
+                                                  int K, int group) {
+    long long tiles_across = gridDim.x, tiles_down = gridDim.y;
+    long long id = (long long)blockIdx.y * tiles_across + blockIdx.x;
+    long long first_row = id / (group * tiles_across) * group;
+    long long rows = tiles_down - first_row < group ? tiles_down - first_row : group;
+    long long in_group = id - first_row * tiles_across;
+    tiled_square<16>(a, b, c, M, N, K, (int)(first_row + in_group % rows),
+                     (int)(in_group / rows));
+}
+// ANCHOR_END: grouped_blocks
 
 // The register-blocked kernels share one shape: a block of 256 threads computes a 128 x 128
 // tile of C, stepping through K in slices of 8; each thread owns 8 x 8 results in registers.

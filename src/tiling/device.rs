@@ -21,6 +21,7 @@ crate::kernel_names! {
     pub enum TilingKernel in "tiling.cu" {
         Naive => "matmul_naive",
         Tiled16 => "matmul_tiled16",
+        Tiled16Grouped => "matmul_tiled16_grouped",
         Tiled32 => "matmul_tiled32",
         Regs8x8 => "matmul_regs8x8",
         QuadDoubleBuffer => "matmul_quad_db",
@@ -127,6 +128,10 @@ pub fn launch(
     );
     if matches!(step, Step::Regs8x8 | Step::Float4 | Step::QuadDoubleBuffer) {
         builder.arg(&vec);
+    }
+    let group = model::GROUP_ROWS as i32;
+    if step == Step::Tiled16Grouped {
+        builder.arg(&group);
     }
     // SAFETY: the arguments match the kernel's signature; the kernels
     // bound-check every index.

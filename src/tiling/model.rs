@@ -14,6 +14,9 @@ pub enum Step {
     Naive,
     /// The lecture's 16 x 16 shared-memory tiles.
     Tiled16,
+    /// Step 2 with its tiles handed to the blocks in groups of [`GROUP_ROWS`] rows
+    /// ([`grouped_tile`]): a variant of step 2, not a step of its own.
+    Tiled16Grouped,
     /// The same with 32 x 32 tiles.
     Tiled32,
     /// 128 x 128 x 8 block tile, 8 x 8 results per thread in registers, scalar global loads.
@@ -27,9 +30,10 @@ pub enum Step {
 }
 
 impl Step {
-    pub const ALL: [Step; 7] = [
+    pub const ALL: [Step; 8] = [
         Step::Naive,
         Step::Tiled16,
+        Step::Tiled16Grouped,
         Step::Tiled32,
         Step::Regs8x8,
         Step::Float4,
@@ -42,6 +46,7 @@ impl Step {
         match self {
             Step::Naive => "1 naive",
             Step::Tiled16 => "2 shared 16x16",
+            Step::Tiled16Grouped => "2b shared 16x16, 8-row groups",
             Step::Tiled32 => "3 shared 32x32",
             Step::Regs8x8 => "4 registers 8x8",
             Step::Float4 => "5 + float4 loads",
@@ -55,6 +60,7 @@ impl Step {
         match self {
             Step::Naive => Some(TilingKernel::Naive),
             Step::Tiled16 => Some(TilingKernel::Tiled16),
+            Step::Tiled16Grouped => Some(TilingKernel::Tiled16Grouped),
             Step::Tiled32 => Some(TilingKernel::Tiled32),
             Step::Regs8x8 | Step::Float4 => Some(TilingKernel::Regs8x8),
             Step::QuadDoubleBuffer => Some(TilingKernel::QuadDoubleBuffer),
@@ -65,7 +71,7 @@ impl Step {
     /// Threads per block as (x, y).
     pub fn block(self) -> (u32, u32) {
         match self {
-            Step::Naive | Step::Tiled16 => (16, 16),
+            Step::Naive | Step::Tiled16 | Step::Tiled16Grouped => (16, 16),
             Step::Tiled32 => (32, 32),
             Step::Regs8x8 | Step::Float4 | Step::QuadDoubleBuffer => (256, 1),
             Step::Cublas => (0, 0),
@@ -75,7 +81,7 @@ impl Step {
     /// The block's tile of C, (rows, columns).
     pub fn block_tile(self) -> (usize, usize) {
         match self {
-            Step::Naive | Step::Tiled16 => (16, 16),
+            Step::Naive | Step::Tiled16 | Step::Tiled16Grouped => (16, 16),
             Step::Tiled32 => (32, 32),
             Step::Regs8x8 | Step::Float4 | Step::QuadDoubleBuffer => (128, 128),
             Step::Cublas => (0, 0),
@@ -109,7 +115,7 @@ impl Step {
     pub fn shared_bytes_per_flop(self) -> Option<f64> {
         match self {
             Step::Naive | Step::Cublas => None,
-            Step::Tiled16 | Step::Tiled32 => Some(4.0),
+            Step::Tiled16 | Step::Tiled16Grouped | Step::Tiled32 => Some(4.0),
             Step::Regs8x8 | Step::Float4 | Step::QuadDoubleBuffer => {
                 Some(4.0 * (8 + 8) as f64 / (2.0 * 64.0))
             }
@@ -151,6 +157,21 @@ impl Step {
         }
         Some(worst)
     }
+}
+
+/// Rows of tiles per group in step 2b: 8 rows of 16 x 16 tiles share each band of B's
+/// columns, 16 columns wide, while it is in L2.
+pub const GROUP_ROWS: u32 = 8;
+
+/// The tile, (row, column), that block `id` (its linear index in a grid `across` tiles
+/// wide and `down` tiles high, x fastest) computes in step 2b: the tiles are numbered down
+/// each group of `group` rows first, then across; the last group may have fewer rows.
+/// `matmul_tiled16_grouped` in `kernels/tiling.cu` computes the same.
+pub fn grouped_tile(id: u64, across: u64, down: u64, group: u64) -> (u64, u64) {
+    let first_row = id / (group * across) * group;
+    let rows = group.min(down - first_row);
+    let in_group = id - first_row * across;
+    (first_row + in_group % rows, in_group / rows)
 }
 
 /// Floating-point operations of an M x N x K multiply.

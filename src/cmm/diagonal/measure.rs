@@ -25,6 +25,10 @@ pub const VARIANTS_N: FullQuick<usize> = FullQuick::new(1024, 200);
 pub const STREAMS_N: FullQuick<usize> = FullQuick::new(1024, 128);
 /// n of the traffic table (computed from the index functions, not measured).
 pub const TRAFFIC_N: FullQuick<usize> = FullQuick::new(1024, 256);
+/// n whose row-major lanes' stride, (n + 2) * 8 bytes, is a multiple of 128 (1006 and 1022,
+/// the stride sweep's slowest), of 64 (1014), of 32 (1018) and an odd multiple of 8 (1023):
+/// with 1024 (16), the rungs of the sweep's ladder whose L1 counts `--counters` compares.
+pub const STRIDE_LADDER_N: [usize; 5] = [1006, 1022, 1014, 1018, 1023];
 /// Serial CPU solves per size of Table 1.
 pub const TABLE1_CPU_REPS: FullQuick<usize> = FullQuick::new(5, 1);
 /// Serial CPU solves and GPU end-to-end runs per size of the breakeven sweep (at least; more
@@ -260,8 +264,8 @@ fn measure_layouts(
 /// Under `--counters`: both one-block kernels at `traffic_n` (sectors per load as the
 /// traffic table computes them) and at n = 2048, where the chapter's footprint table puts
 /// both layouts inside L2 (a hit rate near 100% if they stay there); in a full run also the
-/// row-major kernel at the stride sweep's slowest and fastest n (1006 and 1022: strides a
-/// multiple of 128 bytes; 1023: an odd multiple of 8), each with its modelled sectors.
+/// row-major kernel at one n of each rung of the stride sweep's ladder, each with its
+/// modelled sectors: [`STRIDE_LADDER_N`] with 1024 (a multiple of 16 bytes), counted above.
 fn count_layouts(
     gpu: &crate::harness::Gpu,
     kernels: &CmmKernels,
@@ -274,7 +278,7 @@ fn count_layouts(
         .flat_map(|n| Layout::ALL.map(|l| (n, l)))
         .collect();
     if traffic_n >= TRAFFIC_N.full {
-        cases.extend([1006, 1022, 1023].map(|n| (n, Layout::RowMajor)));
+        cases.extend(STRIDE_LADDER_N.map(|n| (n, Layout::RowMajor)));
     }
     for (n, layout) in cases {
         let dims = dp::random_dims(n, DIM_MAX, seed + 7 * n as u64);

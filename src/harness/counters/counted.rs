@@ -62,6 +62,12 @@ counted_table! {
         issued = "smsp__inst_issued.sum",
         idc_requests = "idc__requests.sum",
         idc_misses = "idc__requests_lookup_miss.sum",
+        ld_l1_hits = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+        ld_wavefronts = "l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum",
+        ld_bank_conflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_global_op_ld.sum",
+        sm_active = "sm__cycles_active.avg",
+        sm_elapsed = "sm__cycles_elapsed.avg",
+        waves = "launch__waves_per_multiprocessor",
     }
     columns(case) {
         /// The label the chapter gave the case.
@@ -118,6 +124,40 @@ counted_table! {
         /// for a reason that matters to one chapter and is not in the top three everywhere.
         #[serde(default)]
         stalls_all: String = case.stalls(&issued)?.at_least(0.005),
+        /// Sectors of global loads that hit in L1 (the columns from here on are newer than
+        /// some of the book's records, which read them as 0).
+        #[serde(default)]
+        ld_l1_hit_sectors: f64 = ld_l1_hits.total(),
+        /// The share of global-load sectors L1 served, in percent.
+        #[serde(default)]
+        ld_l1_hit_pct: f64 =
+            r2(100.0 * ratio(ld_l1_hits.total(), ld_sectors.total())),
+        /// Wavefronts L1's tag stage sent on for global loads: one per pass a request
+        /// needs, more than one where its lines or sectors cannot all be looked up at once.
+        #[serde(default)]
+        ld_wavefronts: f64 = ld_wavefronts.total(),
+        #[serde(default)]
+        ld_wavefronts_per_request: f64 =
+            r2(ratio(ld_wavefronts.total(), ld_requests.total())),
+        /// L1 data-bank conflicts of global loads: extra passes through L1's data banks
+        /// where a request's lanes need the same bank.
+        #[serde(default)]
+        ld_bank_conflicts: f64 = ld_bank_conflicts.total(),
+        #[serde(default)]
+        ld_bank_conflicts_per_request: f64 =
+            r2(ratio(ld_bank_conflicts.total(), ld_requests.total())),
+        /// Cycles with work on the average SM, summed over the launches.
+        #[serde(default)]
+        sm_active_cycles: f64 = sm_active.total(),
+        /// Those cycles as a share of the elapsed ones, in percent: below 100 when SMs sat
+        /// idle (too few blocks, or a tail of the last wave).
+        #[serde(default)]
+        sm_active_pct: f64 =
+            r2(100.0 * ratio(sm_active.total(), sm_elapsed.total())),
+        /// Blocks launched per block the GPU holds at once (over the launches, weighted
+        /// by their durations): a fractional last wave leaves SMs idle.
+        #[serde(default)]
+        waves_per_sm: f64 = r2(waves.mean_by(&time)),
     }
 }
 
@@ -268,12 +308,12 @@ fn r2(v: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::ncu::{parse_raw, tests::FIXTURE};
+    use super::super::ncu::tests::fixture_launches;
     use super::*;
 
     #[test]
     fn sums_a_case_and_derives_ratios() {
-        let launches = parse_raw(FIXTURE).unwrap();
+        let launches = fixture_launches();
         let c = sum_case("saxpy", &launches[..1]).unwrap();
         // Two loads of 4 floats' worth of sectors per request: 128 bytes per warp = 4 sectors.
         assert_eq!(c.ld_sectors_per_request, 4.0);
@@ -289,11 +329,25 @@ mod tests {
         assert_eq!(both.dram_read_bytes, 33_558_528.0 + 16_782_336.0);
         // Weighted by duration (17.44 and 35.46 µs), not the plain mean of 77.96 and 87.20.
         assert_eq!(both.achieved_occupancy_pct, 84.15);
+        // The L1 columns, from the fixture's stand-ins: a quarter of saxpy's sectors hit.
+        assert_eq!((c.ld_l1_hit_sectors, c.ld_l1_hit_pct), (262_144.0, 25.0));
+        assert_eq!(
+            (c.ld_wavefronts_per_request, t.ld_wavefronts_per_request),
+            (1.0, 2.0)
+        );
+        assert_eq!((c.ld_bank_conflicts, t.ld_bank_conflicts_per_request), (0.0, 1.0));
+        // Both launches: 262 144 hits of 1 572 864 sectors; active cycles summed, then
+        // divided by the elapsed ones (70 000 of 75 000), not the mean of 80% and 100%.
+        assert_eq!(both.ld_l1_hit_pct, 16.67);
+        assert_eq!(both.sm_active_cycles, 70_000.0);
+        assert_eq!((c.sm_active_pct, both.sm_active_pct), (80.0, 93.33));
+        // Both probes launch 15.52 waves (the fixture's own value, not a stand-in).
+        assert_eq!(both.waves_per_sm, 15.52);
     }
 
     #[test]
     fn a_case_missing_a_metric_is_refused_naming_it_the_launch_and_the_case() {
-        let mut launches = parse_raw(FIXTURE).unwrap();
+        let mut launches = fixture_launches();
         launches[1].values.remove("lts__t_sectors_lookup_miss.sum");
         let e = format!("{:#}", sum_case("both", &launches).unwrap_err());
         assert!(e.contains("counting case `both`"), "{e}");

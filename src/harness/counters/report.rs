@@ -79,12 +79,13 @@ pub fn compare_rows(cases: &[Case], counted: &[Counted]) -> Vec<PredictedVsCount
 pub(super) const COUNTERS_SHOWN: &[(&str, &str)] = &[
     (
         "columns",
-        "case | dram | l2_hit_pct | ld_sectors_per_request | st_sectors_per_request | \
-         achieved_occupancy_pct | stall_1",
+        "case | dram | ld_l1_hit_pct | l2_hit_pct | ld_sectors_per_request | \
+         st_sectors_per_request | achieved_occupancy_pct | stall_1",
     ),
     (
         "headers",
-        "case = case | dram = DRAM read + written | l2_hit_pct = L2 hit (%) | \
+        "case = case | dram = DRAM read + written | ld_l1_hit_pct = L1 hit, loads (%) | \
+         l2_hit_pct = L2 hit (%) | \
          ld_sectors_per_request = sectors / load | st_sectors_per_request = sectors / store | \
          achieved_occupancy_pct = occupancy (%) | stall_1 = top stall",
     ),
@@ -104,8 +105,8 @@ pub(super) const COUNTED_SHOWN: &[(&str, &str)] = &[
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::super::ncu::tests::FIXTURE;
-    use super::super::{parse_raw, Quantity};
+    use super::super::ncu::tests::fixture_launches;
+    use super::super::Quantity;
     use super::*;
     use crate::harness::record::{write_table, Meta};
 
@@ -115,7 +116,7 @@ mod tests {
 
     #[test]
     fn cases_are_split_at_markers_and_mismatches_refused() {
-        let launches = parse_raw(FIXTURE).unwrap();
+        let launches = fixture_launches();
         let seq = vec![marker(), launches[0].clone(), marker(), launches[1].clone()];
         let cases = vec![
             Case::new("saxpy").predict(Quantity::LoadSectorsPerRequest, 4.0),
@@ -131,7 +132,7 @@ mod tests {
         assert!(split_cases(&launches, &cases).is_err(), "no marker before the first");
     }
 
-    /// The columns, in order, of the book's counters records: a new run must write the same.
+    /// The columns, in order, of the book's newest counters records (`atax-counters.csv`).
     const BOOK_COLUMNS: &str = "case,kernels,dram,launches,duration_us,sm_clock_mhz,\
         registers_per_thread,dram_read_bytes,dram_write_bytes,l2_sectors,l2_hit_pct,\
         ld_requests,ld_sectors,ld_sectors_per_request,st_requests,st_sectors,\
@@ -140,9 +141,14 @@ mod tests {
         warp_instructions,stall_1,stall_2,stall_3,idc_requests,idc_misses,\
         idc_misses_per_request,stalls_all";
 
+    /// The columns a run writes after those: newer than some of the book's records.
+    const NEWER_COLUMNS: &str = "ld_l1_hit_sectors,ld_l1_hit_pct,ld_wavefronts,\
+        ld_wavefronts_per_request,ld_bank_conflicts,ld_bank_conflicts_per_request,\
+        sm_active_cycles,sm_active_pct,waves_per_sm";
+
     #[test]
     fn both_tables_render_from_their_records() {
-        let launches = parse_raw(FIXTURE).unwrap();
+        let launches = fixture_launches();
         let seq = vec![marker(), launches[0].clone()];
         let cases = vec![Case::new("saxpy").predict(Quantity::DramBytes, 3.0e7)];
         let counted = split_cases(&seq, &cases).unwrap();
@@ -164,12 +170,42 @@ mod tests {
         let csv =
             std::fs::read_to_string(dir.path().join("data/x-counters.csv")).unwrap();
         let header = csv.lines().find(|l| !l.starts_with('#')).unwrap();
-        assert_eq!(header, BOOK_COLUMNS);
+        // The book's columns first, in their order; the newer ones only after them.
+        assert_eq!(header, format!("{BOOK_COLUMNS},{NEWER_COLUMNS}"));
         let book = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/figures/data/atax-counters.csv"
         ))
         .unwrap();
         assert!(book.lines().any(|l| l == BOOK_COLUMNS), "the book's columns changed");
+    }
+
+    /// Every counters record of the book, each older than some column, reads as rows of
+    /// [`Counted`]: a column it lacks reads as its default.
+    #[test]
+    fn the_books_counters_records_read_with_the_newer_columns_as_defaults() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/figures/data");
+        let mut read = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with("-counters.csv") {
+                continue;
+            }
+            let rows: Vec<Counted> = csv::ReaderBuilder::new()
+                .comment(Some(b'#'))
+                .from_path(&path)
+                .unwrap()
+                .deserialize()
+                .collect::<Result<_, _>>()
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!rows.is_empty(), "{name}");
+            let header = std::fs::read_to_string(&path).unwrap();
+            if !header.contains("ld_l1_hit_pct") {
+                assert!(rows.iter().all(|r| r.ld_l1_hit_pct == 0.0), "{name}");
+            }
+            read += 1;
+        }
+        assert!(read >= 2, "{read} counters records found in {dir}");
     }
 }

@@ -467,3 +467,20 @@ pub(super) fn separation(run: &Run, r: &Results) -> anyhow::Result<()> {
         &rows,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmm::diagonal::measure::{STRIDE_LADDER_N, TRAFFIC_N};
+
+    #[test]
+    fn the_counted_strides_take_every_rung_of_the_ladder_once_and_the_slowest_twice() {
+        let mut rungs: Vec<usize> = STRIDE_LADDER_N
+            .iter()
+            .chain([&TRAFFIC_N.full])
+            .map(|&n| alignment(lane_stride_bytes(n)))
+            .collect();
+        rungs.sort_unstable();
+        assert_eq!(rungs, [8, 16, 32, 64, 128, 128]);
+    }
+}
