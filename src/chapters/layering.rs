@@ -14,6 +14,11 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
     ),
     ("multi_gpu", "atax", "it splits the ATAX chapter's fused pass across GPUs"),
     (
+        "multi_gpu",
+        "cmm",
+        "it splits the CMM beyond chapter's batch of chains across GPUs",
+    ),
+    (
         "memory_spaces",
         "ceilings",
         "it re-measures chapter 1's L2 read ceiling in its own run",

@@ -88,9 +88,10 @@ pub struct PairInfo {
     pub native_atomics: bool,
     /// `..._PERFORMANCE_RANK`: the driver's relative rank of the path (0 is the best).
     pub performance_rank: i32,
-    /// The link as `nvidia-smi topo -m` names it (`NV18`: 18 bonded NVLinks; `PIX`,
-    /// `PXB`, `PHB`, `NODE`, `SYS`: PCIe paths of growing length), when nvidia-smi is
-    /// at hand.
+    /// The link as `nvidia-smi topo -m` names it, when nvidia-smi is at hand: `NV18`, a
+    /// path over 18 NVLinks of each GPU (on a board with NVLink switches, the links each
+    /// GPU has into the switches, which every pair shares; not a cable between the two);
+    /// `PIX`, `PXB`, `PHB`, `NODE`, `SYS`: PCIe paths of growing length.
     pub link: Option<String>,
 }
 
@@ -180,9 +181,11 @@ pub fn describe_link(cell: &str) -> String {
         "PHB" => "PCIe, through a CPU's host bridge".into(),
         "NODE" => "PCIe, between host bridges of one NUMA node".into(),
         "SYS" => "PCIe and the link between CPU sockets".into(),
+        // nvidia-smi counts the NVLinks of each GPU the path uses. Behind NVLink switches
+        // they are the GPU's links into the switches, shared by every peer it reaches.
         nv if nv.starts_with("NV") => match nv[2..].parse::<u32>() {
-            Ok(1) => "NVLink, 1 link".into(),
-            Ok(k) => format!("NVLink, {k} bonded links"),
+            Ok(1) => "NVLink, 1 link of each GPU".into(),
+            Ok(k) => format!("NVLink, {k} links of each GPU"),
             Err(_) => nv.into(),
         },
         other => other.into(),
@@ -397,8 +400,8 @@ Legend:
             ids,
             [(0, "00000000:18:00.0".into()), (1, "00000000:2A:00.0".into())]
         );
-        assert_eq!(describe_link("NV18"), "NVLink, 18 bonded links");
-        assert_eq!(describe_link("NV1"), "NVLink, 1 link");
+        assert_eq!(describe_link("NV18"), "NVLink, 18 links of each GPU");
+        assert_eq!(describe_link("NV1"), "NVLink, 1 link of each GPU");
         assert!(describe_link("PHB").starts_with("PCIe"));
         assert_eq!(describe_link("weird"), "weird");
     }

@@ -1,15 +1,19 @@
 //! What the chapter "Memory across GPUs" measures, in the order the chapter tells it: what
-//! links the GPUs, copies between two of them by every path, the latency of one peer load,
-//! NCCL's collectives over every GPU, and ATAX split over 1, 2, 4, ... GPUs. With one GPU it
-//! measures what one GPU can show and names the rest in one line.
+//! links the GPUs, copies between two of them by every path and between every pair by the copy
+//! engines, the latency of one peer load, NCCL's collectives (and PyTorch's all-reduce) over
+//! the first 2, 4, ... GPUs, and ATAX and the CMM batch split over 1, 2, 4, ... GPUs. With one
+//! GPU it measures what one GPU can show and names the rest in one line.
 
 pub use super::args::Settings;
 use super::atax::{self, AtaxGpu, AtaxPoint, HostProblem};
+use super::cmm::{self, CmmPoint};
 use super::collectives::{self, CollectivePoint};
 use super::devices::{self, PairInfo};
 use super::nccl::{self, Collective, Comms};
-use super::peer::{self, InFlightPoint, Latency, Pair, PeerKernels, PeerPoint};
-use super::torch::TorchReference;
+use super::peer::{
+    self, InFlightPoint, Latency, Pair, PairPoint, PeerKernels, PeerPoint,
+};
+use super::torch::{self, TorchReference};
 use crate::harness::ceiling::{self, CopyKernel, CopyResult};
 use crate::harness::timing::Plan;
 use crate::harness::{FullQuick, Gpu, Run, UsageError, L2};
@@ -43,12 +47,18 @@ pub struct Results {
     pub peer: Vec<PeerPoint>,
     /// The copy kernels between GPU 0 and GPU 1 with fewer blocks, at the largest size.
     pub in_flight: Vec<InFlightPoint>,
+    /// The copy engines between every pair of GPUs, at the largest size (empty with one).
+    pub pair_copies: Vec<PairPoint>,
     /// Which GPU chased (the second, reading the first's memory, when there are two).
     pub chase_gpu: usize,
     pub latency: Vec<Latency>,
+    /// Every collective at every size over the first 2, 4, ... GPUs and over all of them.
     pub collectives: Vec<CollectivePoint>,
-    pub torch: Option<TorchReference>,
+    /// PyTorch's all-reduce, one sweep per number of GPUs it ran on.
+    pub torch: Vec<TorchReference>,
     pub atax: Vec<AtaxPoint>,
+    /// The CMM batch on the first 1, 2, 4, ... GPUs (empty where a GPU cannot run it).
+    pub cmm: Vec<CmmPoint>,
     /// What this run could not measure, and why (one GPU, no peer access).
     pub skipped: Vec<String>,
 }
@@ -145,13 +155,24 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let peer_max = settings.peer_mib as usize * MIB;
     let collective_sizes = collectives::sizes(settings.collective_mib as usize * MIB);
     let atax_rows = atax::row_sizes(settings.atax_rows as usize, count);
+    let cmm_chains = settings.cmm_chains as usize;
+    let cmm_n = cmm::CHAIN_N.pick(quick);
+    // The collectives and PyTorch's all-reduce over the first 2, 4, ... GPUs and all of them.
+    let ranks: Vec<usize> =
+        atax::gpu_counts(count).into_iter().filter(|&k| k >= 2).collect();
+    let cmm_need = gpus.iter().enumerate().find_map(|(i, g)| cmm::unmet_need(i, g));
     let mut skipped = Vec::new();
     let peer_sizes = if count >= 2 { peer::copy_sizes(peer_max) } else { Vec::new() };
+    let pair_cases = peer::PairCopy::all(count).len();
+    let cmm_steps =
+        if cmm_need.is_none() { cmm::counts(count, cmm_chains).len() } else { 0 };
     let bar = run.progress(
         1 + peer_sizes.len() * peer::Path::ALL.len()
+            + pair_cases
             + 3
-            + if count >= 2 { 3 * collective_sizes.len() } else { 0 }
-            + atax::gpu_counts(count).len() * atax_rows.len(),
+            + ranks.len() * 3 * collective_sizes.len()
+            + atax::gpu_counts(count).len() * atax_rows.len()
+            + cmm_steps,
     );
     let mut step = |what: &str| {
         bar.set_message(what.to_string());
@@ -170,7 +191,8 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
 
     let kernels: Vec<PeerKernels> =
         gpus.iter().map(|g| PeerKernels::load(g)).collect::<Result<_, _>>()?;
-    let (mut peer_points, mut in_flight) = (Vec::new(), Vec::new());
+    let (mut peer_points, mut in_flight, mut pair_copies) =
+        (Vec::new(), Vec::new(), Vec::new());
     if count >= 2 {
         if !peer_access_01 {
             skipped.push(
@@ -188,6 +210,7 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         };
         (peer_points, in_flight) =
             peer::measure_paths(&pair, &peer_sizes, reps, seed, &mut step)?;
+        pair_copies = peer::measure_pairs(&gpus, peer_max, reps, seed, &mut step)?;
     }
 
     step("latency of one load");
@@ -203,13 +226,32 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         seed,
     )?;
 
+    // PyTorch first, while this process holds no large buffer and no communicator: the
+    // reader's CSVs, or the script started once per number of GPUs.
+    let torch = if !settings.torch_reference.is_empty() {
+        settings
+            .torch_reference
+            .iter()
+            .map(|p| torch::read(p))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .map_err(|e| UsageError(format!("--torch-reference: {e:#}")))?
+    } else if settings.no_torch || ranks.is_empty() {
+        Vec::new()
+    } else {
+        bar.set_message("torch.distributed's all-reduce (torch_reference.py)");
+        let (found, missed) = torch::run_script(&ranks, settings.collective_mib, reps);
+        skipped.extend(missed);
+        found
+    };
+
     let mut collective_points = Vec::new();
-    let comms = if count >= 2 { Some(Comms::new(&gpus)?) } else { None };
-    if let Some(comms) = &comms {
+    let mut comms_all = None;
+    for &k in &ranks {
+        let comms = Comms::new(&gpus[..k])?;
         for c in Collective::ALL {
             collective_points.extend(collectives::measure(
-                &gpus,
-                comms,
+                &gpus[..k],
+                &comms,
                 c,
                 &collective_sizes,
                 reps,
@@ -217,13 +259,10 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
                 &mut step,
             )?);
         }
+        if k == count {
+            comms_all = Some(comms); // ATAX over every GPU reuses it
+        }
     }
-    let torch = settings
-        .torch_reference
-        .as_deref()
-        .map(super::torch::read)
-        .transpose()
-        .map_err(|e| UsageError(format!("--torch-reference: {e:#}")))?;
 
     step("ATAX: the inputs and the CPU's answers");
     let host = HostProblem::new(first, &atax_rows, cols, seed)?;
@@ -232,18 +271,27 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
     let atax_points = atax::measure(
         &gpus,
         &atax_kernels,
-        comms.as_ref(),
+        comms_all.as_ref(),
         &host,
         &atax_rows,
         reps,
         &mut step,
     )?;
+    drop(host);
+
+    let cmm_points = match &cmm_need {
+        Some(why) => {
+            skipped.push(format!("the CMM batch split over the GPUs: {why}"));
+            Vec::new()
+        }
+        None => cmm::measure(&gpus, cmm_chains, cmm_n, reps, seed, &mut step)?,
+    };
     bar.finish_and_clear();
 
     if count < 2 {
         skipped.push(
-            "copies between GPUs, the peer-load latency, the collectives and ATAX on several \
-             GPUs (they need a second GPU)"
+            "copies between GPUs, the peer-load latency, the collectives, PyTorch's \
+             all-reduce and ATAX and the CMM batch on several GPUs (they need a second GPU)"
                 .to_string(),
         );
     }
@@ -254,11 +302,13 @@ pub fn measure(run: &Run, settings: &Settings) -> anyhow::Result<Results> {
         local_copy,
         peer: peer_points,
         in_flight,
+        pair_copies,
         chase_gpu,
         latency,
         collectives: collective_points,
         torch,
         atax: atax_points,
+        cmm: cmm_points,
         skipped,
     })
 }

@@ -4,10 +4,15 @@
 //!
 //! * [`nccl`]: finding NCCL, NVLink multicast off, one communicator per GPU, grouped calls;
 //! * [`devices`]: opening every GPU, peer access, what links each pair, timing across GPUs;
-//! * [`peer`]: copies between two GPUs by every path, and the latency of one peer load;
-//! * [`collectives`]: all-reduce, all-gather and reduce-scatter from bytes to GiB;
+//! * [`peer`]: copies between two GPUs by every path, between every pair by the copy engines,
+//!   and the latency of one peer load;
+//! * [`collectives`]: all-reduce, all-gather and reduce-scatter from bytes to GiB, over the
+//!   first 2, 4, ... GPUs;
 //! * [`torch`]: PyTorch's all-reduce, recorded by `torch_reference.py`, as the reference;
 //! * [`atax`]: the ATAX chapter's fused kernel on rows split over the GPUs;
+//! * [`cmm`]: the CMM beyond chapter's batch of chains split over the GPUs;
+//! * [`internode`]: on paper, a second node over InfiniBand, from a model fitted to the
+//!   measured all-reduce;
 //! * [`measure()`]: everything, verified then timed; [`report()`]: every figure and table;
 //! * [`exercises`]: the solutions of the chapter's exercises.
 //!
@@ -17,9 +22,11 @@
 
 pub mod args;
 pub mod atax;
+pub mod cmm;
 pub mod collectives;
 pub mod devices;
 pub mod exercises;
+pub mod internode;
 pub mod measure;
 pub mod nccl;
 pub mod peer;
@@ -53,22 +60,38 @@ pub const CHAPTER: Chapter = Chapter {
     writes: &[
         "multi_gpu-devices",
         "multi_gpu-topology",
+        "multi_gpu-topology-diagram",
         "multi_gpu-peer-summary",
         "multi_gpu-peer",
         "multi_gpu-both-ways",
         "multi_gpu-in-flight",
+        "multi_gpu-pairs",
+        "multi_gpu-fan-out",
         "multi_gpu-latency",
         "multi_gpu-collectives",
         "multi_gpu-collectives-time",
         "multi_gpu-collectives-table",
         "multi_gpu-torch",
+        "multi_gpu-two-nodes-links",
+        "multi_gpu-two-nodes",
         "multi_gpu-atax-table",
         "multi_gpu-atax",
+        "multi_gpu-cmm",
+        "multi_gpu-scaling",
         "multi_gpu-targets",
     ],
-    sanitizer_args: &["--quick", "--reps", "1", "--peer-mib", "1", "--collective-mib", "1"],
-    note: "needs NCCL; two GPUs or more for all of it; run src/multi_gpu/torch_reference.py \
-           first for the PyTorch comparison",
+    sanitizer_args: &[
+        "--quick",
+        "--reps",
+        "1",
+        "--peer-mib",
+        "1",
+        "--collective-mib",
+        "1",
+        "--no-torch",
+    ],
+    note: "needs NCCL; two GPUs or more for all of it, three for the fan-out; starts \
+           src/multi_gpu/torch_reference.py for the PyTorch comparison where python3 has torch",
     headlines: &[
         Headline::higher(
             "peer copy, copy engine, one way",
@@ -82,7 +105,7 @@ pub const CHAPTER: Chapter = Chapter {
         ),
         Headline::higher(
             "NCCL all-reduce bus bandwidth, largest size",
-            crate::pick!( "multi_gpu-collectives-table", [("collective", "all-reduce")], "busbw GB/s", ["size"] ),
+            crate::pick!( "multi_gpu-collectives-table", [("collective", "all-reduce")], "busbw GB/s", ["GPUs", "size"] ),
             "GB/s",
         ),
         Headline::lower(
@@ -108,7 +131,7 @@ pub const CHAPTER: Chapter = Chapter {
         Claim::at_least(
             "NCCL's all-reduce through cudarc reaches at least 95% of \
              torch.distributed's bus bandwidth (largest size)",
-            crate::pick!("multi_gpu-torch", [], "cudarc / torch", ["size"]),
+            crate::pick!("multi_gpu-torch", [], "cudarc / torch", ["GPUs", "size"]),
             0.95,
         ),
         // One GPU's time over two GPUs' at the same matrix: a run on one GPU has no
@@ -137,12 +160,17 @@ mod tests {
     fn the_declared_memory_is_atax_on_one_gpu() {
         // On one GPU it holds all of A; the partial sums ((blocks + 3) x cols floats) fit
         // the declaration's slack for up to 1600 blocks. The peer copies and collectives
-        // (source and destination) are smaller.
+        // (source and destination) and the CMM batch on one GPU (its key tables) are
+        // smaller.
         for quick in [false, true] {
-            let s = Settings::with_defaults(quick, None, None);
+            let s = Settings::with_defaults(quick, None, Vec::new(), false);
             let a = s.atax_rows * s.atax_cols * 4;
             let partials = (1600 + 3) * s.atax_cols * 4;
             let copies = (2 * s.peer_mib.max(s.collective_mib)) << 20;
+            let n = cmm::CHAIN_N.pick(quick);
+            let side = crate::cmm::tiled::tile_diagonals(n) * crate::cmm::tiled::TILE;
+            let batch = s.cmm_chains * (side * side * 8) as u64;
+            assert!(batch < a, "quick: {quick}");
             let peak = (a + partials).max(copies);
             let declared = CHAPTER.needs.memory.pick(quick);
             assert!((peak..=peak + (40 << 20)).contains(&declared), "quick: {quick}");

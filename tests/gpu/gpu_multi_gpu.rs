@@ -9,10 +9,11 @@ use std::sync::Once;
 use cmbook::harness::timing::Plan;
 use cmbook::harness::{inputs, verify, Gpu, L2};
 use cmbook::multi_gpu::atax::{self, AtaxGpu, HostProblem};
+use cmbook::multi_gpu::cmm;
 use cmbook::multi_gpu::collectives;
 use cmbook::multi_gpu::devices::{self, time_streams};
 use cmbook::multi_gpu::nccl::{self, Collective, Comms};
-use cmbook::multi_gpu::peer::{self, Pair, Path, PeerKernels};
+use cmbook::multi_gpu::peer::{self, Pair, PairCopy, Path, PeerKernels};
 
 use crate::common::gpu_ordinal;
 
@@ -154,4 +155,84 @@ fn two_gpus_atax_split_matches_the_cpu_on_every_gpu() {
         .unwrap_or_else(|e| panic!("{e:#}"));
     assert_eq!(points.len(), 2 * rows.len(), "one and two GPUs at every size");
     assert!(points.iter().filter(|p| p.gpus == 2).all(|p| p.with_all_reduce.is_some()));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_cmm_batch_on_one_gpu_matches_the_cpu() {
+    let gpu = open(0);
+    if let Some(why) = cmm::unmet_need(0, &gpu) {
+        println!("skipped: the CMM batch: {why}");
+        return;
+    }
+    // Five chains of 131 matrices: three tiles per side, every tiled kernel of the solve.
+    let points =
+        cmm::measure(&[&gpu], 5, 131, 2, 3, |_| {}).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(points.len(), 1);
+    assert_eq!((points[0].gpus, points[0].most_per_gpu), (1, 5));
+}
+
+/// Every GPU of the machine, each with peer access to every other.
+fn all_gpus() -> Vec<Gpu> {
+    let (a, b) = two();
+    let count = devices::device_count().unwrap();
+    let mut gpus = vec![a, b];
+    gpus.extend((2..count).map(open));
+    for i in 0..count {
+        for j in (0..count).filter(|&j| j != i) {
+            assert!(devices::enable_peer_access(&gpus[i], &gpus[j]).unwrap());
+        }
+    }
+    gpus
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU, and a second one with peer access"]
+fn two_gpus_every_pair_and_fan_out_delivers_every_byte() {
+    let gpus = all_gpus();
+    let refs: Vec<&Gpu> = gpus.iter().collect();
+    let bytes = (1 << 20) + 100;
+    let points = peer::measure_pairs(&refs, bytes, 2, 9, |_| {})
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(points.len(), PairCopy::all(gpus.len()).len());
+    assert!(points.iter().all(|p| p.bytes == bytes && p.gbps().median > 0.0));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU, and a second one with peer access"]
+fn two_gpus_the_cmm_batch_split_matches_the_cpu_on_every_count() {
+    let gpus = all_gpus();
+    let refs: Vec<&Gpu> = gpus.iter().collect();
+    if let Some(why) = refs.iter().enumerate().find_map(|(i, g)| cmm::unmet_need(i, g))
+    {
+        println!("skipped: the CMM batch: {why}");
+        return;
+    }
+    // Seven chains: split unevenly over two GPUs (3 and 4) and four (1, 2, 2, 2).
+    let points =
+        cmm::measure(&refs, 7, 131, 2, 5, |_| {}).unwrap_or_else(|e| panic!("{e:#}"));
+    let counts: Vec<usize> = points.iter().map(|p| p.gpus).collect();
+    assert_eq!(counts, cmm::counts(gpus.len(), 7));
+    assert_eq!(points[1].most_per_gpu, 4);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU, and a second one with peer access"]
+fn two_gpus_collectives_over_every_count_match_the_cpu() {
+    let gpus = all_gpus();
+    let refs: Vec<&Gpu> = gpus.iter().collect();
+    for k in atax::gpu_counts(gpus.len()).into_iter().filter(|&k| k >= 2) {
+        let comms = Comms::new(&refs[..k]).unwrap_or_else(|e| panic!("{e:#}"));
+        let points = collectives::measure(
+            &refs[..k],
+            &comms,
+            Collective::ReduceScatter,
+            &[8, 1000, 65_540],
+            2,
+            13,
+            |_| {},
+        )
+        .unwrap_or_else(|e| panic!("{e:#}"));
+        assert!(points.iter().all(|p| p.ranks == k));
+    }
 }

@@ -1,7 +1,8 @@
 //! One GPU's memory seen from another: copies between two GPUs by every path the chapter
 //! compares (the copy engines, a kernel that reads or writes the peer's memory, the host in
-//! between), in one direction and both at once, and the latency of one load of the peer's
-//! memory. Every copy is verified byte for byte before it is timed.
+//! between), in one direction and both at once; the copy engines between every pair of GPUs;
+//! and the latency of one load of the peer's memory. Every copy is verified byte for byte
+//! before it is timed.
 
 use std::sync::Arc;
 
@@ -547,7 +548,9 @@ pub fn piece(bytes: usize, pieces: usize, i: usize) -> (usize, usize) {
 }
 
 mod latency;
+mod pairs;
 pub use latency::*;
+pub use pairs::*;
 
 #[cfg(test)]
 mod tests {

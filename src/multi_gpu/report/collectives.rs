@@ -22,6 +22,17 @@ pub(super) const TORCH_SHOWN: [(&str, &str); 1] = [(
      cudarc / torch = bus bandwidth, cudarc / torch.distributed",
 )];
 
+/// The series of a collective over `ranks` GPUs in the collectives' figures: the panel (the
+/// collective's name) first, then the number of GPUs.
+fn series(c: Collective, ranks: usize) -> String {
+    format!("{} {ranks} GPUs", c.name())
+}
+
+/// PyTorch's series, in the all-reduce's panel.
+fn torch_series(ranks: usize) -> String {
+    format!("all-reduce torch.distributed, {ranks} GPUs")
+}
+
 pub(super) fn report_collectives(
     run: &Run,
     r: &Results,
@@ -30,14 +41,21 @@ pub(super) fn report_collectives(
     if r.collectives.is_empty() {
         return Ok(());
     }
-    let ranks = r.collectives[0].ranks;
-    let name = |c: Collective| format!("NCCL {} (cudarc)", c.name());
-    let torch_series = "torch.distributed all-reduce";
-    let torch_meta = r
-        .torch
-        .as_ref()
-        .map(|t| format!("{}; {}", t.versions(), t.meta.get("method").unwrap_or("")));
-    let ranks_text = ranks.to_string();
+    let mut ranks: Vec<usize> = r.collectives.iter().map(|p| p.ranks).collect();
+    ranks.sort();
+    ranks.dedup();
+    let ranks_text = ranks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
+    let mut torch: Vec<&crate::multi_gpu::torch::TorchReference> =
+        r.torch.iter().collect();
+    torch.sort_by_key(|t| t.ranks());
+    let torch_meta = (!torch.is_empty()).then(|| {
+        let mut runs: Vec<String> = torch
+            .iter()
+            .map(|t| format!("{} GPUs: {}", t.ranks(), t.versions()))
+            .collect();
+        runs.push(torch[0].meta.get("method").unwrap_or("").to_string());
+        runs.join("; ")
+    });
     let mut extra: Vec<(&str, &str)> = vec![
         ("ranks", ranks_text.as_str()),
         ("iterations", "20 collectives per timed repetition, after one untimed"),
@@ -51,26 +69,28 @@ pub(super) fn report_collectives(
     let mut time = Vec::new();
     for p in &r.collectives {
         let b = p.busbw();
-        bus.push(Point::new(&name(p.collective), p.bytes, b.median, b.worst, b.best));
+        let name = series(p.collective, p.ranks);
+        bus.push(Point::new(&name, p.bytes, b.median, b.worst, b.best));
         time.push(Point::new(
-            &name(p.collective),
+            &name,
             p.bytes,
             p.time.median_ms * 1e3,
             p.time.min_ms * 1e3,
             p.time.max_ms * 1e3,
         ));
     }
-    if let Some(t) = &r.torch {
+    for t in &torch {
+        let name = torch_series(t.ranks());
         for p in &t.points {
             bus.push(Point::new(
-                torch_series,
+                &name,
                 p.bytes,
                 p.busbw_gbps,
                 p.busbw_gbps * p.time_us.0 / p.time_us.2,
                 p.busbw_gbps * p.time_us.0 / p.time_us.1,
             ));
             time.push(Point::new(
-                torch_series,
+                &name,
                 p.bytes,
                 p.time_us.0,
                 p.time_us.1,
@@ -78,25 +98,31 @@ pub(super) fn report_collectives(
             ));
         }
     }
+    let gpus_text = match ranks.as_slice() {
+        [k] => format!("{k} GPUs"),
+        _ => format!("{ranks_text} GPUs"),
+    };
     let mut spec = Spec::line(
-        &format!("NCCL collectives over {ranks} GPUs: bus bandwidth"),
+        &format!("NCCL collectives over {gpus_text}: bus bandwidth"),
         "size (nccl-tests' definition)",
         "bus bandwidth, GB/s",
     )
     .log_x()
     .log_y()
-    .x_bytes();
+    .x_bytes()
+    .panels(PanelBy::SeriesFirstWord, 1);
     let mut time_spec = Spec::line(
-        &format!("NCCL collectives over {ranks} GPUs: time of one"),
+        &format!("NCCL collectives over {gpus_text}: time of one"),
         "size (nccl-tests' definition)",
         "µs per collective",
     )
     .log_x()
     .log_y()
-    .x_bytes();
-    if r.torch.is_some() {
-        spec = spec.dashed(torch_series);
-        time_spec = time_spec.dashed(torch_series);
+    .x_bytes()
+    .panels(PanelBy::SeriesFirstWord, 1);
+    for t in &torch {
+        spec = spec.dashed(&torch_series(t.ranks()));
+        time_spec = time_spec.dashed(&torch_series(t.ranks()));
     }
     // A log axis shows positive values only (a rate rounded to zero cannot be drawn).
     bus.retain(|p| p.y_min > 0.0);
@@ -110,6 +136,7 @@ pub(super) fn report_collectives(
         .iter()
         .filter(|p| listed(p.bytes, largest))
         .map(|p| CollectiveRow {
+            gpus: p.ranks,
             collective: p.collective.name(),
             size: size_text(p.bytes),
             us: sig3(p.time.median_ms * 1e3),
@@ -118,9 +145,9 @@ pub(super) fn report_collectives(
         })
         .collect();
     let title = format!(
-        "NCCL through cudarc over {ranks} GPUs: time of one collective (median), algorithm \
-         bandwidth (size / time) and bus bandwidth (× 2(n−1)/n for all-reduce, (n−1)/n for the \
-         others)"
+        "NCCL through cudarc over the first {gpus_text}: time of one collective (median), \
+         algorithm bandwidth (size / time) and bus bandwidth (× 2(n−1)/n for all-reduce, \
+         (n−1)/n for the others)"
     );
     run.table(
         "multi_gpu-collectives-table",
@@ -130,24 +157,27 @@ pub(super) fn report_collectives(
     )?;
     for row in &rows {
         println!(
-            "{:<15} {:>9} {:>9} µs {:>8} GB/s algbw {:>8} GB/s busbw",
-            row.collective, row.size, row.us, row.algbw, row.busbw
+            "{} GPUs {:<15} {:>9} {:>9} µs {:>8} GB/s algbw {:>8} GB/s busbw",
+            row.gpus, row.collective, row.size, row.us, row.algbw, row.busbw
         );
     }
 
-    if let Some(t) = &r.torch {
-        let ours = |bytes: usize| {
-            r.collectives
-                .iter()
-                .find(|p| p.collective == Collective::AllReduce && p.bytes == bytes)
+    if !torch.is_empty() {
+        let ours = |ranks: usize, bytes: usize| {
+            r.collectives.iter().find(|p| {
+                p.collective == Collective::AllReduce
+                    && p.ranks == ranks
+                    && p.bytes == bytes
+            })
         };
-        let rows: Vec<TorchRow> = t
-            .points
+        let rows: Vec<TorchRow> = torch
             .iter()
-            .filter(|p| listed(p.bytes, largest) || p.bytes == largest)
+            .flat_map(|t| t.points.iter())
+            .filter(|p| listed(p.bytes, largest))
             .filter_map(|tp| {
-                let o = ours(tp.bytes)?;
+                let o = ours(tp.ranks, tp.bytes)?;
                 Some(TorchRow {
+                    gpus: tp.ranks,
                     size: size_text(tp.bytes),
                     ours_us: sig3(o.time.median_ms * 1e3),
                     torch_us: sig3(tp.time_us.0),
@@ -157,13 +187,13 @@ pub(super) fn report_collectives(
                 })
             })
             .collect();
-        let title = "NCCL all-reduce through cudarc beside torch.distributed's, same GPUs, same \
-                     command: bus bandwidth and time of one all-reduce";
+        let title = "NCCL all-reduce through cudarc beside torch.distributed's on the same GPUs: \
+                     bus bandwidth and time of one all-reduce";
         run.table("multi_gpu-torch", title, &shown(&meta, &TORCH_SHOWN), &rows)?;
         for row in &rows {
             println!(
-                "all-reduce {:>9}: cudarc {:>8} GB/s, torch {:>8} GB/s ({})",
-                row.size, row.ours, row.torch, row.ratio
+                "all-reduce {} GPUs {:>9}: cudarc {:>8} GB/s, torch {:>8} GB/s ({})",
+                row.gpus, row.size, row.ours, row.torch, row.ratio
             );
         }
     }

@@ -1,7 +1,7 @@
 //! Every figure and table of the chapter "Memory across GPUs", drawn from [`Results`].
 
 use crate::harness::format::{percent, ratio, sig3};
-use crate::harness::plot::{Axis, Point, Spec};
+use crate::harness::plot::{Axis, PanelBy, Point, Spec};
 use crate::harness::Run;
 
 use super::measure::Results;
@@ -11,11 +11,16 @@ use super::peer::{ChaseTarget, Path, PeerPoint};
 mod atax;
 mod collectives;
 mod peer;
+mod scaling;
 mod targets;
+pub mod topology;
 
 use self::atax::report_atax;
 use self::collectives::report_collectives;
 use self::peer::{report_latency, report_peer};
+use self::scaling::{
+    report_internode, report_pairs, report_scaling, report_topology_diagram,
+};
 use self::targets::report_targets;
 
 const MIB: usize = 1 << 20;
@@ -159,6 +164,8 @@ struct LatencyRow {
 
 #[derive(serde::Serialize)]
 struct CollectiveRow {
+    #[serde(rename = "GPUs")]
+    gpus: usize,
     collective: &'static str,
     size: String,
     #[serde(rename = "µs")]
@@ -171,6 +178,8 @@ struct CollectiveRow {
 
 #[derive(serde::Serialize)]
 struct TorchRow {
+    #[serde(rename = "GPUs")]
+    gpus: usize,
     size: String,
     #[serde(rename = "cudarc µs")]
     ours_us: String,
@@ -212,7 +221,7 @@ struct AtaxRow {
 #[derive(serde::Serialize)]
 struct TargetRow {
     target: String,
-    required: &'static str,
+    required: String,
     measured: String,
     met: &'static str,
 }
@@ -247,7 +256,6 @@ fn at_largest(points: &[PeerPoint], path: Path) -> Option<&PeerPoint> {
     points.iter().find(|p| p.path == path && p.bytes == max)
 }
 
-/// Writes the chapter's figures and tables and prints its numbers.
 /// The sizes the collectives' table lists: 8 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB and the
 /// largest.
 fn listed(bytes: usize, largest: usize) -> bool {
@@ -255,6 +263,7 @@ fn listed(bytes: usize, largest: usize) -> bool {
         || [8, 1 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20].contains(&bytes)
 }
 
+/// Writes the chapter's figures and tables and prints its numbers.
 pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     let base = provenance(r);
     let meta = with(&base, &[]);
@@ -306,12 +315,16 @@ pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
                 p.from, p.to, p.access, p.atomics, p.rank, p.smi, p.link
             );
         }
+        report_topology_diagram(run, &meta)?;
     }
 
     report_peer(run, r, &meta)?;
+    report_pairs(run, r, &meta)?;
     report_latency(run, r, &meta)?;
     report_collectives(run, r, &base)?;
+    report_internode(run, r, &meta)?;
     report_atax(run, r, &meta)?;
+    report_scaling(run, r, &meta)?;
     report_targets(run, r, &meta)?;
     for s in &r.skipped {
         println!("skipped: {s}");
