@@ -52,10 +52,11 @@ pub fn split_chains(chains: usize, parts: usize) -> Vec<Range<usize>> {
     split_rows(chains, parts)
 }
 
+// ANCHOR: split
 /// Verifies, then times, `chains` chains of `n` matrices (dimensions 1 to the DP
-/// measurement's 64, so that the 32-bit kernels solve them exactly) on the first 1, 2, 4, ...
-/// of `gpus`. Each solve starts from poisoned tables and every cell of every chain is compared
-/// with the CPU's table before the GPUs are timed together.
+/// measurement's 64, so that the 32-bit kernels solve them exactly) on the first 1,
+/// 2, 4, ... of `gpus`. Each solve starts from poisoned tables and every cell of every
+/// chain is compared with the CPU's table before the GPUs are timed together.
 pub fn measure(
     gpus: &[&Gpu],
     chains: usize,
@@ -109,6 +110,7 @@ pub fn measure(
     }
     Ok(points)
 }
+// ANCHOR_END: split
 
 #[cfg(test)]
 mod tests {

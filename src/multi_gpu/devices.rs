@@ -88,9 +88,9 @@ pub struct PairInfo {
     pub native_atomics: bool,
     /// `..._PERFORMANCE_RANK`: the driver's relative rank of the path (0 is the best).
     pub performance_rank: i32,
-    /// The link as `nvidia-smi topo -m` names it, when nvidia-smi is at hand: `NV18`, a
-    /// path over 18 NVLinks of each GPU (on a board with NVLink switches, the links each
-    /// GPU has into the switches, which every pair shares; not a cable between the two);
+    /// The link as `nvidia-smi topo -m` names it, when nvidia-smi is at hand: `NV18`,
+    /// a path over 18 NVLinks of each GPU (with NVLink switches, the links each GPU
+    /// has into the switches, which all its paths share; not a cable between two);
     /// `PIX`, `PXB`, `PHB`, `NODE`, `SYS`: PCIe paths of growing length.
     pub link: Option<String>,
 }

@@ -31,6 +31,7 @@ pub const IB_ALPHA_US: f64 = 5.0;
 /// What the assumed link is, as the tables say it.
 pub const IB_NAME: &str = "InfiniBand NDR, one 400 Gb/s NIC per GPU (assumed)";
 
+// ANCHOR: model
 /// One link of the model: the fixed cost of a step and the bandwidth of one direction.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Link {
@@ -39,26 +40,31 @@ pub struct Link {
 }
 
 impl Link {
-    /// Seconds for one step of `bytes` bytes.
+    /// Seconds for one step of `bytes` bytes: t = alpha + bytes / beta.
     pub fn step_s(self, bytes: f64) -> f64 {
         self.alpha_us * 1e-6 + bytes / (self.beta_gbps * 1e9)
     }
 }
 
-/// The assumed link between the nodes.
-pub const INFINIBAND: Link = Link { alpha_us: IB_ALPHA_US, beta_gbps: IB_GBPS };
-
-/// Seconds of a ring all-reduce of `bytes` over `gpus` GPUs of one node.
+/// Seconds of a ring all-reduce of `bytes` over `gpus` GPUs of one node: a
+/// reduce-scatter and an all-gather, 2 (G - 1) steps of `bytes / G` each.
 pub fn one_node_s(link: Link, gpus: usize, bytes: f64) -> f64 {
     let g = gpus as f64;
     2.0 * (g - 1.0) * link.step_s(bytes / g)
 }
 
-/// Seconds of the all-reduce of `bytes` over two nodes of `gpus` GPUs each.
+/// Seconds of the all-reduce of `bytes` over two nodes of `gpus` GPUs each: the
+/// reduce-scatter and the all-gather within each node, and between them each GPU's
+/// part (`bytes / G`) all-reduced with its counterpart in the other node over
+/// `between`: a ring of two, two steps of half the part.
 pub fn two_nodes_s(node: Link, between: Link, gpus: usize, bytes: f64) -> f64 {
     let part = bytes / gpus as f64;
     one_node_s(node, gpus, bytes) + 2.0 * between.step_s(part / 2.0)
 }
+// ANCHOR_END: model
+
+/// The assumed link between the nodes.
+pub const INFINIBAND: Link = Link { alpha_us: IB_ALPHA_US, beta_gbps: IB_GBPS };
 
 /// `(a, b)` of the line `t = a + b x` through `(x, t)` with the least squared relative
 /// error: every size counts alike, a byte as much as a gigabyte.
