@@ -64,7 +64,6 @@ counted_table! {
         idc_misses = "idc__requests_lookup_miss.sum",
         ld_l1_hits = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
         ld_wavefronts = "l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum",
-        ld_bank_conflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_global_op_ld.sum",
         sm_active = "sm__cycles_active.avg",
         sm_elapsed = "sm__cycles_elapsed.avg",
         waves = "launch__waves_per_multiprocessor",
@@ -139,13 +138,6 @@ counted_table! {
         #[serde(default)]
         ld_wavefronts_per_request: f64 =
             r2(ratio(ld_wavefronts.total(), ld_requests.total())),
-        /// L1 data-bank conflicts of global loads: extra passes through L1's data banks
-        /// where a request's lanes need the same bank.
-        #[serde(default)]
-        ld_bank_conflicts: f64 = ld_bank_conflicts.total(),
-        #[serde(default)]
-        ld_bank_conflicts_per_request: f64 =
-            r2(ratio(ld_bank_conflicts.total(), ld_requests.total())),
         /// Cycles with work on the average SM, summed over the launches.
         #[serde(default)]
         sm_active_cycles: f64 = sm_active.total(),
@@ -335,7 +327,6 @@ mod tests {
             (c.ld_wavefronts_per_request, t.ld_wavefronts_per_request),
             (1.0, 2.0)
         );
-        assert_eq!((c.ld_bank_conflicts, t.ld_bank_conflicts_per_request), (0.0, 1.0));
         // Both launches: 262 144 hits of 1 572 864 sectors; active cycles summed, then
         // divided by the elapsed ones (70 000 of 75 000), not the mean of 80% and 100%.
         assert_eq!(both.ld_l1_hit_pct, 16.67);

@@ -138,7 +138,6 @@ pub(super) mod tests {
             "l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum",
             [262_144.0, 262_144.0],
         ),
-        ("l1tex__data_bank_conflicts_pipe_lsu_mem_global_op_ld.sum", [0.0, 131_072.0]),
         // Active cycles of the average SM against its elapsed ones: 80% and 100%.
         ("sm__cycles_active.avg", [20_000.0, 50_000.0]),
         ("sm__cycles_elapsed.avg", [25_000.0, 50_000.0]),

@@ -21,17 +21,19 @@ pub fn child_args(args: impl Iterator<Item = String>, out: &Path) -> Vec<String>
     kept
 }
 
-/// The stems a `--counters` run writes: the registry's first two (`<example>-counters`,
-/// `<example>-counted`), or for a part of the example that counts apart,
-/// `<example>-<part>-counters` and `<example>-<part>-counted`, which the registry must list.
+/// The stems a `--counters` run writes: `<page>-counters` and `<page>-counted`, named after
+/// the chapter's page as every other stem is (`tiled_matmul` counts into `tiling-...`), or
+/// for a part of the example that counts apart, `<page>-<part>-counters` and
+/// `<page>-<part>-counted`; the registry must list them.
 pub fn counters_stems(
     chapter: &Chapter,
     part: Option<&str>,
 ) -> anyhow::Result<(&'static str, &'static str)> {
+    let page = chapter.page.trim_end_matches(".md");
     let listed = |suffix: &str| {
         let want = match part {
-            Some(p) => format!("{}-{p}-{suffix}", chapter.example),
-            None => format!("{}-{suffix}", chapter.example),
+            Some(p) => format!("{page}-{p}-{suffix}"),
+            None => format!("{page}-{suffix}"),
         };
         chapter.counted.iter().copied().find(|&s| s == want).ok_or_else(|| {
             anyhow::anyhow!(
@@ -149,7 +151,7 @@ mod tests {
     fn entry(example: &'static str, counted: &'static [&'static str]) -> Chapter {
         Chapter {
             example,
-            page: "page.md",
+            page: Box::leak(format!("{example}.md").into_boxed_str()),
             title: "A chapter",
             needs: crate::harness::Needs::Gpu,
             reps: crate::harness::FullQuick::new(3, 1),
@@ -186,6 +188,10 @@ mod tests {
         assert!(
             e.contains("atax-shapes-counters") && e.contains("does not list"),
             "{e}"
+        );
+        assert_eq!(
+            counters_stems(&crate::tiling::tiled_matmul::CHAPTER, None).unwrap(),
+            ("tiling-counters", "tiling-counted")
         );
         let e = counters_stems(&entry("loop_permutation", &[]), None)
             .unwrap_err()
