@@ -189,8 +189,13 @@ mod tests {
             e.contains("atax-shapes-counters") && e.contains("does not list"),
             "{e}"
         );
+        // An example whose page has another stem counts under the page's.
+        let tiled = Chapter {
+            page: "tiling.md",
+            ..entry("tiled_matmul", &["tiling-counters", "tiling-counted"])
+        };
         assert_eq!(
-            counters_stems(&crate::tiling::tiled_matmul::CHAPTER, None).unwrap(),
+            counters_stems(&tiled, None).unwrap(),
             ("tiling-counters", "tiling-counted")
         );
         let e = counters_stems(&entry("loop_permutation", &[]), None)
