@@ -38,9 +38,10 @@ struct Flag {
     repeats: bool,
 }
 
-/// The only flags meant to be given more than once; every other one given twice is refused,
+/// The only flags meant to be given more than once (`hopper_memory --section`, one
+/// `multi_gpu --torch-reference` CSV per GPU count); every other one given twice is refused,
 /// never merged (a list is given once, comma-separated).
-const REPEATED_BY_DESIGN: &[&str] = &["section"];
+const REPEATED_BY_DESIGN: &[&str] = &["section", "torch-reference"];
 
 /// The flags of `command`, as its clap definition declares them.
 fn grammar(name: &str, command: &clap::Command) -> Vec<Flag> {
