@@ -50,12 +50,14 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "memory_spaces-roofline",
     "tiling-roofline",
     "atax-roofline",
-    // The diagrams, computed from the chapters' models (`diagrams::STEMS`).
+    // The diagrams, computed from the chapters' models or composed from their records
+    // (`diagrams::STEMS`).
     "coalescing-diagram-sectors",
     "coalescing-diagram-banks",
     "coalescing-diagram-transpose",
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
+    "memory_spaces-diagram-hierarchy",
 ];
 
 /// The chapter whose example is `name`.

@@ -119,6 +119,7 @@ pub fn layouts() -> Diagram {
         computed_by: "the index functions of cmm::layout",
         panel_columns: 1,
         shapes,
+        provenance: None,
     }
 }
 

@@ -101,6 +101,7 @@ pub fn sectors() -> Diagram {
         computed_by: "coalescing::sectors::footprint",
         panel_columns: 1,
         shapes,
+        provenance: None,
     }
 }
 
@@ -173,6 +174,7 @@ pub fn banks() -> Diagram {
         computed_by: "coalescing::banks::bank_of",
         panel_columns: 2,
         shapes,
+        provenance: None,
     }
 }
 
@@ -347,6 +349,7 @@ pub fn transpose() -> Diagram {
         computed_by: "coalescing::transpose::warp_cost",
         panel_columns: 2,
         shapes,
+        provenance: None,
     }
 }
 

@@ -1,19 +1,24 @@
 //! The book's diagrams: pictures of its ideas, each computed by the model the chapter's tests
 //! already check (the sector arithmetic, the bank function, the table's index functions), so
-//! that a diagram cannot say what the model does not. Each diagram's shapes are its record
-//! (`figures/data/<stem>.csv`, drawn by [`plot::draw_svg`]); `reproduce` writes them after a
-//! measuring run and alone with `--diagrams`, which needs no GPU.
+//! that a diagram cannot say what the model does not. A few are composed instead from the
+//! measured records of the folder they are written to (the memory hierarchy), as the roofline
+//! is. Each diagram's shapes are its record (`figures/data/<stem>.csv`, drawn by
+//! [`plot::draw_svg`]); `reproduce` writes them after a measuring run, once the records
+//! exist, and alone with `--diagrams`, which needs no GPU.
 
 use std::path::Path;
 
 use crate::harness::plot::{self, Shape};
 use crate::harness::record::Meta;
+use crate::harness::run;
 
 mod cmm;
 mod coalescing;
+mod hierarchy;
 mod tiling;
 
 /// One diagram: its stem, title, the model that computed it, its panels per row and shapes.
+#[derive(Debug)]
 pub struct Diagram {
     pub stem: &'static str,
     pub title: String,
@@ -21,10 +26,13 @@ pub struct Diagram {
     pub computed_by: &'static str,
     pub panel_columns: usize,
     pub shapes: Vec<Shape>,
+    /// A diagram composed from measured records: the device they were measured on and the
+    /// records it read (`composed_from`). None for a diagram computed from a model alone.
+    pub provenance: Option<Meta>,
 }
 
-/// Every diagram of the book, computed now.
-pub fn all() -> Vec<Diagram> {
+/// The diagrams computed from the chapters' models alone.
+fn computed() -> Vec<Diagram> {
     vec![
         coalescing::sectors(),
         coalescing::banks(),
@@ -32,6 +40,19 @@ pub fn all() -> Vec<Diagram> {
         cmm::layouts(),
         tiling::steps(),
     ]
+}
+
+/// The diagrams composed from the records in `records` (the folder that holds `data/`), each
+/// with its stem: an error says which record it lacks.
+fn composed(records: &Path) -> Vec<(&'static str, anyhow::Result<Diagram>)> {
+    vec![(hierarchy::STEM, hierarchy::compose(records))]
+}
+
+/// Every diagram of the book, computed now; those composed from records only where
+/// `records` holds what they need.
+pub fn all(records: &Path) -> Vec<Diagram> {
+    let composed = composed(records).into_iter().filter_map(|(_, d)| d.ok());
+    computed().into_iter().chain(composed).collect()
 }
 
 /// The stems of [`all`], which `reproduce` writes (listed in
@@ -42,6 +63,7 @@ pub const STEMS: &[&str] = &[
     "coalescing-diagram-transpose",
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
+    hierarchy::STEM,
 ];
 
 /// The provenance of a computed diagram: no GPU, no measurement.
@@ -49,15 +71,35 @@ pub fn meta(command: &str) -> Meta {
     Meta::for_cpu(command).with("gpu", "none (computed, not measured)")
 }
 
-/// Writes every diagram (CSV and SVG) into `dir`; returns how many.
+/// Writes every diagram (CSV and SVG) into `dir`, those composed from records from the
+/// records already in `dir`; returns how many. A composed diagram whose records are missing
+/// (a reader's partial run) is not written, and one line says why.
 pub fn write(dir: &Path, command: &str) -> anyhow::Result<usize> {
-    let diagrams = all();
+    let mut diagrams = computed();
+    for (stem, d) in composed(dir) {
+        match d {
+            Ok(d) => diagrams.push(d),
+            Err(e) => println!("{stem}: not written ({e:#})"),
+        }
+    }
     for d in &diagrams {
+        let provenance = match &d.provenance {
+            Some(p) => {
+                p.clone().with("command", command).with("profile", run::profile())
+            }
+            None => meta(command),
+        };
         let meta =
-            plot::diagram_meta(meta(command), &d.title, d.computed_by, d.panel_columns);
+            plot::diagram_meta(provenance, &d.title, d.computed_by, d.panel_columns);
         plot::write_diagram(dir, d.stem, &meta, &d.shapes)?;
     }
     Ok(diagrams.len())
+}
+
+/// The book's own folder of records, which its committed diagrams were composed from.
+#[cfg(test)]
+fn book_figures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("figures")
 }
 
 #[cfg(test)]
@@ -81,7 +123,7 @@ mod tests {
 
     #[test]
     fn every_diagram_is_listed_reads_at_the_books_width_and_names_its_model() {
-        let diagrams = all();
+        let diagrams = all(&book_figures());
         let stems: Vec<&str> = diagrams.iter().map(|d| d.stem).collect();
         assert_eq!(stems, STEMS);
         for s in STEMS {
@@ -109,7 +151,7 @@ mod tests {
     #[test]
     fn the_books_diagrams_are_what_the_models_compute() {
         let figures = Path::new(env!("CARGO_MANIFEST_DIR")).join("figures/data");
-        for d in all() {
+        for d in all(&book_figures()) {
             let rec =
                 record::read_csv(&figures.join(format!("{}.csv", d.stem))).unwrap();
             assert_eq!(plot::shapes_of(&rec).unwrap(), d.shapes, "{}", d.stem);

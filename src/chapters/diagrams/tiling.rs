@@ -138,6 +138,7 @@ pub fn steps() -> Diagram {
         computed_by: "kernels/tiling.cu and tiling::model",
         panel_columns: 1,
         shapes,
+        provenance: None,
     }
 }
 
