@@ -56,6 +56,7 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "coalescing-diagram-transpose",
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
+    "atax-diagram-patterns",
 ];
 
 /// The chapter whose example is `name`.

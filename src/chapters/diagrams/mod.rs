@@ -9,6 +9,7 @@ use std::path::Path;
 use crate::harness::plot::{self, Shape};
 use crate::harness::record::Meta;
 
+mod atax;
 mod cmm;
 mod coalescing;
 mod tiling;
@@ -31,6 +32,7 @@ pub fn all() -> Vec<Diagram> {
         coalescing::transpose(),
         cmm::layouts(),
         tiling::steps(),
+        atax::patterns(),
     ]
 }
 
@@ -42,6 +44,7 @@ pub const STEMS: &[&str] = &[
     "coalescing-diagram-transpose",
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
+    "atax-diagram-patterns",
 ];
 
 /// The provenance of a computed diagram: no GPU, no measurement.
