@@ -57,6 +57,7 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "coalescing-diagram-transpose",
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
+    "atax-diagram-patterns",
     "memory_spaces-diagram-hierarchy",
 ];
 

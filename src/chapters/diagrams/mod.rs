@@ -12,6 +12,7 @@ use crate::harness::plot::{self, Shape};
 use crate::harness::record::Meta;
 use crate::harness::run;
 
+mod atax;
 mod cmm;
 mod coalescing;
 mod hierarchy;
@@ -39,6 +40,7 @@ fn computed() -> Vec<Diagram> {
         coalescing::transpose(),
         cmm::layouts(),
         tiling::steps(),
+        atax::patterns(),
     ]
 }
 
@@ -63,6 +65,7 @@ pub const STEMS: &[&str] = &[
     "coalescing-diagram-transpose",
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
+    "atax-diagram-patterns",
     hierarchy::STEM,
 ];
 
