@@ -360,7 +360,7 @@ pub(super) fn draw(h: &Hierarchy) -> Diagram {
             "The memory hierarchy of this GPU: each level's size, the latency of one \
                 dependent load and the bandwidth measured for it"
                 .into(),
-        computed_by: "diagrams::hierarchy from the measured records it names",
+        computed_by: "diagrams::hierarchy",
         panel_columns: 1,
         shapes,
         provenance: None,

@@ -113,8 +113,9 @@ mod tests {
 
     /// A diagram drawn through its CSV, as the book draws it.
     pub(super) fn drawn(d: &Diagram) -> String {
+        let provenance = d.provenance.clone().unwrap_or_else(|| meta("cargo test"));
         let meta = plot::diagram_meta(
-            meta("cargo test").with("commit", "abc"),
+            provenance.with("commit", "abc"),
             &d.title,
             d.computed_by,
             d.panel_columns,
@@ -142,9 +143,13 @@ mod tests {
             let svg = drawn(d);
             let problems = layout_problems(&svg);
             assert!(problems.is_empty(), "{}: {}", d.stem, problems.join("\n"));
-            assert!(
-                svg.contains(&format!("computed by {} (not measured)", d.computed_by))
-            );
+            let footer = match &d.provenance {
+                Some(_) => {
+                    format!("drawn by {} from the measured records", d.computed_by)
+                }
+                None => format!("computed by {} (not measured)", d.computed_by),
+            };
+            assert!(svg.contains(&footer), "{}: no footer `{footer}`", d.stem);
             assert_eq!(svg, drawn(d), "{} is not drawn deterministically", d.stem);
         }
     }

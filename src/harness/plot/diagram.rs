@@ -459,9 +459,16 @@ pub(super) fn draw_diagram(record: &Record, data_name: &str) -> anyhow::Result<S
         }
         y = bottom + 18.0;
     }
-    let line = format!(
-        "computed by {computed} (not measured) · data: figures/data/{data_name}"
-    );
+    // A diagram composed from measured records says so: its numbers are measurements.
+    let line = match meta.get("composed_from") {
+        Some(records) => format!(
+            "drawn by {computed} from the measured records {records} · data: \
+             figures/data/{data_name}"
+        ),
+        None => {
+            format!("computed by {computed} (not measured) · data: figures/data/{data_name}")
+        }
+    };
     let height = footer_line(&mut sc, &line, y);
     render(&sc, height)
 }
