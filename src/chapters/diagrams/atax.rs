@@ -198,15 +198,12 @@ pub fn patterns() -> Diagram {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::panel;
     use super::*;
     use crate::atax::KERNEL_FILE;
     use crate::coalescing::sectors::LINE_BYTES;
     use crate::harness::kernels;
     use crate::harness::plot::ShapeKind;
-
-    fn panel<'d>(d: &'d Diagram, name: &str) -> Vec<&'d Shape> {
-        d.shapes.iter().filter(|s| s.panel == name).collect()
-    }
 
     #[test]
     fn the_sectors_drawn_are_the_models_count() {

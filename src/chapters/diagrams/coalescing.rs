@@ -180,12 +180,9 @@ pub fn banks() -> Diagram {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::panel;
     use super::*;
     use crate::coalescing::sectors::footprint;
-
-    fn panel<'d>(d: &'d Diagram, name: &str) -> Vec<&'d Shape> {
-        d.shapes.iter().filter(|s| s.panel == name).collect()
-    }
 
     #[test]
     fn the_sectors_drawn_are_the_footprints() {

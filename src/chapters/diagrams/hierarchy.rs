@@ -299,32 +299,29 @@ pub(super) fn draw(h: &Hierarchy) -> Diagram {
             format!("shared delivers {}", gbps(h.shared_gbps)),
         ],
     );
+    // L2 and device memory: a chase's latency, and the rate the chapter read them at.
+    let chased = |chase: &Chase, read_gbps: f64| {
+        vec![
+            format!("load after load: {}", ns(chase.ns)),
+            format!(
+                "({} chase), reads {}",
+                bytes(chase.footprint_bytes),
+                gbps(read_gbps)
+            ),
+        ]
+    };
     let levels: [(f64, Fill, String, Vec<String>); 3] = [
         (
             4.8,
             Fill::Tint(1),
             format!("L2: {:.0} MiB, one for all SMs", h.l2_mib),
-            vec![
-                format!("load after load: {}", ns(h.l2.ns)),
-                format!(
-                    "({} chase), reads {}",
-                    bytes(h.l2.footprint_bytes),
-                    gbps(h.l2_gbps)
-                ),
-            ],
+            chased(&h.l2, h.l2_gbps),
         ),
         (
             7.0,
             Fill::Tint(2),
             format!("device memory: {}", h.device_memory),
-            vec![
-                format!("load after load: {}", ns(h.device.ns)),
-                format!(
-                    "({} chase), reads {}",
-                    bytes(h.device.footprint_bytes),
-                    gbps(h.device_gbps)
-                ),
-            ],
+            chased(&h.device, h.device_gbps),
         ),
         (
             9.2,

@@ -111,6 +111,11 @@ mod tests {
     use crate::harness::plot::{draw_svg, layout_problems};
     use crate::harness::record;
 
+    /// The shapes of one panel of a diagram.
+    pub(super) fn panel<'d>(d: &'d Diagram, name: &str) -> Vec<&'d Shape> {
+        d.shapes.iter().filter(|s| s.panel == name).collect()
+    }
+
     /// A diagram drawn through its CSV, as the book draws it.
     pub(super) fn drawn(d: &Diagram) -> String {
         let provenance = d.provenance.clone().unwrap_or_else(|| meta("cargo test"));
