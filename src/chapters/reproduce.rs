@@ -540,14 +540,70 @@ fn audit(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[derive(serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 struct SanitizerRow {
     example: String,
-    tool: &'static str,
+    tool: String,
     arguments: String,
     kernels_used: String,
     errors: String,
     exit_code: i32,
+}
+
+/// The rows of `earlier` (the folder's sanitizer record before this run) that a run of part of
+/// the examples keeps: those of the examples it did not run, and only when `earlier` was made
+/// at the same clean commit on the same GPU, so that the table stays one commit's on one GPU.
+/// With them, a note for the record's metadata that says where they come from.
+fn earlier_sanitizer_rows(
+    earlier: &record::Record,
+    commit: &str,
+    gpu: &str,
+    ran: &[&str],
+) -> anyhow::Result<Option<(Vec<SanitizerRow>, String)>> {
+    let same = |key: &str, value: &str| earlier.meta.get(key) == Some(value);
+    if commit.ends_with("-dirty") || !same("commit", commit) || !same("gpu", gpu) {
+        return Ok(None);
+    }
+    let col = |name: &str| earlier.column(name);
+    let (example, tool, arguments, kernels, errors, code) = (
+        col("example")?,
+        col("tool")?,
+        col("arguments")?,
+        col("kernels_used")?,
+        col("errors")?,
+        col("exit_code")?,
+    );
+    let mut kept = Vec::new();
+    for r in earlier.rows.iter().filter(|r| !ran.contains(&r[example].as_str())) {
+        kept.push(SanitizerRow {
+            example: r[example].clone(),
+            tool: r[tool].clone(),
+            arguments: r[arguments].clone(),
+            kernels_used: r[kernels].clone(),
+            errors: r[errors].clone(),
+            exit_code: r[code].parse()?,
+        });
+    }
+    if kept.is_empty() {
+        return Ok(None);
+    }
+    let mut examples: Vec<&str> = kept.iter().map(|r| r.example.as_str()).collect();
+    examples.dedup();
+    let note = format!(
+        "{} from the run of {} at the same commit on the same GPU ({})",
+        examples.join(", "),
+        earlier.meta.get("date_utc").unwrap_or("?"),
+        earlier.meta.get("command").unwrap_or("?")
+    );
+    Ok(Some((kept, note)))
+}
+
+/// The order of the table: the registry's examples, each with the tools in
+/// [`SANITIZER_TOOLS`] order.
+fn sanitizer_order(row: &SanitizerRow) -> (usize, usize) {
+    let example = chapters::ALL.iter().position(|c| c.example == row.example);
+    let tool = SANITIZER_TOOLS.iter().position(|t| *t == row.tool);
+    (example.unwrap_or(usize::MAX), tool.unwrap_or(usize::MAX))
 }
 
 fn sanitize(
@@ -565,6 +621,7 @@ fn sanitize(
         .flat_map(|(c, path)| SANITIZER_TOOLS.iter().map(move |&tool| (*c, path, tool)))
         .collect();
     let bar = progress(runs.len());
+    let started = std::time::Instant::now();
     // The examples' own output under the sanitizers is thrown away: a folder of this run's,
     // removed at the end, so that two runs never write into one another's.
     let scratch_dir = tempfile::Builder::new().prefix("cmbook-sanitizer-").tempdir()?;
@@ -609,12 +666,17 @@ fn sanitize(
                         tail.into_iter().rev().collect::<Vec<_>>().join("\n")
                     )
                     });
-                    bar.println(format!("{name} under {tool}: exit code {code}"));
+                    // Printed also when the bar is hidden (output not to a terminal), so
+                    // that a log shows which runs ended and when.
+                    let at = started.elapsed().as_secs();
+                    bar.suspend(|| {
+                        println!("{at:>5} s  {name} under {tool}: exit code {code}")
+                    });
                     bar.inc(1);
                     Ok((
                         SanitizerRow {
                             example: name.to_string(),
-                            tool,
+                            tool: tool.to_string(),
                             arguments: c.sanitizer_args.join(" "),
                             kernels_used: kernels.map_or("?".into(), |k| k.to_string()),
                             errors: errors
@@ -634,6 +696,26 @@ fn sanitize(
         failed.extend(failure);
     }
     bar.finish_and_clear();
+    // A run of part of the examples (`--only`) keeps the other examples' rows of the same
+    // commit and GPU: the table can be made in parts that each fit a machine's time.
+    let ran: Vec<&str> = checked.iter().map(|(c, _)| c.example).collect();
+    let earlier_path = out.join("data").join("sanitizer.csv");
+    let mut earlier_note = None;
+    if args.only.is_some() && earlier_path.is_file() {
+        let earlier = record::read_csv(&earlier_path)?;
+        match earlier_sanitizer_rows(&earlier, env!("CMBOOK_GIT_COMMIT"), &gpu.info.name, &ran)? {
+            Some((kept, note)) => {
+                println!("kept from the folder's earlier table: {note}");
+                rows.extend(kept);
+                earlier_note = Some(note);
+            }
+            None => println!(
+                "the folder's earlier table is not this commit's on this GPU: only this \
+                 run's rows are written"
+            ),
+        }
+    }
+    rows.sort_by_key(sanitizer_order);
     let title =
         "Every chapter's example in its quick mode under each compute-sanitizer tool \
                  (memcheck with --leak-check full)";
@@ -644,6 +726,10 @@ fn sanitize(
         .with("headers", "kernels_used = kernels used | exit_code = exit code")
         .with("code", "example | arguments")
         .with("fold", "tool = memcheck");
+    let meta = match &earlier_note {
+        Some(note) => meta.with("earlier_rows", note),
+        None => meta,
+    };
     record::write_table(out, "sanitizer", &meta, &rows)?;
     for r in &rows {
         println!(
@@ -723,6 +809,76 @@ pub fn needs_help() -> String {
 mod tests {
     use super::*;
     use crate::harness::fit::{cards, usable_bytes};
+
+    fn sanitizer_record(commit: &str, gpu: &str) -> record::Record {
+        record::parse_csv(&format!(
+            "# gpu: {gpu}\n# commit: {commit}\n# date_utc: 2026-01-02T03:04:05Z\n\
+             # command: reproduce --sanitize --only atax\n\
+             example,tool,arguments,kernels_used,errors,exit_code\n\
+             ceilings,memcheck,--quick,6,0,0\nceilings,racecheck,--quick,6,0,0\n\
+             atax,memcheck,--quick,9,0,0\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_partial_sanitizer_run_keeps_only_the_same_commits_other_rows() {
+        let earlier = sanitizer_record("abc123", "GPU X");
+        let (kept, note) =
+            earlier_sanitizer_rows(&earlier, "abc123", "GPU X", &["atax"])
+                .unwrap()
+                .unwrap();
+        let examples: Vec<(&str, &str)> =
+            kept.iter().map(|r| (r.example.as_str(), r.tool.as_str())).collect();
+        assert_eq!(examples, [("ceilings", "memcheck"), ("ceilings", "racecheck")]);
+        assert_eq!(kept[0].kernels_used, "6");
+        assert!(
+            note.starts_with("ceilings from the run of 2026-01-02T03:04:05Z"),
+            "{note}"
+        );
+        // Another commit, another GPU, or an uncommitted tree: nothing is kept.
+        for (commit, gpu) in
+            [("def456", "GPU X"), ("abc123", "GPU Y"), ("abc123-dirty", "GPU X")]
+        {
+            let earlier = sanitizer_record(commit, "GPU X");
+            assert!(earlier_sanitizer_rows(&earlier, "abc123", gpu, &["atax"])
+                .unwrap()
+                .is_none());
+        }
+        // Every example ran again: nothing earlier is kept.
+        assert!(earlier_sanitizer_rows(
+            &earlier,
+            "abc123",
+            "GPU X",
+            &["atax", "ceilings"]
+        )
+        .unwrap()
+        .is_none());
+    }
+
+    #[test]
+    fn the_sanitizer_table_follows_the_registry_then_the_tools() {
+        let row = |example: &str, tool: &str| SanitizerRow {
+            example: example.into(),
+            tool: tool.into(),
+            arguments: String::new(),
+            kernels_used: "1".into(),
+            errors: "0".into(),
+            exit_code: 0,
+        };
+        let mut rows = vec![
+            row("atax", "synccheck"),
+            row("ceilings", "racecheck"),
+            row("atax", "memcheck"),
+        ];
+        rows.sort_by_key(sanitizer_order);
+        let order: Vec<(&str, &str)> =
+            rows.iter().map(|r| (r.example.as_str(), r.tool.as_str())).collect();
+        assert_eq!(
+            order,
+            [("ceilings", "racecheck"), ("atax", "memcheck"), ("atax", "synccheck")]
+        );
+    }
 
     #[test]
     fn the_help_says_what_the_chapters_need_together() {
