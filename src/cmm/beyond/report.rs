@@ -132,6 +132,35 @@ fn print_size(size: &super::measure::SizeResult, threads: usize) {
     );
 }
 
+/// The programs Figure 6.1 draws, each under the name of its rung of the chapter: the CPU
+/// reference, the paper's kernel, and the rungs that move the time most. The other versions
+/// stay in the record; Tables 6.3 and 6.6 show them.
+const TIME_VS_N_SHOWN: [(Variant, &str); 6] = [
+    (Variant::CpuAllThreads, "CPU, all threads"),
+    (Variant::OneBlockRowMajor, "the paper's kernel (one block)"),
+    (Variant::WarpPerCell, "Step 1: a launch per diagonal"),
+    (Variant::WarpPerCellGraph, "Step 2: the launches as a CUDA graph"),
+    (Variant::Tiled, "Step 3: the first tiled program"),
+    (Variant::TiledQuadrantsGraph, "Step 6: the sweep in quadrants, graph"),
+];
+
+/// How Figure 6.1 is drawn; `threads` names the multi-threaded CPU's series.
+fn time_vs_n_spec(threads: usize) -> Spec {
+    TIME_VS_N_SHOWN.iter().fold(
+        Spec::line(
+            "Whole CMM table vs chain length (median, min-max bars; L2 warm)",
+            "n matrices",
+            "ms",
+        )
+        .log_x()
+        .log_y(),
+        |spec, (variant, name)| {
+            let series = variant.label(threads);
+            spec.show(&series).name(&series, name)
+        },
+    )
+}
+
 fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
     let threads = r.threads;
     let mut points = Vec::new();
@@ -208,13 +237,7 @@ fn report_dp(run: &Run, r: &DpResults) -> anyhow::Result<()> {
         }
         print_size(size, threads);
     }
-    let spec = Spec::line(
-        "Whole CMM table vs chain length (median, min-max bars; L2 warm)",
-        "n matrices",
-        "ms",
-    )
-    .log_x()
-    .log_y();
+    let spec = time_vs_n_spec(threads);
     let dims = format!("random 1..={DP_DIM_MAX}, seed {} + n", run.seed);
     run.figure("cmm-beyond-time-vs-n", &[("dims", &dims)], &spec, &points)?;
     let title = "The tiled kernels against the targets: whole table, median ms; ratios are \
@@ -562,4 +585,30 @@ fn report_chains(run: &Run, r: &ChainResults) -> anyhow::Result<()> {
         &[&[blas][..], &CHAINS_SHOWN].concat(),
         &table,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Figure 6.1 was drawn with the series this module shows, under the names it gives
+    /// them (the committed run had 16 CPU threads): a change to either changes the record.
+    #[test]
+    fn figure_6_1_carries_the_series_and_names_the_report_writes() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("figures/data/cmm-beyond-time-vs-n.csv");
+        let record = crate::harness::record::read_csv(&path).unwrap();
+        let spec = time_vs_n_spec(16);
+        assert_eq!(
+            record.meta.get("series_shown"),
+            Some(spec.shown.join(" | ").as_str())
+        );
+        let names: Vec<String> =
+            spec.names.iter().map(|(from, to)| format!("{from} = {to}")).collect();
+        assert_eq!(record.meta.get("series_names"), Some(names.join(" | ").as_str()));
+        let series = record.column("series").unwrap();
+        for shown in &spec.shown {
+            assert!(record.rows.iter().any(|r| &r[series] == shown), "{shown}");
+        }
+    }
 }

@@ -41,9 +41,9 @@ pub fn draw_svg(record: &Record, data_name: &str) -> anyhow::Result<String> {
         return super::diagram::draw_diagram(record, data_name);
     }
     let spec = Spec::from_meta(&record.meta)?;
-    let points = points_of(record)?;
+    let points = spec.drawn(&points_of(record)?);
     if points.is_empty() {
-        bail!("a figure needs at least one point");
+        bail!("a figure needs at least one point (of the series it shows)");
     }
     let fig = Figure::new(&spec, &record.meta, &points)?;
     let attempts = [

@@ -21,6 +21,8 @@
 //! | `x_unit` | `bytes` | x ticks at powers of two, written in KiB/MiB/GiB |
 //! | `x_ticks`, `y_ticks` | `dense`, `data`, or a list of numbers | tick positions |
 //! | `y2_label`, `y2_scale` | a label; a factor | a second value axis on the right: y × factor |
+//! | `series_shown` | series names as in the data | draws only these series (a name no point has draws nothing); the others stay in the record |
+//! | `series_names` | `name in the data = name drawn \| …` | the legend's (and hover titles') name of a series |
 //!
 //! A bar chart's value axis is always linear: a `bar` record with `y_log: true` is drawn as a
 //! dot plot (markers with min–max bars on a log axis), never as bars on a log axis.

@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context};
 
-use super::types::{Axis, Kind, PanelBy, RefLine, Ticks};
+use super::types::{Axis, Kind, PanelBy, Point, RefLine, Ticks};
 use crate::harness::record::Meta;
 
 /// How to draw a figure; stored in the CSV's metadata (see the module documentation for the
@@ -39,10 +39,18 @@ pub struct Spec {
     pub y_ticks: Ticks,
     /// A second value axis on the right: (label, value per unit of y).
     pub y2: Option<(String, f64)>,
+    /// The series drawn, by their names in the data (empty: every series). The others stay
+    /// in the record, for a table or a reader's own plot: a figure makes one point.
+    pub shown: Vec<String>,
+    /// (name in the data, name drawn): a series' legend name where the data's is longer
+    /// than the point needs.
+    pub names: Vec<(String, String)>,
 }
 
 /// Separates the names in list-valued metadata (`markers_only`, `dashed`, `ref_lines`, …).
 const SERIES_SEPARATOR: &str = " | ";
+/// Separates a series' name in the data from the name drawn in `series_names`.
+const NAME_SEPARATOR: &str = " = ";
 
 fn check_name(name: &str) {
     assert!(
@@ -72,6 +80,8 @@ impl Spec {
             x_ticks: Ticks::Auto,
             y_ticks: Ticks::Auto,
             y2: None,
+            shown: Vec::new(),
+            names: Vec::new(),
         }
     }
     pub fn bar(title: &str, x_label: &str, y_label: &str) -> Self {
@@ -152,6 +162,42 @@ impl Spec {
         self
     }
 
+    /// Draws only `series` (by its name in the data) and the others so named; a name no
+    /// point has draws nothing, so a run that skipped a program still draws the rest.
+    pub fn show(mut self, series: &str) -> Self {
+        check_name(series);
+        self.shown.push(series.to_string());
+        self
+    }
+    /// Shows the series named `series` in the data as `shown` (legend and hover titles).
+    pub fn name(mut self, series: &str, shown: &str) -> Self {
+        check_name(series);
+        check_name(shown);
+        assert!(
+            !series.contains(NAME_SEPARATOR),
+            "a series renamed cannot contain `{NAME_SEPARATOR}`"
+        );
+        self.names.push((series.to_string(), shown.to_string()));
+        self
+    }
+
+    /// The points drawn: those of the series shown, each under its drawn name.
+    pub(super) fn drawn(&self, points: &[Point]) -> Vec<Point> {
+        points
+            .iter()
+            .filter(|p| self.shown.is_empty() || self.shown.contains(&p.series))
+            .map(|p| {
+                let mut p = p.clone();
+                if let Some((_, to)) =
+                    self.names.iter().find(|(from, _)| *from == p.series)
+                {
+                    p.series = to.clone();
+                }
+                p
+            })
+            .collect()
+    }
+
     pub(super) fn add_to(&self, meta: Meta) -> Meta {
         let kind = match self.kind {
             Kind::Line => "line",
@@ -205,6 +251,17 @@ impl Spec {
         }
         if let Some((label, scale)) = &self.y2 {
             meta = meta.with("y2_label", label).with("y2_scale", &scale.to_string());
+        }
+        if !self.shown.is_empty() {
+            meta = meta.with("series_shown", &join(&self.shown));
+        }
+        if !self.names.is_empty() {
+            let v: Vec<String> = self
+                .names
+                .iter()
+                .map(|(from, to)| format!("{from}{NAME_SEPARATOR}{to}"))
+                .collect();
+            meta = meta.with("series_names", &join(&v));
         }
         meta
     }
@@ -302,6 +359,17 @@ impl Spec {
                 .transpose()?
                 .unwrap_or_default(),
             y2,
+            shown: list("series_shown"),
+            names: list("series_names")
+                .iter()
+                .map(|e| {
+                    e.split_once(NAME_SEPARATOR)
+                        .map(|(from, to)| (from.to_string(), to.to_string()))
+                        .with_context(|| {
+                            format!("series name `{e}`: expected `name in the data{NAME_SEPARATOR}name drawn`")
+                        })
+                })
+                .collect::<anyhow::Result<_>>()?,
         })
     }
 }
@@ -328,7 +396,10 @@ mod tests {
             .x_bytes()
             .x_ticks(Ticks::Data)
             .y_ticks(Ticks::List(vec![10.0, 15.0, 20.0]))
-            .y2("GFLOP/s", 516.89);
+            .y2("GFLOP/s", 516.89)
+            .show("m")
+            .show("paper")
+            .name("paper", "the paper's kernel");
         let meta = full.add_to(Meta::default());
         assert_eq!(Spec::from_meta(&meta).unwrap(), full);
         assert_eq!(
@@ -341,7 +412,26 @@ mod tests {
                 Spec::bar("t", "x", "y").y2("GFLOP/s", factor).add_to(Meta::default());
             assert_eq!(meta.get("y2_scale"), None);
         }
+        assert_eq!(meta.get("series_names"), Some("paper = the paper's kernel"));
         let dot = Spec::dot("t", "x", "y").log_y().y_ticks(Ticks::Dense);
         assert_eq!(Spec::from_meta(&dot.add_to(Meta::default())).unwrap(), dot);
+    }
+
+    #[test]
+    fn the_series_shown_are_drawn_under_their_names_and_a_missing_one_is_no_error() {
+        let points = [
+            Point::new("CPU, 16 threads (rayon)", 1, 2.0, 2.0, 2.0),
+            Point::new("GPU one block", 1, 1.0, 1.0, 1.0),
+            Point::new("GPU tiled", 1, 0.5, 0.5, 0.5),
+        ];
+        let spec = Spec::line("t", "x", "y")
+            .show("CPU, 16 threads (rayon)")
+            .show("GPU tiled")
+            .show("a program this run skipped")
+            .name("CPU, 16 threads (rayon)", "CPU");
+        let drawn: Vec<(String, f64)> =
+            spec.drawn(&points).into_iter().map(|p| (p.series, p.y)).collect();
+        assert_eq!(drawn, [("CPU".to_string(), 2.0), ("GPU tiled".to_string(), 0.5)]);
+        assert_eq!(Spec::line("t", "x", "y").drawn(&points), points);
     }
 }
