@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context};
 
-use super::types::{Axis, Kind, PanelBy, RefLine, Ticks};
+use super::types::{Axis, Kind, PanelBy, Point, RefLine, Ticks};
 use crate::harness::record::Meta;
 
 /// How to draw a figure; stored in the CSV's metadata (see the module documentation for the
@@ -39,10 +39,21 @@ pub struct Spec {
     pub y_ticks: Ticks,
     /// A second value axis on the right: (label, value per unit of y).
     pub y2: Option<(String, f64)>,
+    /// (series as recorded, name drawn): what a series is, in words, where the record names
+    /// it by the code's options; applied before the panels split names.
+    pub series_labels: Vec<(String, String)>,
+    /// Bars grouped by series: the series names are the categories along x and the x values
+    /// name the series (each group one kernel's variants, say).
+    pub x_is_series: bool,
+    /// The value axis includes zero, so heights compare as lengths (bars always do).
+    pub y_from_zero: bool,
 }
 
 /// Separates the names in list-valued metadata (`markers_only`, `dashed`, `ref_lines`, …).
 const SERIES_SEPARATOR: &str = " | ";
+
+/// Separates a recorded series name from the label drawn for it in `series_labels`.
+const LABEL_SEPARATOR: &str = " = ";
 
 fn check_name(name: &str) {
     assert!(
@@ -72,6 +83,9 @@ impl Spec {
             x_ticks: Ticks::Auto,
             y_ticks: Ticks::Auto,
             y2: None,
+            series_labels: Vec::new(),
+            x_is_series: false,
+            y_from_zero: false,
         }
     }
     pub fn bar(title: &str, x_label: &str, y_label: &str) -> Self {
@@ -152,6 +166,47 @@ impl Spec {
         self
     }
 
+    /// Draws the series recorded as `recorded` under the name `label`.
+    pub fn series_label(mut self, recorded: &str, label: &str) -> Self {
+        check_name(recorded);
+        check_name(label);
+        assert!(
+            !label.contains(LABEL_SEPARATOR),
+            "a series label cannot contain `{LABEL_SEPARATOR}`"
+        );
+        self.series_labels.push((recorded.to_string(), label.to_string()));
+        self
+    }
+    /// The series names are the categories along x; the x values name the series.
+    pub fn x_is_series(mut self) -> Self {
+        self.x_is_series = true;
+        self
+    }
+    /// The value axis reaches down (or up) to zero.
+    pub fn y_from_zero(mut self) -> Self {
+        self.y_from_zero = true;
+        self
+    }
+
+    /// A point as drawn: its series relabelled, then series and x exchanged if asked.
+    pub(super) fn shown(&self, p: &Point) -> Point {
+        let mut p = p.clone();
+        if let Some((_, label)) =
+            self.series_labels.iter().find(|(r, _)| *r == p.series)
+        {
+            p.series = label.clone();
+        }
+        if self.x_is_series {
+            std::mem::swap(&mut p.series, &mut p.x);
+        }
+        p
+    }
+
+    /// The spec a record's metadata holds (what a test compares with the code's).
+    pub fn read(meta: &Meta) -> anyhow::Result<Self> {
+        Self::from_meta(meta)
+    }
+
     pub(super) fn add_to(&self, meta: Meta) -> Meta {
         let kind = match self.kind {
             Kind::Line => "line",
@@ -206,6 +261,20 @@ impl Spec {
         if let Some((label, scale)) = &self.y2 {
             meta = meta.with("y2_label", label).with("y2_scale", &scale.to_string());
         }
+        if !self.series_labels.is_empty() {
+            let v: Vec<String> = self
+                .series_labels
+                .iter()
+                .map(|(r, l)| format!("{r}{LABEL_SEPARATOR}{l}"))
+                .collect();
+            meta = meta.with("series_labels", &join(&v));
+        }
+        if self.x_is_series {
+            meta = meta.with("x_is_series", "true");
+        }
+        if self.y_from_zero {
+            meta = meta.with("y_from_zero", "true");
+        }
         meta
     }
 
@@ -217,6 +286,13 @@ impl Spec {
             meta.get(k)
                 .map(|v| v.split(SERIES_SEPARATOR).map(str::to_string).collect())
                 .unwrap_or_default()
+        };
+        let flag = |k: &str| -> anyhow::Result<bool> {
+            match meta.get(k) {
+                None | Some("false") => Ok(false),
+                Some("true") => Ok(true),
+                Some(o) => bail!("`{k}: {o}`: expected `true` or `false`"),
+            }
         };
         let kind = match get("plot")? {
             "line" => Kind::Line,
@@ -302,6 +378,22 @@ impl Spec {
                 .transpose()?
                 .unwrap_or_default(),
             y2,
+            // Split at the last ` = `: a recorded name may hold one (`carve-out = table`), a
+            // label may not.
+            series_labels: list("series_labels")
+                .iter()
+                .map(|e| {
+                    e.rsplit_once(LABEL_SEPARATOR)
+                        .map(|(r, l)| (r.trim().to_string(), l.trim().to_string()))
+                        .with_context(|| {
+                            format!(
+                                "series label `{e}`: expected `recorded name = label`"
+                            )
+                        })
+                })
+                .collect::<anyhow::Result<_>>()?,
+            x_is_series: flag("x_is_series")?,
+            y_from_zero: flag("y_from_zero")?,
         })
     }
 }
@@ -328,7 +420,10 @@ mod tests {
             .x_bytes()
             .x_ticks(Ticks::Data)
             .y_ticks(Ticks::List(vec![10.0, 15.0, 20.0]))
-            .y2("GFLOP/s", 516.89);
+            .y2("GFLOP/s", 516.89)
+            .series_label("carve-out = table", "whole table fits: window: all of it")
+            .x_is_series()
+            .y_from_zero();
         let meta = full.add_to(Meta::default());
         assert_eq!(Spec::from_meta(&meta).unwrap(), full);
         assert_eq!(
