@@ -156,7 +156,7 @@ fn time_vs_n_spec(threads: usize) -> Spec {
         .log_y(),
         |spec, (variant, name)| {
             let series = variant.label(threads);
-            spec.show(&series).name(&series, name)
+            spec.show(&series).series_label(&series, name)
         },
     )
 }
@@ -603,9 +603,9 @@ mod tests {
             record.meta.get("series_shown"),
             Some(spec.shown.join(" | ").as_str())
         );
-        let names: Vec<String> =
-            spec.names.iter().map(|(from, to)| format!("{from} = {to}")).collect();
-        assert_eq!(record.meta.get("series_names"), Some(names.join(" | ").as_str()));
+        let labels: Vec<String> =
+            spec.series_labels.iter().map(|(from, to)| format!("{from} = {to}")).collect();
+        assert_eq!(record.meta.get("series_labels"), Some(labels.join(" | ").as_str()));
         let series = record.column("series").unwrap();
         for shown in &spec.shown {
             assert!(record.rows.iter().any(|r| &r[series] == shown), "{shown}");

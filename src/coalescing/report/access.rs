@@ -136,7 +136,8 @@ pub(super) fn write_access(run: &Run, r: &Results) -> anyhow::Result<()> {
             "Float loads starting k elements after a 128-byte boundary",
             "start offset k (floats)",
             fraction,
-        ),
+        )
+        .y_from_zero(),
         &points,
     )?;
 

@@ -67,11 +67,14 @@ pub(super) fn write_readonly(run: &Run, r: &Results) -> anyhow::Result<()> {
             ],
             &one_way,
         ),
+        // Grouped by qualifiers, a colour per kernel: seven variants side by side would be
+        // seven series; as categories they are three.
         &Spec::bar(
             "Read-only data path: streamed bytes per second",
-            "kernel",
+            "pointer qualifiers",
             fraction,
-        ),
+        )
+        .x_is_series(),
         &points,
     )?;
     let ptx_rows: Vec<PtxRow> = r

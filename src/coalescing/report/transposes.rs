@@ -3,7 +3,7 @@
 
 use crate::harness::ceiling::{with_meta, Ceilings};
 use crate::harness::format::percent;
-use crate::harness::plot::{Point, Spec};
+use crate::harness::plot::{PanelBy, Point, Spec};
 use crate::harness::Run;
 
 use super::super::banks::{column_read_lanes, column_read_words, conflict_degree};
@@ -139,11 +139,16 @@ pub(super) fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
     }
     let mut points = Vec::new();
     let mut rows = Vec::new();
+    // (series as recorded, name drawn): one panel per kernel, its rows packed or pitched.
+    let mut labels: Vec<(String, String)> = Vec::new();
     let n = r.transpose_n;
     let mut add = |side: usize, k: &'static str, layout: Layout, m: &Measurement, c| {
         let g = m.gbps();
         let (copy, by, one_way): (&crate::harness::stats::Rate, &str, &Ceilings) = c;
         let series = format!("{k}, {layout}");
+        if !labels.iter().any(|(r, _)| *r == series) {
+            labels.push((series.clone(), format!("{k}: rows {layout}")));
+        }
         let f = |v: f64| v / copy.median;
         points.push(Point::new(&series, side, f(g.median), f(g.worst), f(g.best)));
         rows.push(SideRow {
@@ -241,10 +246,14 @@ pub(super) fn write_sides(run: &Run, r: &Results) -> anyhow::Result<()> {
     run.figure(
         "coalescing-transpose-sides",
         &with_meta(&[("l2", L2_COLD), ("layouts", &note)], &one_way),
-        &Spec::bar(
-            "The fastest transposes at sides that are not multiples of 32",
-            "side (floats)",
-            "fraction of the best copy (read + write)",
+        &labels.iter().fold(
+            Spec::bar(
+                "The fastest transposes at sides that are not multiples of 32",
+                "side (floats)",
+                "fraction of the best copy (read + write)",
+            )
+            .panels(PanelBy::SeriesBeforeColon, 2),
+            |s, (r, l)| s.series_label(r, l),
         ),
         &points,
     )?;

@@ -73,6 +73,12 @@ impl<'a> Figure<'a> {
     ) -> anyhow::Result<Self> {
         let kind =
             if spec.kind == Kind::Bar && spec.y_log { Kind::Dot } else { spec.kind };
+        // Each point as drawn: its series relabelled, then series and x exchanged where the
+        // spec says so; `raw` keeps the recorded series name, which `dashed` and
+        // `markers_only` may name.
+        let raw: Vec<&str> = points.iter().map(|p| p.series.as_str()).collect();
+        let points: Vec<Point> = points.iter().map(|p| spec.as_drawn(p)).collect();
+        let points = points.as_slice();
         let mut series: Vec<String> = Vec::new();
         let mut panels: Vec<Panel> = Vec::new();
         for p in points {
@@ -104,16 +110,19 @@ impl<'a> Figure<'a> {
             .enumerate()
             .map(|(i, name)| {
                 let ci = spec.colors.get(i).copied().unwrap_or(i);
-                let original = points
-                    .iter()
-                    .find(|p| {
-                        spec.panels.map_or(p.series == *name, |by| {
-                            by.split(&p.series, &p.x).1 == *name
-                        })
+                let first = points.iter().position(|p| {
+                    spec.panels.map_or(p.series == *name, |by| {
+                        by.split(&p.series, &p.x).1 == *name
                     })
-                    .map(|p| p.series.clone())
-                    .unwrap_or_default();
-                let listed = |l: &[String]| l.contains(name) || l.contains(&original);
+                });
+                let original =
+                    first.map(|k| points[k].series.clone()).unwrap_or_default();
+                let recorded = first.map(|k| raw[k]).unwrap_or_default();
+                let listed = |l: &[String]| {
+                    l.contains(name)
+                        || l.contains(&original)
+                        || l.iter().any(|n| n == recorded)
+                };
                 Style {
                     color: PALETTE[ci % PALETTE.len()],
                     marker: MARKERS[i % MARKERS.len()],
@@ -216,4 +225,82 @@ pub(super) fn series_in(p: &Panel) -> Vec<usize> {
     s.sort_unstable();
     s.dedup();
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{clean, draw};
+    use super::super::types::PanelBy;
+    use super::*;
+
+    fn figure(spec: &Spec, points: &[Point]) -> (Vec<String>, Vec<Option<String>>) {
+        let meta = Meta::default();
+        let f = Figure::new(spec, &meta, points).unwrap();
+        (f.series, f.panels.into_iter().map(|p| p.name).collect())
+    }
+
+    #[test]
+    fn labels_apply_before_panels_split_names_and_recorded_names_still_style() {
+        let pts = vec![
+            Point::new("fused: carve-out = table", 8, 1.1, 1.0, 1.2),
+            Point::new("fused: largest", 8, 0.5, 0.4, 0.6),
+            Point::new("flush: carve-out = table", 8, 1.2, 1.1, 1.3),
+            Point::new("no colon", 8, 1.0, 1.0, 1.0),
+        ];
+        let spec = Spec::line("t", "x", "y")
+            .panels(PanelBy::SeriesBeforeColon, 1)
+            .series_label(
+                "fused: carve-out = table",
+                "past a stream: sized to the table",
+            )
+            .series_label(
+                "flush: carve-out = table",
+                "after a flush: sized to the table",
+            )
+            .dashed("fused: largest");
+        let (series, panels) = figure(&spec, &pts);
+        assert_eq!(series, ["sized to the table", "largest", "no colon"]);
+        let names: Vec<&str> = panels.iter().flatten().map(String::as_str).collect();
+        assert_eq!(names, ["past a stream", "fused", "after a flush", "no colon"]);
+        let meta = Meta::default();
+        let f = Figure::new(&spec, &meta, &pts).unwrap();
+        assert!(f.styles[1].dashed && !f.styles[0].dashed);
+        // The labels survive the CSV: the recorded names keep their ` = `.
+        clean(&draw(&spec, &pts));
+    }
+
+    #[test]
+    fn series_along_x_makes_the_variants_categories_and_the_kernels_series() {
+        let pts = vec![
+            Point::new("plain", "copy", 0.79, 0.78, 0.80),
+            Point::new("__ldg", "copy", 0.79, 0.78, 0.80),
+            Point::new("plain", "gather", 0.82, 0.81, 0.83),
+            Point::new("const", "gather", 0.82, 0.81, 0.83),
+        ];
+        let spec = Spec::bar("t", "qualifiers", "fraction").x_is_series();
+        let (series, panels) = figure(&spec, &pts);
+        assert_eq!(series, ["copy", "gather"]);
+        assert_eq!(panels, [None]);
+        let meta = Meta::default();
+        let f = Figure::new(&spec, &meta, &pts).unwrap();
+        let cats: Vec<&str> =
+            f.panels[0].points.iter().map(|(_, c, _)| c.as_str()).collect();
+        assert_eq!(cats, ["plain", "__ldg", "plain", "const"]);
+        clean(&draw(&spec, &pts));
+    }
+
+    #[test]
+    fn a_line_chart_from_zero_puts_zero_on_its_axis() {
+        // x from 1, so a text "0" can only be a value tick.
+        let pts: Vec<Point> = (1..9)
+            .map(|k| Point::new("measured", k, 0.8 + 0.01 * k as f64, 0.8, 0.9))
+            .collect();
+        let plain = draw(&Spec::line("t", "k", "fraction"), &pts);
+        let zero = draw(&Spec::line("t", "k", "fraction").y_from_zero(), &pts);
+        let tick_zero = |svg: &str| {
+            super::super::read_svg_layout(svg).texts.iter().any(|t| t.text == "0")
+        };
+        assert!(!tick_zero(&plain) && tick_zero(&zero));
+        clean(&zero);
+    }
 }

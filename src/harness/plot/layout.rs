@@ -136,7 +136,7 @@ fn layout(
                 .collect(),
             log: spec.y_log,
             bytes: false,
-            from_zero: fig.kind == Kind::Bar,
+            from_zero: fig.kind == Kind::Bar || spec.y_from_zero,
             ticks: value_ticks,
             data: Vec::new(),
             orient: if horizontal { Orient::Horizontal } else { Orient::Vertical },

@@ -11,7 +11,7 @@
 //! | key | value | effect |
 //! |---|---|---|
 //! | `markers_only` | series names, ` \| `-separated | markers without a joining line |
-//! | `panels` | `x first word`, `x last word`, `series first word`, `series last word`, `series` | small multiples: one panel per value of that part, the rest names the category or series |
+//! | `panels` | `x first word`, `x last word`, `series first word`, `series last word`, `series`, `series before colon` | small multiples: one panel per value of that part, the rest names the category or series |
 //! | `panel_columns` | a count | panels per row (1 when absent) |
 //! | `panel_y` | `independent` | each panel its own value axis |
 //! | `ref_lines` | `y = 1: label \| x = l2_mib MiB: L2 {}` | dashed reference lines; the value may name another metadata key and a byte unit; `{}` in the label is the value |
@@ -22,7 +22,9 @@
 //! | `x_ticks`, `y_ticks` | `dense`, `data`, or a list of numbers | tick positions |
 //! | `y2_label`, `y2_scale` | a label; a factor | a second value axis on the right: y × factor |
 //! | `series_shown` | series names as in the data | draws only these series (a name no point has draws nothing); the others stay in the record |
-//! | `series_names` | `name in the data = name drawn \| …` | the legend's (and hover titles') name of a series |
+//! | `series_labels` | `recorded name = label \| …` | the name drawn for a series (what it is, not the code's option); applied before `panels` splits names |
+//! | `x_is_series` | `true` | series names along x, x values as the series (bars grouped by variant, coloured by kernel) |
+//! | `y_from_zero` | `true` | the value axis includes zero, so heights compare as lengths (bars always do) |
 //!
 //! A bar chart's value axis is always linear: a `bar` record with `y_log: true` is drawn as a
 //! dot plot (markers with min–max bars on a log axis), never as bars on a log axis.

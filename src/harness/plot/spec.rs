@@ -42,15 +42,20 @@ pub struct Spec {
     /// The series drawn, by their names in the data (empty: every series). The others stay
     /// in the record, for a table or a reader's own plot: a figure makes one point.
     pub shown: Vec<String>,
-    /// (name in the data, name drawn): a series' legend name where the data's is longer
-    /// than the point needs.
-    pub names: Vec<(String, String)>,
+    /// (series as recorded, name drawn): what a series is, in words, where the record names
+    /// it by the code's options; applied before the panels split names.
+    pub series_labels: Vec<(String, String)>,
+    /// Bars grouped by series: the series names are the categories along x and the x values
+    /// name the series (each group one kernel's variants, say).
+    pub x_is_series: bool,
+    /// The value axis includes zero, so heights compare as lengths (bars always do).
+    pub y_from_zero: bool,
 }
 
 /// Separates the names in list-valued metadata (`markers_only`, `dashed`, `ref_lines`, …).
 const SERIES_SEPARATOR: &str = " | ";
-/// Separates a series' name in the data from the name drawn in `series_names`.
-const NAME_SEPARATOR: &str = " = ";
+/// Separates a recorded series name from the label drawn for it in `series_labels`.
+const LABEL_SEPARATOR: &str = " = ";
 
 fn check_name(name: &str) {
     assert!(
@@ -81,7 +86,9 @@ impl Spec {
             y_ticks: Ticks::Auto,
             y2: None,
             shown: Vec::new(),
-            names: Vec::new(),
+            series_labels: Vec::new(),
+            x_is_series: false,
+            y_from_zero: false,
         }
     }
     pub fn bar(title: &str, x_label: &str, y_label: &str) -> Self {
@@ -169,32 +176,54 @@ impl Spec {
         self.shown.push(series.to_string());
         self
     }
-    /// Shows the series named `series` in the data as `shown` (legend and hover titles).
-    pub fn name(mut self, series: &str, shown: &str) -> Self {
-        check_name(series);
-        check_name(shown);
+    /// Draws the series recorded as `recorded` under the name `label`.
+    pub fn series_label(mut self, recorded: &str, label: &str) -> Self {
+        check_name(recorded);
+        check_name(label);
         assert!(
-            !series.contains(NAME_SEPARATOR),
-            "a series renamed cannot contain `{NAME_SEPARATOR}`"
+            !label.contains(LABEL_SEPARATOR),
+            "a series label cannot contain `{LABEL_SEPARATOR}`"
         );
-        self.names.push((series.to_string(), shown.to_string()));
+        self.series_labels.push((recorded.to_string(), label.to_string()));
+        self
+    }
+    /// The series names are the categories along x; the x values name the series.
+    pub fn x_is_series(mut self) -> Self {
+        self.x_is_series = true;
+        self
+    }
+    /// The value axis reaches down (or up) to zero.
+    pub fn y_from_zero(mut self) -> Self {
+        self.y_from_zero = true;
         self
     }
 
-    /// The points drawn: those of the series shown, each under its drawn name.
+    /// A point as drawn: its series relabelled, then series and x exchanged if asked.
+    pub(super) fn as_drawn(&self, p: &Point) -> Point {
+        let mut p = p.clone();
+        if let Some((_, label)) =
+            self.series_labels.iter().find(|(r, _)| *r == p.series)
+        {
+            p.series = label.clone();
+        }
+        if self.x_is_series {
+            std::mem::swap(&mut p.series, &mut p.x);
+        }
+        p
+    }
+
+    /// The spec a record's metadata holds (what a test compares with the code's).
+    pub fn read(meta: &Meta) -> anyhow::Result<Self> {
+        Self::from_meta(meta)
+    }
+
+    /// The points drawn: those of the series shown (by their names in the data); each is
+    /// then drawn as [`Spec::as_drawn`] says.
     pub(super) fn drawn(&self, points: &[Point]) -> Vec<Point> {
         points
             .iter()
             .filter(|p| self.shown.is_empty() || self.shown.contains(&p.series))
-            .map(|p| {
-                let mut p = p.clone();
-                if let Some((_, to)) =
-                    self.names.iter().find(|(from, _)| *from == p.series)
-                {
-                    p.series = to.clone();
-                }
-                p
-            })
+            .cloned()
             .collect()
     }
 
@@ -255,13 +284,19 @@ impl Spec {
         if !self.shown.is_empty() {
             meta = meta.with("series_shown", &join(&self.shown));
         }
-        if !self.names.is_empty() {
+        if !self.series_labels.is_empty() {
             let v: Vec<String> = self
-                .names
+                .series_labels
                 .iter()
-                .map(|(from, to)| format!("{from}{NAME_SEPARATOR}{to}"))
+                .map(|(r, l)| format!("{r}{LABEL_SEPARATOR}{l}"))
                 .collect();
-            meta = meta.with("series_names", &join(&v));
+            meta = meta.with("series_labels", &join(&v));
+        }
+        if self.x_is_series {
+            meta = meta.with("x_is_series", "true");
+        }
+        if self.y_from_zero {
+            meta = meta.with("y_from_zero", "true");
         }
         meta
     }
@@ -274,6 +309,13 @@ impl Spec {
             meta.get(k)
                 .map(|v| v.split(SERIES_SEPARATOR).map(str::to_string).collect())
                 .unwrap_or_default()
+        };
+        let flag = |k: &str| -> anyhow::Result<bool> {
+            match meta.get(k) {
+                None | Some("false") => Ok(false),
+                Some("true") => Ok(true),
+                Some(o) => bail!("`{k}: {o}`: expected `true` or `false`"),
+            }
         };
         let kind = match get("plot")? {
             "line" => Kind::Line,
@@ -360,16 +402,22 @@ impl Spec {
                 .unwrap_or_default(),
             y2,
             shown: list("series_shown"),
-            names: list("series_names")
+            // Split at the last ` = `: a recorded name may hold one (`carve-out = table`), a
+            // label may not.
+            series_labels: list("series_labels")
                 .iter()
                 .map(|e| {
-                    e.split_once(NAME_SEPARATOR)
-                        .map(|(from, to)| (from.to_string(), to.to_string()))
+                    e.rsplit_once(LABEL_SEPARATOR)
+                        .map(|(r, l)| (r.trim().to_string(), l.trim().to_string()))
                         .with_context(|| {
-                            format!("series name `{e}`: expected `name in the data{NAME_SEPARATOR}name drawn`")
+                            format!(
+                                "series label `{e}`: expected `recorded name = label`"
+                            )
                         })
                 })
                 .collect::<anyhow::Result<_>>()?,
+            x_is_series: flag("x_is_series")?,
+            y_from_zero: flag("y_from_zero")?,
         })
     }
 }
@@ -397,9 +445,11 @@ mod tests {
             .x_ticks(Ticks::Data)
             .y_ticks(Ticks::List(vec![10.0, 15.0, 20.0]))
             .y2("GFLOP/s", 516.89)
+            .series_label("carve-out = table", "whole table fits: window: all of it")
+            .x_is_series()
+            .y_from_zero()
             .show("m")
-            .show("paper")
-            .name("paper", "the paper's kernel");
+            .show("paper");
         let meta = full.add_to(Meta::default());
         assert_eq!(Spec::from_meta(&meta).unwrap(), full);
         assert_eq!(
@@ -412,7 +462,7 @@ mod tests {
                 Spec::bar("t", "x", "y").y2("GFLOP/s", factor).add_to(Meta::default());
             assert_eq!(meta.get("y2_scale"), None);
         }
-        assert_eq!(meta.get("series_names"), Some("paper = the paper's kernel"));
+        assert_eq!(meta.get("series_shown"), Some("m | paper"));
         let dot = Spec::dot("t", "x", "y").log_y().y_ticks(Ticks::Dense);
         assert_eq!(Spec::from_meta(&dot.add_to(Meta::default())).unwrap(), dot);
     }
@@ -428,9 +478,13 @@ mod tests {
             .show("CPU, 16 threads (rayon)")
             .show("GPU tiled")
             .show("a program this run skipped")
-            .name("CPU, 16 threads (rayon)", "CPU");
-        let drawn: Vec<(String, f64)> =
-            spec.drawn(&points).into_iter().map(|p| (p.series, p.y)).collect();
+            .series_label("CPU, 16 threads (rayon)", "CPU");
+        let drawn: Vec<(String, f64)> = spec
+            .drawn(&points)
+            .iter()
+            .map(|p| spec.as_drawn(p))
+            .map(|p| (p.series, p.y))
+            .collect();
         assert_eq!(drawn, [("CPU".to_string(), 2.0), ("GPU tiled".to_string(), 0.5)]);
         assert_eq!(Spec::line("t", "x", "y").drawn(&points), points);
     }

@@ -71,15 +71,19 @@ pub enum PanelBy {
     SeriesLastWord,
     /// One panel per series.
     Series,
+    /// The series name up to its first `: `; the rest names the series (a name without one
+    /// is a panel of its own, named as the series).
+    SeriesBeforeColon,
 }
 
 impl PanelBy {
-    const ALL: [(PanelBy, &'static str); 5] = [
+    const ALL: [(PanelBy, &'static str); 6] = [
         (PanelBy::XFirstWord, "x first word"),
         (PanelBy::XLastWord, "x last word"),
         (PanelBy::SeriesFirstWord, "series first word"),
         (PanelBy::SeriesLastWord, "series last word"),
         (PanelBy::Series, "series"),
+        (PanelBy::SeriesBeforeColon, "series before colon"),
     ];
 
     pub(super) fn text(self) -> &'static str {
@@ -129,6 +133,10 @@ impl PanelBy {
                 (p, s, x.into())
             }
             PanelBy::Series => (series.into(), series.into(), x.into()),
+            PanelBy::SeriesBeforeColon => match series.split_once(": ") {
+                Some((p, s)) => (p.trim().into(), s.trim().into(), x.into()),
+                None => (series.trim().into(), series.trim().into(), x.into()),
+            },
         }
     }
 }
