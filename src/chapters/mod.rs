@@ -58,7 +58,13 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
     "atax-diagram-patterns",
+    "glossary-diagram-warp",
+    "glossary-diagram-sector",
+    "glossary-diagram-bank-conflict",
+    "glossary-diagram-tile",
+    "glossary-diagram-occupancy",
     "memory_spaces-diagram-hierarchy",
+    "glossary-diagram-bytes-in-flight",
 ];
 
 /// The chapter whose example is `name`.

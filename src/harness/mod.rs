@@ -47,6 +47,7 @@ pub mod includes;
 pub mod inputs;
 pub mod kernels;
 pub mod launch;
+pub mod occupancy;
 pub mod out_folder;
 pub mod plot;
 pub mod record;

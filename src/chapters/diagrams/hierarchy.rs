@@ -66,7 +66,7 @@ const KIB: f64 = 1024.0;
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// The metadata value `key` of `rec` as a number (its leading number: `256 (stated ...)`).
-fn meta_number(rec: &Record, stem: &str, key: &str) -> anyhow::Result<f64> {
+pub(super) fn meta_number(rec: &Record, stem: &str, key: &str) -> anyhow::Result<f64> {
     rec.meta
         .get(key)
         .and_then(leading_number)
@@ -74,7 +74,7 @@ fn meta_number(rec: &Record, stem: &str, key: &str) -> anyhow::Result<f64> {
 }
 
 /// The `y` of every row of `series` in the latency record, by footprint.
-fn chases(rec: &Record, series: &dyn Fn(&str) -> bool) -> Vec<Chase> {
+pub(super) fn chases(rec: &Record, series: &dyn Fn(&str) -> bool) -> Vec<Chase> {
     let mut out: Vec<Chase> = rec
         .rows
         .iter()
@@ -91,7 +91,7 @@ fn chases(rec: &Record, series: &dyn Fn(&str) -> bool) -> Vec<Chase> {
 }
 
 /// The median of the row of `rec` whose first column is `name`.
-fn median_of(rec: &Record, stem: &str, name: &str) -> anyhow::Result<f64> {
+pub(super) fn median_of(rec: &Record, stem: &str, name: &str) -> anyhow::Result<f64> {
     let row = rec
         .rows
         .iter()
@@ -209,9 +209,9 @@ pub(super) fn bytes(b: f64) -> String {
     }
 }
 
-/// The provenance of the diagram: the device of the chase's run, this program's build, and
-/// the records it read with their commits.
-fn provenance(dir: &Path) -> anyhow::Result<Meta> {
+/// The provenance of a diagram composed from `composed_from`: the device of the chase's run,
+/// this program's build, and the records it read with their commits.
+pub(super) fn provenance(dir: &Path, composed_from: &[&str]) -> anyhow::Result<Meta> {
     let latency = read(dir, "memory_spaces-latency")?;
     let summary = read(dir, "ceilings-summary")?;
     let mut meta = Meta::default();
@@ -224,7 +224,7 @@ fn provenance(dir: &Path) -> anyhow::Result<Meta> {
         .with("cudarc", env!("CMBOOK_CUDARC_VERSION"))
         .with("commit", env!("CMBOOK_GIT_COMMIT"))
         .with("date_utc", &chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string())
-        .with("composed_from", &COMPOSED_FROM.join(", "))
+        .with("composed_from", &composed_from.join(", "))
         .with("memory_spaces_commit", latency.meta.get("commit").unwrap_or("?"))
         .with("ceilings_commit", summary.meta.get("commit").unwrap_or("?")))
 }
@@ -232,7 +232,7 @@ fn provenance(dir: &Path) -> anyhow::Result<Meta> {
 /// The diagram, composed from the records of `dir`.
 pub fn compose(dir: &Path) -> anyhow::Result<Diagram> {
     let h = Hierarchy::read(dir)?;
-    Ok(Diagram { provenance: Some(provenance(dir)?), ..draw(&h) })
+    Ok(Diagram { provenance: Some(provenance(dir, COMPOSED_FROM)?), ..draw(&h) })
 }
 
 /// The boxes of the levels on the left, each level's latency and bandwidth to its right,

@@ -15,6 +15,7 @@ use crate::harness::run;
 mod atax;
 mod cmm;
 mod coalescing;
+mod glossary;
 mod hierarchy;
 mod tiling;
 
@@ -41,13 +42,21 @@ fn computed() -> Vec<Diagram> {
         cmm::layouts(),
         tiling::steps(),
         atax::patterns(),
+        glossary::warp(),
+        glossary::sector(),
+        glossary::bank_conflict(),
+        glossary::tile(),
+        glossary::occupancy(),
     ]
 }
 
 /// The diagrams composed from the records in `records` (the folder that holds `data/`), each
 /// with its stem: an error says which record it lacks.
 fn composed(records: &Path) -> Vec<(&'static str, anyhow::Result<Diagram>)> {
-    vec![(hierarchy::STEM, hierarchy::compose(records))]
+    vec![
+        (hierarchy::STEM, hierarchy::compose(records)),
+        (glossary::BYTES_IN_FLIGHT_STEM, glossary::bytes_in_flight(records)),
+    ]
 }
 
 /// Every diagram of the book, computed now; those composed from records only where
@@ -66,8 +75,18 @@ pub const STEMS: &[&str] = &[
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
     "atax-diagram-patterns",
+    "glossary-diagram-warp",
+    "glossary-diagram-sector",
+    "glossary-diagram-bank-conflict",
+    "glossary-diagram-tile",
+    "glossary-diagram-occupancy",
     hierarchy::STEM,
+    glossary::BYTES_IN_FLIGHT_STEM,
 ];
+
+/// The glossary's own stem: its pictures' stems start with it, as a chapter's do with the
+/// chapter's (the glossary page is `src/book/glossary.md`, no chapter's).
+pub const GLOSSARY_STEM: &str = "glossary";
 
 /// The provenance of a computed diagram: no GPU, no measurement.
 pub fn meta(command: &str) -> Meta {
@@ -139,9 +158,13 @@ mod tests {
             assert!(super::super::REPRODUCE_WRITES.contains(s), "{s}");
             let chapter = s.split('-').next().unwrap();
             assert!(
-                super::super::ALL.iter().any(|c| c.example == chapter
-                    || c.writes.iter().any(|w| w.starts_with(&format!("{chapter}-")))),
-                "{s} does not start with a chapter's stem"
+                (chapter == GLOSSARY_STEM
+                    && book_figures().join("../src/book/glossary.md").exists())
+                    || super::super::ALL.iter().any(|c| c.example == chapter
+                        || c.writes
+                            .iter()
+                            .any(|w| w.starts_with(&format!("{chapter}-")))),
+                "{s} does not start with a chapter's stem nor the glossary's"
             );
         }
         for d in &diagrams {
