@@ -58,6 +58,8 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
     "atax-diagram-patterns",
+    "hopper_memory-diagram-pipeline",
+    "hopper_memory-diagram-warptile",
     "memory_spaces-diagram-hierarchy",
 ];
 

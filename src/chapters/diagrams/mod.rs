@@ -16,6 +16,7 @@ mod atax;
 mod cmm;
 mod coalescing;
 mod hierarchy;
+mod hopper;
 mod tiling;
 
 /// One diagram: its stem, title, the model that computed it, its panels per row and shapes.
@@ -41,6 +42,8 @@ fn computed() -> Vec<Diagram> {
         cmm::layouts(),
         tiling::steps(),
         atax::patterns(),
+        hopper::pipeline(),
+        hopper::warp_tile(),
     ]
 }
 
@@ -66,6 +69,8 @@ pub const STEMS: &[&str] = &[
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
     "atax-diagram-patterns",
+    "hopper_memory-diagram-pipeline",
+    "hopper_memory-diagram-warptile",
     hierarchy::STEM,
 ];
 
