@@ -59,6 +59,7 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "tiling-diagram-steps",
     "atax-diagram-patterns",
     "hopper_memory-diagram-pipeline",
+    "hopper_memory-diagram-tma",
     "hopper_memory-diagram-warptile",
     "memory_spaces-diagram-hierarchy",
 ];

@@ -1,6 +1,7 @@
 //! The Hopper chapter's diagrams: the `cp.async` stream's stages as its loop fills and
-//! drains them (`stream_stages` in `kernels/hopper_async.cu`, replayed by [`stream`]), and
-//! the warp-tiled multiply's block tile, warp tiles and lanes (`kernels/hopper_sgemm.cuh`,
+//! drains them (`stream_stages` in `kernels/hopper_async.cu`, replayed by [`stream`]), one
+//! TMA copy and its mbarrier (`tma_copy` in `kernels/hopper_tma.cu`, replayed by
+//! [`tma_copy_steps`] on a model of the barrier, [`Mbarrier`]), and the warp-tiled multiply's block tile, warp tiles and lanes (`kernels/hopper_sgemm.cuh`,
 //! by the index arithmetic of [`warp_layout::result`]).
 
 use plotters::style::text_anchor::HPos;
@@ -8,6 +9,7 @@ use plotters::style::text_anchor::HPos;
 use super::Diagram;
 use crate::harness::kernels;
 use crate::harness::plot::{Fill, Ink, Shape};
+use crate::harness::tma;
 use crate::hopper_memory::sgemm::{warp_layout, Variant, KERNELS, THREADS, TILE};
 use crate::hopper_memory::HopperKernel as K;
 
@@ -139,7 +141,7 @@ pub fn pipeline() -> Diagram {
             if c == 0 { "prologue".to_string() } else { format!("k = {}", c - 1) };
         shapes.push(Shape::text(panel, x + w / 2.0, -0.6, HPos::Center, &head));
         for (s, held) in column.iter().enumerate() {
-            let y = s as f64 * 1.2;
+            let y = s as f64 * 1.25;
             let (fill, label) = match *held {
                 Held::Empty => (Fill::Unused, String::new()),
                 Held::InFlight(e) => (Fill::Tint(0), e.to_string()),
@@ -149,11 +151,11 @@ pub fn pipeline() -> Diagram {
         }
     }
     for s in 0..l.stages {
-        let y = s as f64 * 1.2 + 0.5;
+        let y = s as f64 * 1.25 + 0.5;
         shapes.push(Shape::text(panel, -0.3, y, HPos::Right, &format!("stage {s}")));
     }
     // The key: a swatch of each state and what it means.
-    let key_y = l.stages as f64 * 1.2 + 0.6;
+    let key_y = l.stages as f64 * 1.25 + 0.5;
     let keys = [
         (Fill::Tint(0), "copy in flight (the element's number)".to_string()),
         (
@@ -164,8 +166,8 @@ pub fn pipeline() -> Diagram {
     ];
     for (i, (fill, text)) in keys.iter().enumerate() {
         let y = key_y + i as f64 * 1.0;
-        shapes.push(Shape::cell(panel, 0.0, y, 0.8, 0.6, *fill, ""));
-        shapes.push(Shape::text(panel, 1.1, y + 0.3, HPos::Left, text));
+        shapes.push(Shape::cell(panel, 0.0, y, 0.75, 0.5, *fill, ""));
+        shapes.push(Shape::text(panel, 1.1, y + 0.25, HPos::Left, text));
     }
     Diagram {
         stem: "hopper_memory-diagram-pipeline",
@@ -176,6 +178,225 @@ pub fn pipeline() -> Diagram {
             l.prologue, l.ahead
         ),
         computed_by: "kernels/hopper_async.cu and diagrams::hopper::stream",
+        panel_columns: 1,
+        shapes,
+        provenance: None,
+    }
+}
+
+/// The kernel file of the TMA copy.
+pub(super) const TMA_FILE: &str = "hopper_tma.cu";
+
+/// The bytes of the box one TMA copy moves: [`tma::BOX`] of the floats the maps take.
+pub(super) fn box_bytes() -> u64 {
+    let (rows, cols) = tma::BOX;
+    u64::from(rows * cols) * std::mem::size_of::<f32>() as u64
+}
+
+/// What `tma_copy` arms its barrier with and how: the arrivals of `mbar_init` and the
+/// bytes of `mbar_expect_bytes`, `sizeof(tile)` for a `float tile[TILE * TILE]`, read
+/// from its source.
+pub(super) fn tma_kernel_arms() -> (u32, u64) {
+    let source =
+        kernels::source(TMA_FILE).expect("the TMA kernels are embedded").source;
+    let start = source.find("void tma_copy(").expect("tma_copy is defined");
+    let body = &source[start..];
+    let body = &body[..body.find("\n}\n").expect("tma_copy ends")];
+    for line in [
+        "__shared__ __align__(128) float tile[TILE * TILE];",
+        "mbar_expect_bytes(&bar, sizeof(tile));",
+        "tma_load_2d(tile, &src, x, y, &bar);",
+        "mbar_wait(&bar, 0);",
+    ] {
+        assert!(body.contains(line), "tma_copy no longer has `{line}`");
+    }
+    let init =
+        body.split("mbar_init(&bar, ").nth(1).expect("tma_copy inits its barrier");
+    let arrivals = init[..init.find(')').expect("a count")].parse().expect("a number");
+    let tile: u64 = source
+        .lines()
+        .find_map(|l| l.strip_prefix("#define TILE "))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("hopper_tma.cu defines TILE");
+    (arrivals, tile * tile * std::mem::size_of::<f32>() as u64)
+}
+
+/// An mbarrier as PTX describes it: a phase completes when its pending arrivals and its
+/// transaction bytes are both zero, and the next phase starts with the arrivals it was
+/// initialised with; a wait on a parity returns once the phase of that parity has completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Mbarrier {
+    pub phase: u32,
+    pub arrivals: u32,
+    pub arrivals_due: u32,
+    pub bytes_due: u64,
+}
+
+impl Mbarrier {
+    pub(super) fn init(arrivals: u32) -> Self {
+        Self { phase: 0, arrivals, arrivals_due: arrivals, bytes_due: 0 }
+    }
+    /// `mbarrier.arrive.expect_tx`: the bytes to come, then one arrival.
+    pub(super) fn arrive_expect_tx(&mut self, bytes: u64) {
+        self.bytes_due += bytes;
+        self.arrivals_due =
+            self.arrivals_due.checked_sub(1).expect("an arrival too many");
+        self.complete_if_done();
+    }
+    /// The copy engine's `complete_tx`: bytes that have landed.
+    pub(super) fn complete_tx(&mut self, bytes: u64) {
+        self.bytes_due =
+            self.bytes_due.checked_sub(bytes).expect("more bytes than armed");
+        self.complete_if_done();
+    }
+    fn complete_if_done(&mut self) {
+        if self.arrivals_due == 0 && self.bytes_due == 0 {
+            self.phase += 1;
+            self.arrivals_due = self.arrivals;
+        }
+    }
+    /// `mbarrier.try_wait.parity`: has the phase of this parity completed?
+    pub(super) fn try_wait_parity(&self, parity: u32) -> bool {
+        self.phase % 2 != parity
+    }
+    /// What the barrier waits for, as drawn: a phase that has completed and nothing armed
+    /// for the next one yet reads as the phase completed.
+    fn state(&self) -> String {
+        if self.phase > 0 && self.arrivals_due == self.arrivals && self.bytes_due == 0 {
+            return format!("phase {} complete", self.phase - 1);
+        }
+        let mut due = Vec::new();
+        if self.arrivals_due > 0 {
+            let s = if self.arrivals_due == 1 { "" } else { "s" };
+            due.push(format!("{} arrival{s}", self.arrivals_due));
+        }
+        if self.bytes_due > 0 {
+            due.push(format!("{} B", self.bytes_due));
+        }
+        format!("phase {}: {} due", self.phase, due.join(", "))
+    }
+}
+
+/// The lanes of the TMA timeline, as drawn left to right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lane {
+    Thread0,
+    OtherThreads,
+    Engine,
+}
+
+/// One step of the TMA copy: what each lane does, the barrier after it, and what the
+/// block's waits on parity 0 return (None where nobody waits).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct TmaStep {
+    pub actions: Vec<(Lane, String)>,
+    pub barrier: Mbarrier,
+    pub barrier_label: String,
+    pub wait_returns: Option<bool>,
+}
+
+/// `tma_copy`'s block, step by step, on the barrier model: thread 0 initialises it with
+/// `arrivals` and arms it with `armed` bytes and its own arrival, then asks for the box;
+/// the block meets at `__syncthreads` and waits on parity 0 while the engine writes the
+/// box's `box_bytes` and completes them on the barrier; the waits then return.
+pub(super) fn tma_copy_steps(
+    arrivals: u32,
+    armed: u64,
+    box_bytes: u64,
+) -> Vec<TmaStep> {
+    use Lane::*;
+    let mut bar = Mbarrier::init(arrivals);
+    let mut steps = Vec::new();
+    let mut step = |bar: &Mbarrier, actions: Vec<(Lane, String)>| {
+        let wait = actions
+            .iter()
+            .any(|(_, a)| a.starts_with("wait"))
+            .then(|| bar.try_wait_parity(0));
+        steps.push(TmaStep {
+            actions,
+            barrier: *bar,
+            barrier_label: bar.state(),
+            wait_returns: wait,
+        });
+    };
+    step(&bar, vec![(Thread0, format!("mbarrier.init({arrivals})"))]);
+    bar.arrive_expect_tx(armed);
+    step(&bar, vec![(Thread0, format!("expect_tx {armed} B"))]);
+    let (rows, cols) = tma::BOX;
+    step(
+        &bar,
+        vec![
+            (Thread0, "tensor copy (x, y)".into()),
+            (Engine, format!("reads {rows} × {cols} box")),
+        ],
+    );
+    step(
+        &bar,
+        vec![(Thread0, "__syncthreads".into()), (OtherThreads, "__syncthreads".into())],
+    );
+    step(
+        &bar,
+        vec![
+            (Thread0, "wait parity 0: spins".into()),
+            (OtherThreads, "wait parity 0: spins".into()),
+        ],
+    );
+    bar.complete_tx(box_bytes);
+    step(&bar, vec![(Engine, format!("complete_tx {box_bytes} B"))]);
+    step(
+        &bar,
+        vec![(Thread0, "wait returns".into()), (OtherThreads, "wait returns".into())],
+    );
+    steps
+}
+
+/// The TMA copy's timeline: a column per lane, a row per step, time running down.
+pub fn tma() -> Diagram {
+    let (arrivals, armed) = tma_kernel_arms();
+    let steps = tma_copy_steps(arrivals, armed, box_bytes());
+    let panel = "";
+    let (w, pitch, row) = (5.0, 5.5, 1.25);
+    let others = format!("threads 1 to {}", tma::COPY_THREADS - 1);
+    let lanes = [
+        (Lane::Thread0, "thread 0", Fill::Tint(0)),
+        (Lane::OtherThreads, others.as_str(), Fill::Tint(0)),
+        (Lane::Engine, "TMA engine", Fill::Tint(1)),
+    ];
+    let mut shapes = Vec::new();
+    for (i, (_, head, _)) in lanes.iter().enumerate() {
+        let x = i as f64 * pitch + w / 2.0;
+        shapes.push(Shape::text(panel, x, -0.6, HPos::Center, head));
+    }
+    let bx = lanes.len() as f64 * pitch;
+    let bw = 6.0;
+    shapes.push(Shape::text(panel, bx + bw / 2.0, -0.6, HPos::Center, "mbarrier"));
+    for (s, step) in steps.iter().enumerate() {
+        let y = s as f64 * row;
+        for (i, (lane, _, fill)) in lanes.iter().enumerate() {
+            for (_, action) in step.actions.iter().filter(|(l, _)| l == lane) {
+                let x = i as f64 * pitch;
+                shapes.push(Shape::cell(panel, x, y, w, 1.0, *fill, action));
+            }
+        }
+        let fill = if step.barrier_label.ends_with("complete") {
+            Fill::Tint(2)
+        } else {
+            Fill::Plain
+        };
+        shapes.push(Shape::cell(panel, bx, y, bw, 1.0, fill, &step.barrier_label));
+    }
+    // Time runs down the left edge.
+    let end = (steps.len() - 1) as f64 * row + 1.0;
+    shapes.push(Shape::arrow(panel, (-0.5, 0.0), (-0.5, end), Ink::Muted));
+    shapes.push(Shape::text(panel, -0.8, end / 2.0, HPos::Right, "time"));
+    Diagram {
+        stem: "hopper_memory-diagram-tma",
+        title: format!(
+            "One TMA copy (tma_copy): thread 0 arms the mbarrier with the box's {armed} \
+             bytes and asks for the box; the engine writes it and completes the bytes, \
+             the phase completes, and the block's waits on parity 0 return"
+        ),
+        computed_by: "kernels/hopper_tma.cu and diagrams::hopper::Mbarrier",
         panel_columns: 1,
         shapes,
         provenance: None,
@@ -365,7 +586,7 @@ mod tests {
                 let in_flight =
                     column.iter().filter(|h| matches!(h, Held::InFlight(_))).count();
                 assert!(in_flight <= l.wait_group, "{stages} stages, k = {k}");
-                assert!(in_flight <= stages - 1);
+                assert!(in_flight < stages);
                 let left = 3 * stages + 1 - k - 1;
                 assert_eq!(in_flight, left.min(stages - 1), "{stages} stages, k = {k}");
             }
@@ -467,5 +688,53 @@ mod tests {
         }
         let want: Vec<usize> = (0..32).map(|l| if l == LANE { 4 } else { 1 }).collect();
         assert_eq!(labelled, want);
+    }
+
+    #[test]
+    fn the_barrier_is_armed_with_the_boxs_bytes_and_completes_when_they_land() {
+        let (arrivals, armed) = tma_kernel_arms();
+        assert_eq!(arrivals, 1, "thread 0's arrival alone");
+        assert_eq!(armed, box_bytes(), "the kernel expects the bytes of the maps' box");
+        assert_eq!(armed, 4096);
+        // The block drawn is the launch's: one warp, as the kernel's comment says.
+        let source = kernels::source(TMA_FILE).unwrap().source;
+        let launch =
+            format!("32), ceil(rows / 32)); blocks of {} threads.", tma::COPY_THREADS);
+        assert!(source.contains(&launch), "tma_copy's launch: {launch}");
+        let steps = tma_copy_steps(arrivals, armed, box_bytes());
+        // The phase completes at the engine's step and no earlier; the waits spin before
+        // it and return after it.
+        let complete: Vec<usize> =
+            (0..steps.len()).filter(|&s| steps[s].barrier.phase == 1).collect();
+        let engine_writes = steps
+            .iter()
+            .position(|s| {
+                s.actions
+                    .iter()
+                    .any(|(l, a)| *l == Lane::Engine && a.starts_with("complete_tx"))
+            })
+            .unwrap();
+        assert_eq!(complete.first(), Some(&engine_writes));
+        let waits: Vec<bool> = steps.iter().filter_map(|s| s.wait_returns).collect();
+        assert_eq!(waits, [false, true]);
+        // Armed with more bytes than the box holds, the phase never completes.
+        let short = tma_copy_steps(arrivals, armed + 4, box_bytes());
+        assert!(short.iter().all(|s| s.barrier.phase == 0));
+        assert_eq!(
+            short.iter().filter_map(|s| s.wait_returns).next_back(),
+            Some(false)
+        );
+        // The diagram: a cell per action and a barrier cell per step, the armed and the
+        // written bytes the box's.
+        let d = tma();
+        let cells: Vec<&Shape> =
+            d.shapes.iter().filter(|s| s.shape == ShapeKind::Cell).collect();
+        let actions: usize = steps.iter().map(|s| s.actions.len()).sum();
+        assert_eq!(cells.len(), actions + steps.len());
+        let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
+        assert!(labels.contains(&format!("expect_tx {} B", box_bytes()).as_str()));
+        assert!(labels.contains(&format!("complete_tx {} B", box_bytes()).as_str()));
+        assert!(labels.contains(&format!("phase 0: {} B due", box_bytes()).as_str()));
+        assert!(labels.contains(&"phase 0 complete"));
     }
 }

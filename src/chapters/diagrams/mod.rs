@@ -43,6 +43,7 @@ fn computed() -> Vec<Diagram> {
         tiling::steps(),
         atax::patterns(),
         hopper::pipeline(),
+        hopper::tma(),
         hopper::warp_tile(),
     ]
 }
@@ -70,6 +71,7 @@ pub const STEMS: &[&str] = &[
     "tiling-diagram-steps",
     "atax-diagram-patterns",
     "hopper_memory-diagram-pipeline",
+    "hopper_memory-diagram-tma",
     "hopper_memory-diagram-warptile",
     hierarchy::STEM,
 ];
