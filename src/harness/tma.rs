@@ -41,6 +41,13 @@ pub enum TmaOp {
     Transpose,
 }
 
+/// The box one TMA copy moves, rows × columns of floats: the kernels' `TILE` × `TILE` tile,
+/// whose bytes their mbarrier is told to expect.
+pub const BOX: (u32, u32) = (32, 32);
+
+/// The threads of a `tma_copy` block: one warp, of which thread 0 alone talks to the TMA.
+pub const COPY_THREADS: u32 = 32;
+
 /// The maps of `input`, `rows` × `cols` floats whose rows start `in_pitch` floats apart,
 /// and of `out`, the same shape for a copy or its transpose for a transpose (whose tiles are
 /// swizzled), with rows `out_pitch` floats apart. Fails, before the driver is asked, where
@@ -55,13 +62,13 @@ pub fn maps(
 ) -> anyhow::Result<(TensorMap, TensorMap)> {
     let transposes = op == TmaOp::Transpose;
     let swizzle = if transposes { Swizzle::B128 } else { Swizzle::None };
-    let src = TensorMap::tiled(gpu, input, (rows, cols, in_pitch), (32, 32), swizzle)?;
+    let src = TensorMap::tiled(gpu, input, (rows, cols, in_pitch), BOX, swizzle)?;
     let out_shape = if transposes { (cols, rows) } else { (rows, cols) };
     let dst = TensorMap::tiled(
         gpu,
         out,
         (out_shape.0, out_shape.1, out_pitch),
-        (32, 32),
+        BOX,
         swizzle,
     )?;
     Ok((src, dst))
@@ -79,7 +86,7 @@ pub fn launch(
 ) -> anyhow::Result<()> {
     let tiles = |n: usize| u32::try_from(n.div_ceil(32)).expect("grid too large");
     let block = match op {
-        TmaOp::Copy => (32, 1, 1),
+        TmaOp::Copy => (COPY_THREADS, 1, 1),
         TmaOp::Transpose => (32, 8, 1),
     };
     let cfg = LaunchConfig {

@@ -1,6 +1,6 @@
 //! Solutions of the chapter's exercises; `tests/cpu/launch_cpu.rs` checks their answers.
 //! The check of the kernel exercise (8.4) is here too, and the readers of the two records
-//! the book's solutions take their numbers from (Table 8.1 and Figure 8.2).
+//! the book's solutions take their numbers from (Table 8.1 and Figure 8.3).
 
 use std::path::Path;
 
@@ -60,7 +60,7 @@ pub fn ladder_ns(
     anyhow::bail!("hopper_memory-ladder has no rung `{barrier}`, `{what}`, `{who}`")
 }
 
-/// The best read rate of the stream of `hopper_memory-stages` (Figure 8.2) in the folder
+/// The best read rate of the stream of `hopper_memory-stages` (Figure 8.3) in the folder
 /// `dir`, in GB/s, and the SMs of the GPU that measured it.
 pub fn best_read_gbps(dir: &Path) -> anyhow::Result<(f64, u32)> {
     use crate::harness::roof::{number, read};

@@ -17,6 +17,7 @@ mod cmm;
 mod coalescing;
 mod glossary;
 mod hierarchy;
+mod hopper;
 mod tiling;
 
 /// One diagram: its stem, title, the model that computed it, its panels per row and shapes.
@@ -42,6 +43,9 @@ fn computed() -> Vec<Diagram> {
         cmm::layouts(),
         tiling::steps(),
         atax::patterns(),
+        hopper::pipeline(),
+        hopper::tma(),
+        hopper::warp_tile(),
         glossary::warp(),
         glossary::sector(),
         glossary::bank_conflict(),
@@ -75,6 +79,9 @@ pub const STEMS: &[&str] = &[
     "cmm_diagonal-diagram-layouts",
     "tiling-diagram-steps",
     "atax-diagram-patterns",
+    "hopper_memory-diagram-pipeline",
+    "hopper_memory-diagram-tma",
+    "hopper_memory-diagram-warptile",
     "glossary-diagram-warp",
     "glossary-diagram-sector",
     "glossary-diagram-bank-conflict",
