@@ -59,6 +59,7 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "tiling-diagram-steps",
     "atax-diagram-patterns",
     "memory_spaces-diagram-hierarchy",
+    "ceilings-diagram-roofline",
 ];
 
 /// The chapter whose example is `name`.

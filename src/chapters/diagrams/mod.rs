@@ -1,10 +1,10 @@
 //! The book's diagrams: pictures of its ideas, each computed by the model the chapter's tests
 //! already check (the sector arithmetic, the bank function, the table's index functions), so
 //! that a diagram cannot say what the model does not. A few are composed instead from the
-//! measured records of the folder they are written to (the memory hierarchy), as the roofline
-//! is. Each diagram's shapes are its record (`figures/data/<stem>.csv`, drawn by
-//! [`plot::draw_svg`]); `reproduce` writes them after a measuring run, once the records
-//! exist, and alone with `--diagrams`, which needs no GPU.
+//! measured records of the folder they are written to (the memory hierarchy, the roofline
+//! explained), as the measured rooflines are. Each diagram's shapes are its record
+//! (`figures/data/<stem>.csv`, drawn by [`plot::draw_svg`]); `reproduce` writes them after a
+//! measuring run, once the records exist, and alone with `--diagrams`, which needs no GPU.
 
 use std::path::Path;
 
@@ -16,6 +16,7 @@ mod atax;
 mod cmm;
 mod coalescing;
 mod hierarchy;
+mod roofline;
 mod tiling;
 
 /// One diagram: its stem, title, the model that computed it, its panels per row and shapes.
@@ -47,7 +48,10 @@ fn computed() -> Vec<Diagram> {
 /// The diagrams composed from the records in `records` (the folder that holds `data/`), each
 /// with its stem: an error says which record it lacks.
 fn composed(records: &Path) -> Vec<(&'static str, anyhow::Result<Diagram>)> {
-    vec![(hierarchy::STEM, hierarchy::compose(records))]
+    vec![
+        (hierarchy::STEM, hierarchy::compose(records)),
+        (roofline::STEM, roofline::compose(records)),
+    ]
 }
 
 /// Every diagram of the book, computed now; those composed from records only where
@@ -67,6 +71,7 @@ pub const STEMS: &[&str] = &[
     "tiling-diagram-steps",
     "atax-diagram-patterns",
     hierarchy::STEM,
+    roofline::STEM,
 ];
 
 /// The provenance of a computed diagram: no GPU, no measurement.
