@@ -29,6 +29,8 @@ pub struct Spec {
     pub ref_lines: Vec<RefLine>,
     /// Series drawn dashed, with hollow markers.
     pub dashed: Vec<String>,
+    /// Series drawn in grey: the points a figure does not single out.
+    pub grey: Vec<String>,
     /// Palette index of each series, in order of first appearance (empty: 0, 1, 2, …).
     pub colors: Vec<usize>,
     /// (x as written in the data, label) for markers of markers-only series.
@@ -40,6 +42,9 @@ pub struct Spec {
     /// A second value axis on the right: (label, value per unit of y).
     pub y2: Option<(String, f64)>,
 }
+
+/// Joins the x and the y of a point label that names one marker of several at one x.
+pub const LABEL_AT: &str = " @ ";
 
 /// Separates the names in list-valued metadata (`markers_only`, `dashed`, `ref_lines`, …).
 const SERIES_SEPARATOR: &str = " | ";
@@ -66,6 +71,7 @@ impl Spec {
             independent_y: false,
             ref_lines: Vec::new(),
             dashed: Vec::new(),
+            grey: Vec::new(),
             colors: Vec::new(),
             point_labels: Vec::new(),
             x_bytes: false,
@@ -119,6 +125,12 @@ impl Spec {
         self.dashed.push(series.to_string());
         self
     }
+    /// Draws `series` in grey, behind what the figure names.
+    pub fn grey(mut self, series: &str) -> Self {
+        check_name(series);
+        self.grey.push(series.to_string());
+        self
+    }
     /// Palette index of each series, in order of first appearance.
     pub fn colors(mut self, indices: &[usize]) -> Self {
         self.colors = indices.to_vec();
@@ -129,6 +141,11 @@ impl Spec {
         check_name(label);
         self.point_labels.push((x.to_string(), label.to_string()));
         self
+    }
+    /// Names the marker at (`x`, `y`) of a markers-only series: one of several markers that
+    /// share an x. `x` as written in the data, `y` as its number.
+    pub fn point_label_at(self, x: &str, y: f64, label: &str) -> Self {
+        self.point_label(&format!("{x}{LABEL_AT}{y}"), label)
     }
     /// x values are byte counts.
     pub fn x_bytes(mut self) -> Self {
@@ -185,6 +202,9 @@ impl Spec {
         if !self.dashed.is_empty() {
             meta = meta.with("dashed", &join(&self.dashed));
         }
+        if !self.grey.is_empty() {
+            meta = meta.with("grey", &join(&self.grey));
+        }
         if !self.colors.is_empty() {
             let v: Vec<String> = self.colors.iter().map(|c| c.to_string()).collect();
             meta = meta.with("colors", &v.join(" "));
@@ -209,7 +229,7 @@ impl Spec {
         meta
     }
 
-    pub(super) fn from_meta(meta: &Meta) -> anyhow::Result<Self> {
+    pub(crate) fn from_meta(meta: &Meta) -> anyhow::Result<Self> {
         let get = |k: &str| {
             meta.get(k).with_context(|| format!("figure metadata lacks `{k}`"))
         };
@@ -265,6 +285,7 @@ impl Spec {
                 .map(|r| RefLine::parse(r))
                 .collect::<anyhow::Result<_>>()?,
             dashed: list("dashed"),
+            grey: list("grey"),
             colors: meta
                 .get("colors")
                 .map(|v| {
