@@ -67,6 +67,7 @@ pub const REPRODUCE_WRITES: &[&str] = &[
     "glossary-diagram-tile",
     "glossary-diagram-occupancy",
     "memory_spaces-diagram-hierarchy",
+    "ceilings-diagram-roofline",
     "glossary-diagram-bytes-in-flight",
 ];
 

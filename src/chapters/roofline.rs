@@ -229,26 +229,122 @@ fn meta_for(roof: &Roof, points: &[KernelPoint]) -> Meta {
         .with("l2_gbps", &format!("{:.0}", roof.l2_gbps))
 }
 
-/// The roofs as lines: device memory and L2 from the left edge to where each meets the
-/// FP32 peak; the peaks themselves are the figure's reference lines.
-fn roof_points(roof: &Roof, x_min: f64) -> Vec<Point> {
+/// The roofs' names, as the figures' legends show them.
+const COPY_ROOF: &str = "device memory, best copy";
+const READ_ROOF: &str = "device memory, read-only kernel";
+const L2_ROOF: &str = "L2, inside one launch";
+/// The series of the kernels a figure names, and of the ones it draws in grey.
+const NAMED: &str = "kernels named";
+const OTHERS: &str = "other kernels (Table 1.4)";
+
+/// The bandwidth roofs as lines across the intensities `range`: each from the left edge to
+/// where it meets the FP32 peak, or to the right edge if that comes first; a roof that meets
+/// the peak left of the range is the peak there and is not drawn. The read-only kernel's roof
+/// is drawn where `read_gbps` is known. The peaks themselves are the figure's reference lines.
+fn roof_points(roof: &Roof, read_gbps: Option<f64>, range: (f64, f64)) -> Vec<Point> {
     let line = |name: &str, gbps: f64| {
         let ridge = roof.fp32_gflops / gbps;
-        [(x_min, gbps * x_min), (ridge, roof.fp32_gflops)]
-            .map(|(x, y)| Point::new(name, x, y, y, y))
+        let end = ridge.min(range.1);
+        (ridge > range.0)
+            .then_some([(range.0, gbps * range.0), (end, gbps * end)])
+            .into_iter()
+            .flatten()
+            .map(move |(x, y)| Point::new(name, x, y, y, y))
+            .collect::<Vec<_>>()
     };
-    let mut points = line("device memory, best copy", roof.dram_gbps).to_vec();
-    points.extend(line("L2, inside one launch", roof.l2_gbps));
+    let mut points = line(COPY_ROOF, roof.dram_gbps);
+    if let Some(gbps) = read_gbps {
+        points.extend(line(READ_ROOF, gbps));
+    }
+    points.extend(line(L2_ROOF, roof.l2_gbps));
     points
 }
 
-fn series_name(p: &KernelPoint) -> String {
-    let chapter = match p.chapter {
-        "tiling" => "matrix multiply",
-        "atax" => "ATAX",
-        _ => "memory spaces",
+/// The intensities a figure spans: its kernels', a factor of two wider either side, and the
+/// ridge where a kernel lies right of it (the distance to the ridge is then the point).
+fn x_range(points: &[&KernelPoint], roof: &Roof) -> (f64, f64) {
+    let ridge = roof.fp32_gflops / roof.dram_gbps;
+    if points.is_empty() {
+        return (0.1, ridge);
+    }
+    let lo = points.iter().map(|p| p.intensity()).fold(f64::INFINITY, f64::min);
+    let hi = points.iter().map(|p| p.intensity()).fold(0.0, f64::max);
+    let lo = if hi > ridge { lo.min(ridge) } else { lo };
+    (lo / 2.0, hi * 2.0)
+}
+
+/// The read-only kernel's rate that bounds a figure's kernels: for the whole book the
+/// ceilings run's (Table 1.1), for a chapter the one its record measured beside its kernels
+/// (`read_ceiling`); None where no record holds one.
+fn read_ceiling(
+    dir: &Path,
+    chapter: Option<&str>,
+    points: &[&KernelPoint],
+) -> Option<f64> {
+    match chapter {
+        None => {
+            let summary = read(dir, "ceilings-summary").ok()?;
+            let row = summary
+                .rows
+                .iter()
+                .find(|r| r[0] == "device read, read-only kernel")?;
+            number(&summary, row, "median").ok()
+        }
+        Some(_) => points.iter().find_map(|p| {
+            let rec = read(dir, p.source).ok()?;
+            leading_number(rec.meta.get("read_ceiling")?)
+        }),
+    }
+}
+
+/// The kernel's name on a figure: the step, the variant without its matrix, the example.
+fn short_name(p: &KernelPoint, with_chapter: bool) -> String {
+    let precision = if p.double { "FP64" } else { "FP32" };
+    let name = match p.chapter {
+        "atax" => {
+            let variant = p
+                .kernel
+                .rsplit_once(if p.double { ", double" } else { ", float" })
+                .map_or(p.kernel.as_str(), |(v, _)| v);
+            format!("{variant}, {precision}")
+        }
+        _ => p.kernel.clone(),
     };
-    format!("{chapter}, {}", if p.double { "FP64" } else { "FP32" })
+    match (with_chapter, p.chapter) {
+        (true, "tiling") => format!("matrix multiply: {name}"),
+        (true, "atax") => format!("ATAX {name}"),
+        _ => name,
+    }
+}
+
+/// The kernels a figure names: of each chapter and precision, the one closest to its roof
+/// and, on a chapter's own figure, the one farthest from it; the rest are drawn grey.
+fn named(points: &[&KernelPoint], roof: &Roof, whole_book: bool) -> Vec<usize> {
+    let share = |p: &KernelPoint| {
+        p.gflops() / roof.attainable(p.intensity(), p.double, p.l2_resident)
+    };
+    let mut groups: Vec<(&str, bool)> =
+        points.iter().map(|p| (p.chapter, p.double)).collect();
+    groups.dedup();
+    let mut out = Vec::new();
+    for (chapter, double) in groups {
+        let mine = || {
+            points
+                .iter()
+                .enumerate()
+                .filter(move |(_, p)| p.chapter == chapter && p.double == double)
+        };
+        let by_share = |a: &(usize, &&KernelPoint), b: &(usize, &&KernelPoint)| {
+            share(a.1).total_cmp(&share(b.1))
+        };
+        let best = mine().max_by(by_share).map(|(i, _)| i);
+        let worst = mine().min_by(by_share).map(|(i, _)| i);
+        out.extend(best);
+        if !whole_book && worst != best {
+            out.extend(worst);
+        }
+    }
+    out
 }
 
 /// Writes the roofline figures (the whole book, and one per chapter) and the table of
@@ -262,34 +358,53 @@ pub fn write(dir: &Path) -> anyhow::Result<usize> {
         dir.display()
     );
     let meta = meta_for(&roof, &points);
-    let x_min = 0.1;
-    let spec = |title: &str| {
-        Spec::line(title, "arithmetic intensity (FLOP per byte moved)", "GFLOP/s")
-            .log_x()
-            .log_y()
-            .ref_line(Axis::Y, "fp32_gflops", "FP32 peak {}")
-            .ref_line(Axis::Y, "fp64_gflops", "FP64 peak {}")
-            .dashed("device memory, best copy")
-            .dashed("L2, inside one launch")
-    };
     let figure = |stem: &str,
                   title: &str,
                   chapter: Option<&str>|
      -> anyhow::Result<()> {
         let mine: Vec<&KernelPoint> =
             points.iter().filter(|p| chapter.is_none_or(|c| p.chapter == c)).collect();
-        let mut pts = roof_points(&roof, x_min);
-        let mut s = spec(title);
-        let mut names: Vec<String> = Vec::new();
-        for p in &mine {
-            let name = series_name(p);
-            if !names.contains(&name) {
-                s = s.markers_only(&name);
-                names.push(name.clone());
+        let read_gbps = read_ceiling(dir, chapter, &mine);
+        let mut pts = roof_points(&roof, read_gbps, x_range(&mine, &roof));
+        let mut s =
+            Spec::line(title, "arithmetic intensity (FLOP per byte moved)", "GFLOP/s")
+                .log_x()
+                .log_y()
+                .ref_line(Axis::Y, "fp32_gflops", "FP32 peak {}")
+                .ref_line(Axis::Y, "fp64_gflops", "FP64 peak {}");
+        // Each roof its colour in every figure: the read-only kernel's a paler blue than
+        // the copy's.
+        let mut colors = Vec::new();
+        for (r, colour) in [(COPY_ROOF, 0), (READ_ROOF, 4), (L2_ROOF, 1)] {
+            if pts.iter().any(|p| p.series == r) {
+                s = s.dashed(r);
+                colors.push(colour);
             }
-            let g = p.gflops();
-            pts.push(Point::new(&name, p.intensity(), g, g, g));
         }
+        let named = named(&mine, &roof, chapter.is_none());
+        // The grey kernels first, so that the named ones are drawn over them.
+        if named.len() < mine.len() {
+            s = s.markers_only(OTHERS).grey(OTHERS);
+            colors.push(6);
+        }
+        for p in mine.iter().enumerate().filter(|(i, _)| !named.contains(i)) {
+            let g = p.1.gflops();
+            pts.push(Point::new(OTHERS, p.1.intensity(), g, g, g));
+        }
+        s = s.markers_only(NAMED);
+        colors.push(2);
+        for &i in &named {
+            let p = mine[i];
+            let g = p.gflops();
+            let point = Point::new(NAMED, p.intensity(), g, g, g);
+            s = s.point_label_at(&point.x, g, &short_name(p, chapter.is_none()));
+            pts.push(point);
+        }
+        let s = s.colors(&colors);
+        let meta = match read_gbps {
+            Some(gbps) => meta.clone().with("read_gbps", &format!("{gbps:.0}")),
+            None => meta.clone(),
+        };
         plot::write_figure(dir, stem, &meta, &s, &pts)
     };
     figure(
@@ -509,6 +624,131 @@ mod tests {
         );
     }
 
+    /// A folder with the ceilings, a matrix multiply of two steps and ATAX at one float
+    /// matrix (whose record states the read ceiling measured beside it).
+    fn made_up() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let write = |stem: &str, body: &str| {
+            std::fs::write(data.join(format!("{stem}.csv")), body).unwrap();
+        };
+        write(
+            "ceilings-peaks",
+            "ceiling,median,min,max,unit\n\
+             FP32 multiply-add,60.0,60,60,TFLOP/s\n\
+             FP64 multiply-add,30.0,30,30,TFLOP/s\n\
+             \"L2 read, inside one launch\",6000,6000,6000,GB/s\n\
+             \"device memory, best copy\",3000,3000,3000,GB/s\n",
+        );
+        write(
+            "ceilings-summary",
+            "ceiling,median,min,max,unit\n\
+             \"device read, read-only kernel\",3200,3200,3200,GB/s\n",
+        );
+        write(
+            "tiling-kernels",
+            "# size: M = 600, N = 600, K = 600\n\
+             step,gflops_median\n1 naive,5000\n2 shared,8000\ncuBLAS SGEMM,50000\n",
+        );
+        // 1000 × 1000 floats: 4 MFLOP; 8 MB moved by the two kernels, 4 MB fused.
+        write(
+            "atax-kernels",
+            "# read_ceiling: 3100 GB/s (read-only kernel, 1024 MiB, L2 cold)\n\
+             dataset,type,variant,mb_moved,cold_median_us\n\
+             L 1000×1000,float,baseline,8,40\n\
+             L 1000×1000,float,tiled,8,5\n\
+             L 1000×1000,float,fused,4,1.4\n",
+        );
+        tmp
+    }
+
+    /// The x range, series, named points and read roof of figure `stem` of `dir`.
+    struct Drawn {
+        x: (f64, f64),
+        series: Vec<String>,
+        named: Vec<(String, String)>,
+        others: usize,
+        read_gbps: Option<f64>,
+    }
+
+    fn drawn(dir: &Path, stem: &str) -> Drawn {
+        let rec = read(dir, stem).unwrap();
+        let spec = Spec::from_meta(&rec.meta).unwrap();
+        let xs: Vec<f64> = rec.rows.iter().map(|r| r[1].parse().unwrap()).collect();
+        let mut series: Vec<String> = Vec::new();
+        for r in &rec.rows {
+            if !series.contains(&r[0]) {
+                series.push(r[0].clone());
+            }
+        }
+        let of = |name: &'static str| rec.rows.iter().filter(move |r| r[0] == name);
+        // Every named point carries a label, keyed by its x and y.
+        let named: Vec<(String, String)> = of(NAMED)
+            .map(|r| {
+                let key = format!(
+                    "{}{}{}",
+                    r[1],
+                    plot::LABEL_AT,
+                    r[2].parse::<f64>().unwrap()
+                );
+                let label = spec.point_labels.iter().find(|(k, _)| *k == key);
+                (
+                    r[1].clone(),
+                    label.expect("a named point without its label").1.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            named.len(),
+            spec.point_labels.len(),
+            "{stem}: a label names nothing"
+        );
+        assert_eq!(spec.grey.iter().any(|g| g == OTHERS), of(OTHERS).count() > 0);
+        Drawn {
+            x: (
+                xs.iter().copied().fold(f64::INFINITY, f64::min),
+                xs.iter().copied().fold(0.0, f64::max),
+            ),
+            series,
+            named,
+            others: of(OTHERS).count(),
+            read_gbps: rec.meta.get("read_gbps").map(|v| v.parse().unwrap()),
+        }
+    }
+
+    #[test]
+    fn each_figure_spans_its_kernels_names_a_few_and_greys_the_rest() {
+        let tmp = made_up();
+        write(tmp.path()).unwrap();
+        // ATAX at 0.5 and 1 FLOP/byte, far left of the ridge (20): x from 0.25 to 2, not
+        // out to the ridge; the chapter's own read ceiling as a second memory roof.
+        let atax = drawn(tmp.path(), "atax-roofline");
+        assert_eq!(atax.x, (0.25, 2.0));
+        assert_eq!(atax.read_gbps, Some(3100.0));
+        assert_eq!(atax.series, [COPY_ROOF, READ_ROOF, L2_ROOF, OTHERS, NAMED]);
+        // Closest to its roof (fused: 4 MFLOP in 1.4 µs against 3000 GB/s × 1) and farthest
+        // (baseline), the tiled one grey.
+        let labels: Vec<&str> = atax.named.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["fused, FP32", "baseline, FP32"]);
+        assert_eq!(atax.others, 1);
+        // The matrix multiply (100 FLOP/byte) lies right of the ridge: the range reaches
+        // back to the ridge, and L2's roof, at the peak from 10 FLOP/byte on, is not drawn.
+        let tiling = drawn(tmp.path(), "tiling-roofline");
+        assert_eq!(tiling.x, (10.0, 100.0));
+        assert_eq!(tiling.read_gbps, None);
+        assert_eq!(tiling.series, [COPY_ROOF, OTHERS, NAMED]);
+        let labels: Vec<&str> = tiling.named.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["cuBLAS SGEMM", "1 naive"]);
+        // The whole book: the ceilings run's read rate; one name per chapter and precision.
+        let book = drawn(tmp.path(), "ceilings-roofline");
+        assert_eq!(book.read_gbps, Some(3200.0));
+        let labels: Vec<&str> = book.named.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["matrix multiply: cuBLAS SGEMM", "ATAX fused, FP32"]);
+        assert_eq!(book.others, 4);
+        assert!(book.series.len() <= 6);
+    }
+
     #[test]
     fn the_roof_is_the_lower_of_memory_and_arithmetic() {
         let roof = Roof {
@@ -522,9 +762,29 @@ mod tests {
         assert_eq!(roof.attainable(1.0, false, true), 7_000.0);
         assert_eq!(roof.attainable(100.0, false, false), 60_000.0);
         assert_eq!(roof.attainable(100.0, true, false), 30_000.0);
-        let lines = roof_points(&roof, 0.1);
-        assert_eq!(lines.len(), 4);
-        assert_eq!(lines[1].y, 60_000.0);
-        assert_eq!(lines[1].x, "20");
+        // Each roof rises to the peak at its ridge: 60 000 / 3000 = 20 FLOP/byte for the
+        // copy, 60 000 / 4000 = 15 for reads alone.
+        let lines = roof_points(&roof, Some(4_000.0), (0.1, 100.0));
+        let ends: Vec<(&str, &str, f64)> =
+            lines.iter().map(|p| (p.series.as_str(), p.x.as_str(), p.y)).collect();
+        assert_eq!(
+            ends,
+            [
+                (COPY_ROOF, "0.1", 300.0),
+                (COPY_ROOF, "20", 60_000.0),
+                (READ_ROOF, "0.1", 400.0),
+                (READ_ROOF, "15", 60_000.0),
+                (L2_ROOF, "0.1", 700.0),
+                (L2_ROOF, "8.571428571428571", 60_000.0),
+            ]
+        );
+        // A range that ends left of the ridges: the roofs stop at its edge, below the peak.
+        let short = roof_points(&roof, None, (0.1, 2.0));
+        assert_eq!(short.len(), 4);
+        assert_eq!((short[1].x.as_str(), short[1].y), ("2", 6_000.0));
+        // A range right of a roof's ridge: that roof is the peak there, not drawn.
+        let right = roof_points(&roof, None, (10.0, 1000.0));
+        let series: Vec<&str> = right.iter().map(|p| p.series.as_str()).collect();
+        assert_eq!(series, [COPY_ROOF, COPY_ROOF]);
     }
 }

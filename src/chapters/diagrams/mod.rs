@@ -1,10 +1,10 @@
 //! The book's diagrams: pictures of its ideas, each computed by the model the chapter's tests
 //! already check (the sector arithmetic, the bank function, the table's index functions), so
 //! that a diagram cannot say what the model does not. A few are composed instead from the
-//! measured records of the folder they are written to (the memory hierarchy), as the roofline
-//! is. Each diagram's shapes are its record (`figures/data/<stem>.csv`, drawn by
-//! [`plot::draw_svg`]); `reproduce` writes them after a measuring run, once the records
-//! exist, and alone with `--diagrams`, which needs no GPU.
+//! measured records of the folder they are written to (the memory hierarchy, the roofline
+//! explained), as the measured rooflines are. Each diagram's shapes are its record
+//! (`figures/data/<stem>.csv`, drawn by [`plot::draw_svg`]); `reproduce` writes them after a
+//! measuring run, once the records exist, and alone with `--diagrams`, which needs no GPU.
 
 use std::path::Path;
 
@@ -18,6 +18,7 @@ mod coalescing;
 mod glossary;
 mod hierarchy;
 mod hopper;
+mod roofline;
 mod tiling;
 
 /// One diagram: its stem, title, the model that computed it, its panels per row and shapes.
@@ -59,6 +60,7 @@ fn computed() -> Vec<Diagram> {
 fn composed(records: &Path) -> Vec<(&'static str, anyhow::Result<Diagram>)> {
     vec![
         (hierarchy::STEM, hierarchy::compose(records)),
+        (roofline::STEM, roofline::compose(records)),
         (glossary::BYTES_IN_FLIGHT_STEM, glossary::bytes_in_flight(records)),
     ]
 }
@@ -88,6 +90,7 @@ pub const STEMS: &[&str] = &[
     "glossary-diagram-tile",
     "glossary-diagram-occupancy",
     hierarchy::STEM,
+    roofline::STEM,
     glossary::BYTES_IN_FLIGHT_STEM,
 ];
 

@@ -7,7 +7,7 @@ use plotters::style::RGBColor;
 
 use super::numbers::{bytes_label, hover_number, value_label};
 use super::scene::{Marker, MARKERS};
-use super::style::PALETTE;
+use super::style::{GREY, PALETTE};
 use super::types::{Axis, Kind, Point, RefLine};
 use super::Spec;
 use crate::harness::record::Meta;
@@ -124,7 +124,11 @@ impl<'a> Figure<'a> {
                         || l.iter().any(|n| n == recorded)
                 };
                 Style {
-                    color: PALETTE[ci % PALETTE.len()],
+                    color: if listed(&spec.grey) {
+                        GREY
+                    } else {
+                        PALETTE[ci % PALETTE.len()]
+                    },
                     marker: MARKERS[i % MARKERS.len()],
                     dashed: listed(&spec.dashed),
                     markers_only: listed(&spec.markers_only),

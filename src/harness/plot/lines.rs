@@ -7,6 +7,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::axis::ValueAxis;
 use super::figure::{series_in, Figure, Panel};
 use super::scene::{error_bar_v, marker_box, Bx, Marker, Op, Scene, TextOp};
+use super::spec::LABEL_AT;
 use super::style::{em, width_of, F_LABEL, LEADER};
 use super::types::Point;
 
@@ -39,7 +40,7 @@ pub(super) fn draw_lines(
         let (r, hollow, cap) =
             if st.markers_only { (5.0, true, 7.0) } else { (3.5, st.dashed, 5.0) };
         for ((_, x, p), c) in pts.iter().zip(&px) {
-            let label = point_label(fig, si, x);
+            let label = point_label(fig, si, x, p.y);
             let mut title = fig.hover(si, &fig.x_text(x), p);
             if let Some(l) = label {
                 title = format!("{l}: {title}");
@@ -54,15 +55,21 @@ pub(super) fn draw_lines(
     }
 }
 
-fn point_label<'a>(fig: &'a Figure, si: usize, x: &str) -> Option<&'a str> {
+/// The label of the marker at (`x`, `y`): one keyed by its x and y (`x @ y`), or by its x
+/// alone.
+fn point_label<'a>(fig: &'a Figure, si: usize, x: &str, y: f64) -> Option<&'a str> {
     if !fig.styles[si].markers_only {
         return None;
     }
     let xv = x.parse::<f64>().ok();
+    let same_x = |k: &str| k == x || (xv.is_some() && k.parse::<f64>().ok() == xv);
     fig.spec
         .point_labels
         .iter()
-        .find(|(k, _)| k == x || (xv.is_some() && k.parse::<f64>().ok() == xv))
+        .find(|(k, _)| match k.split_once(LABEL_AT) {
+            Some((kx, ky)) => same_x(kx) && ky.parse::<f64>().ok() == Some(y),
+            None => same_x(k),
+        })
         .map(|(_, l)| l.as_str())
 }
 
@@ -80,7 +87,7 @@ pub(super) fn place_point_labels(
         .points
         .iter()
         .filter_map(|(si, x, p)| {
-            point_label(fig, *si, x).map(|l| {
+            point_label(fig, *si, x, p.y).map(|l| {
                 (xa.px(x.parse::<f64>().unwrap_or(f64::NAN)), ya.px(p.y), l.to_string())
             })
         })
@@ -219,5 +226,45 @@ mod tests {
         for i in 1..=9 {
             assert!(texts.contains(&format!("random {i}")), "{texts:?}");
         }
+    }
+
+    #[test]
+    fn a_label_at_x_and_y_names_one_of_the_markers_at_one_x_and_grey_series_are_grey() {
+        let spec = Spec::line("t", "x", "y")
+            .log_y()
+            .markers_only("named")
+            .markers_only("others")
+            .grey("others")
+            .point_label_at("2", 40.0, "the fast one");
+        let pts = vec![
+            Point::new("others", 2, 5.0, 5.0, 5.0),
+            Point::new("named", 2, 40.0, 40.0, 40.0),
+            Point::new("named", 2, 10.0, 10.0, 10.0),
+            Point::new("named", 4, 20.0, 20.0, 20.0),
+        ];
+        let rec = record(&spec, &pts);
+        assert_eq!(Spec::from_meta(&rec.meta).unwrap(), spec);
+        let svg = draw(&spec, &pts);
+        clean(&svg);
+        let layout = read_svg_layout(&svg);
+        let texts: Vec<&str> = layout.texts.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            texts.iter().filter(|t| **t == "the fast one").count(),
+            1,
+            "{texts:?}"
+        );
+        // The label names the marker at y = 40 alone, in its hover title too.
+        let titled: Vec<&str> = layout
+            .marks
+            .iter()
+            .map(|m| m.title.as_str())
+            .filter(|t| t.starts_with("the fast one:"))
+            .collect();
+        assert_eq!(titled.len(), 1, "{titled:?}");
+        assert!(titled[0].contains("40"), "{titled:?}");
+        // The grey series is drawn in grey, the named one in the palette's first colour.
+        let grey = super::super::style::GREY;
+        let hex = format!("#{:02X}{:02X}{:02X}", grey.0, grey.1, grey.2);
+        assert!(svg.to_uppercase().contains(&hex), "no grey {hex} in the drawing");
     }
 }

@@ -16,8 +16,9 @@
 //! | `panel_y` | `independent` | each panel its own value axis |
 //! | `ref_lines` | `y = 1: label \| x = l2_mib MiB: L2 {}` | dashed reference lines; the value may name another metadata key and a byte unit; `{}` in the label is the value |
 //! | `dashed` | series names | drawn dashed with hollow markers (e.g. a paper's numbers) |
+//! | `grey` | series names | drawn in grey: the points the figure does not name |
 //! | `colors` | palette indices, one per series in order of appearance | pairs of series sharing a hue |
-//! | `point_labels` | `x = label \| …` | names the markers of a markers-only series, by their x |
+//! | `point_labels` | `x = label \| …` | names the markers of a markers-only series, by their x (`x @ y` names one of several at one x) |
 //! | `x_unit` | `bytes` | x ticks at powers of two, written in KiB/MiB/GiB |
 //! | `x_ticks`, `y_ticks` | `dense`, `data`, or a list of numbers | tick positions |
 //! | `y2_label`, `y2_scale` | a label; a factor | a second value axis on the right: y × factor |
@@ -76,7 +77,7 @@ pub use layout::draw_svg;
 pub use read::{layout_problems, read_svg_layout, SvgLayout, SvgMark, SvgText};
 pub use records::{audit_figures, redraw, redraw_all, write_figure};
 pub use scene::Bx;
-pub use spec::Spec;
+pub use spec::{Spec, LABEL_AT};
 pub use style::{
     text_width, BOOK_DISPLAY_WIDTH, MIN_DISPLAY_FONT_PX, PLOTTERS_SVG_FONT_SCALE, WIDTH,
 };

@@ -29,6 +29,8 @@ pub struct Spec {
     pub ref_lines: Vec<RefLine>,
     /// Series drawn dashed, with hollow markers.
     pub dashed: Vec<String>,
+    /// Series drawn in grey: the points a figure does not single out.
+    pub grey: Vec<String>,
     /// Palette index of each series, in order of first appearance (empty: 0, 1, 2, …).
     pub colors: Vec<usize>,
     /// (x as written in the data, label) for markers of markers-only series.
@@ -51,6 +53,9 @@ pub struct Spec {
     /// The value axis includes zero, so heights compare as lengths (bars always do).
     pub y_from_zero: bool,
 }
+
+/// Joins the x and the y of a point label that names one marker of several at one x.
+pub const LABEL_AT: &str = " @ ";
 
 /// Separates the names in list-valued metadata (`markers_only`, `dashed`, `ref_lines`, …).
 const SERIES_SEPARATOR: &str = " | ";
@@ -79,6 +84,7 @@ impl Spec {
             independent_y: false,
             ref_lines: Vec::new(),
             dashed: Vec::new(),
+            grey: Vec::new(),
             colors: Vec::new(),
             point_labels: Vec::new(),
             x_bytes: false,
@@ -136,6 +142,12 @@ impl Spec {
         self.dashed.push(series.to_string());
         self
     }
+    /// Draws `series` in grey, behind what the figure names.
+    pub fn grey(mut self, series: &str) -> Self {
+        check_name(series);
+        self.grey.push(series.to_string());
+        self
+    }
     /// Palette index of each series, in order of first appearance.
     pub fn colors(mut self, indices: &[usize]) -> Self {
         self.colors = indices.to_vec();
@@ -146,6 +158,11 @@ impl Spec {
         check_name(label);
         self.point_labels.push((x.to_string(), label.to_string()));
         self
+    }
+    /// Names the marker at (`x`, `y`) of a markers-only series: one of several markers that
+    /// share an x. `x` as written in the data, `y` as its number.
+    pub fn point_label_at(self, x: &str, y: f64, label: &str) -> Self {
+        self.point_label(&format!("{x}{LABEL_AT}{y}"), label)
     }
     /// x values are byte counts.
     pub fn x_bytes(mut self) -> Self {
@@ -260,6 +277,9 @@ impl Spec {
         if !self.dashed.is_empty() {
             meta = meta.with("dashed", &join(&self.dashed));
         }
+        if !self.grey.is_empty() {
+            meta = meta.with("grey", &join(&self.grey));
+        }
         if !self.colors.is_empty() {
             let v: Vec<String> = self.colors.iter().map(|c| c.to_string()).collect();
             meta = meta.with("colors", &v.join(" "));
@@ -301,7 +321,7 @@ impl Spec {
         meta
     }
 
-    pub(super) fn from_meta(meta: &Meta) -> anyhow::Result<Self> {
+    pub(crate) fn from_meta(meta: &Meta) -> anyhow::Result<Self> {
         let get = |k: &str| {
             meta.get(k).with_context(|| format!("figure metadata lacks `{k}`"))
         };
@@ -364,6 +384,7 @@ impl Spec {
                 .map(|r| RefLine::parse(r))
                 .collect::<anyhow::Result<_>>()?,
             dashed: list("dashed"),
+            grey: list("grey"),
             colors: meta
                 .get("colors")
                 .map(|v| {

@@ -15,6 +15,8 @@ pub(super) const PALETTE: [RGBColor; 8] = [
     RGBColor(40, 40, 40),
     RGBColor(136, 34, 85),
 ];
+/// The colour of the points a figure draws without naming them (a `grey` series).
+pub(super) const GREY: RGBColor = RGBColor(160, 160, 160);
 pub(super) const INK: RGBColor = RGBColor(30, 30, 30);
 pub(super) const MUTED: RGBColor = RGBColor(85, 85, 85);
 pub(super) const GUIDE: RGBColor = RGBColor(70, 70, 70);
