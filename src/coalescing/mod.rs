@@ -80,7 +80,6 @@ pub const CHAPTER: Chapter = Chapter {
         "coalescing-stride",
         "coalescing-offset",
         "coalescing-layout",
-        "coalescing-banks",
         "coalescing-transpose",
         "coalescing-transpose-kernels",
         "coalescing-transpose-sides",

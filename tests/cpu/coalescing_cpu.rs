@@ -685,18 +685,13 @@ fn every_figure_and_table_is_drawn_from_made_up_results_and_passes_the_audit() {
     for stem in ["stride", "offset", "layout", "transpose", "readonly"] {
         assert!(dir.path().join(format!("coalescing-{stem}.svg")).exists(), "{stem}");
     }
-    for stem in ["patterns", "transpose-kernels", "banks", "readonly-ptx"] {
+    for stem in ["patterns", "transpose-kernels", "readonly-ptx"] {
         assert!(dir.path().join(format!("coalescing-{stem}.md")).exists(), "{stem}");
     }
     let patterns =
         record::read_csv(&dir.path().join("data/coalescing-patterns.csv")).unwrap();
     assert_eq!(patterns.rows.len(), Pattern::table().len());
     assert_eq!(patterns.meta.get("l2").map(|v| v.starts_with("cold")), Some(true));
-    let banks =
-        record::read_csv(&dir.path().join("data/coalescing-banks.csv")).unwrap();
-    assert_eq!(banks.rows.len(), 33);
-    assert_eq!(banks.rows[32][2], "32-way");
-    assert_eq!(banks.rows[32][4], "1-way");
     // The Hopper chapter's TMA transpose: a row and a bar at 8192, a row that says why
     // it did not run with packed rows of 8191 floats, and its pitched run at 8191.
     let kernels =

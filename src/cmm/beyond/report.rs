@@ -603,8 +603,11 @@ mod tests {
             record.meta.get("series_shown"),
             Some(spec.shown.join(" | ").as_str())
         );
-        let labels: Vec<String> =
-            spec.series_labels.iter().map(|(from, to)| format!("{from} = {to}")).collect();
+        let labels: Vec<String> = spec
+            .series_labels
+            .iter()
+            .map(|(from, to)| format!("{from} = {to}"))
+            .collect();
         assert_eq!(record.meta.get("series_labels"), Some(labels.join(" | ").as_str()));
         let series = record.column("series").unwrap();
         for shown in &spec.shown {

@@ -45,8 +45,6 @@ pub const CHAPTER: Chapter = Chapter {
     counted: &["cmm_diagonal-counters", "cmm_diagonal-counted"],
     writes: &[
         "cmm-worked-example",
-        "cmm-layout-matrix",
-        "cmm-layout-memory",
         "cmm-traffic",
         "cmm-table1-compare",
         "cmm-table1-times",

@@ -6,7 +6,7 @@ use crate::harness::format::percent;
 use crate::harness::plot::{PanelBy, Point, Spec};
 use crate::harness::Run;
 
-use super::super::banks::{column_read_lanes, column_read_words, conflict_degree};
+use super::super::banks::{column_read_words, conflict_degree};
 use super::super::measure::{Layout, Measurement, Results};
 use super::super::transpose::{tma_conflicts, warp_cost, TMA_LABEL};
 use super::{whole, L2_COLD};
@@ -102,7 +102,6 @@ pub(super) fn write_transposes(run: &Run, r: &Results) -> anyhow::Result<()> {
         &transpose_rows,
     )?;
     write_sides(run, r)?;
-    write_bank_table(run)?;
     Ok(())
 }
 
@@ -279,51 +278,4 @@ pub(super) fn gcd(a: usize, b: usize) -> usize {
     } else {
         gcd(b, a % b)
     }
-}
-
-#[derive(serde::Serialize)]
-pub(super) struct BankRow {
-    lane: String,
-    #[serde(rename = "word (32-word rows)")]
-    word: String,
-    #[serde(rename = "bank (32-word rows)")]
-    bank: String,
-    #[serde(rename = "word (33-word rows)")]
-    padded_word: String,
-    #[serde(rename = "bank (33-word rows)")]
-    padded_bank: String,
-}
-
-/// The banks of a warp reading column 0 of a 32 × 32 tile, unpadded and padded: computed.
-pub(super) fn write_bank_table(run: &Run) -> anyhow::Result<()> {
-    let plain = column_read_lanes(32, 0);
-    let padded = column_read_lanes(33, 0);
-    let mut rows: Vec<BankRow> = plain
-        .iter()
-        .zip(&padded)
-        .map(|(a, b)| BankRow {
-            lane: a.lane.to_string(),
-            word: a.word.to_string(),
-            bank: a.bank.to_string(),
-            padded_word: b.word.to_string(),
-            padded_bank: b.bank.to_string(),
-        })
-        .collect();
-    rows.push(BankRow {
-        lane: "conflict degree".into(),
-        word: String::new(),
-        bank: format!("{}-way", conflict_degree(&column_read_words(32, 0))),
-        padded_word: String::new(),
-        padded_bank: format!("{}-way", conflict_degree(&column_read_words(33, 0))),
-    });
-    run.table(
-        "coalescing-banks",
-        "Computed, not measured: a warp reads column 0 of tile_shared, lane l reading tile_shared[l][0]",
-        &[
-            ("source", "computed by cmbook::coalescing::banks (no measurement)"),
-            ("computed", "`coalescing::banks`"),
-            ("fold", "4"),
-        ],
-        &rows,
-    )
 }

@@ -1,5 +1,5 @@
-//! The tables computed by code, not measured: the worked example's orders, the two layouts
-//! of a small table, and the traffic each layout makes.
+//! The tables computed by code, not measured: the worked example's orders and the traffic
+//! each layout makes (the two layouts of a small table are a diagram).
 
 use super::*;
 use crate::cmm::layout;
@@ -31,56 +31,6 @@ pub(super) fn worked_example(run: &Run, r: &Results) -> anyhow::Result<()> {
         paren::parenthesization(&r.worked)
     );
     run.table("cmm-worked-example", &title, &WORKED_SHOWN, &rows)
-}
-
-/// How `cmm-layout-memory` is shown (see `harness::table`).
-const MEMORY_SHOWN: [(&str, &str); 2] = [
-    (
-        "headers",
-        "row_major_holds = row-major holds | \
-         diagonal_major_holds = diagonal-major holds",
-    ),
-    ("computed", "`cmm::layout`"),
-];
-
-/// The paper's figures 2-4: the 6x6 upper triangle in both memory orders.
-pub(super) fn layout_tables(run: &Run) -> anyhow::Result<()> {
-    let n6 = 6;
-    let label = |r: usize, c: usize| {
-        if c >= r {
-            layout::upper_cell_label(n6, r, c)
-        } else {
-            String::new()
-        }
-    };
-    let matrix: Vec<MatrixRow> = (0..n6)
-        .map(|r| MatrixRow {
-            row: r,
-            c0: label(r, 0),
-            c1: label(r, 1),
-            c2: label(r, 2),
-            c3: label(r, 3),
-            c4: label(r, 4),
-            c5: label(r, 5),
-        })
-        .collect();
-    let title =
-        "The upper triangle of a 6x6 table, cells lettered in row order (the paper's \
-                 Figure 2), from cmm::layout";
-    run.table("cmm-layout-matrix", title, &[("computed", "`cmm::layout`")], &matrix)?;
-    let rm = layout::row_major_memory(n6);
-    let dm = layout::diagonal_major_memory(n6);
-    let memory: Vec<MemoryRow> = (0..rm.len().max(dm.len()))
-        .map(|a| MemoryRow {
-            address: a,
-            row_major_holds: rm.get(a).cloned().flatten().unwrap_or_else(|| "·".into()),
-            diagonal_major_holds: dm.get(a).cloned().flatten().unwrap_or_default(),
-        })
-        .collect();
-    let title =
-        "Memory order of the 6x6 triangle: row-major with the lower half unused \
-                 (Figure 3) and diagonal-major, packed (Figure 4), from cmm::layout";
-    run.table("cmm-layout-memory", title, &MEMORY_SHOWN, &memory)
 }
 
 /// How `cmm-traffic` is shown (see `harness::table`).

@@ -13,7 +13,7 @@ use super::measure::{LayoutPair, Part, Results};
 mod computed;
 mod measured;
 
-use self::computed::{footprint_table, layout_tables, traffic_table, worked_example};
+use self::computed::{footprint_table, traffic_table, worked_example};
 use self::measured::{
     breakeven, experiments, separation, streams, stride, table1, variants,
 };
@@ -58,30 +58,6 @@ struct Table1Row {
     our_rowmajor_ms: String,
     our_diagonal_ms: String,
     our_layout_speedup: String,
-}
-
-#[derive(serde::Serialize)]
-struct MemoryRow {
-    address: usize,
-    row_major_holds: String,
-    diagonal_major_holds: String,
-}
-
-#[derive(serde::Serialize)]
-struct MatrixRow {
-    row: usize,
-    #[serde(rename = "col 0")]
-    c0: String,
-    #[serde(rename = "col 1")]
-    c1: String,
-    #[serde(rename = "col 2")]
-    c2: String,
-    #[serde(rename = "col 3")]
-    c3: String,
-    #[serde(rename = "col 4")]
-    c4: String,
-    #[serde(rename = "col 5")]
-    c5: String,
 }
 
 #[derive(serde::Serialize)]
@@ -132,7 +108,6 @@ struct BreakevenRow {
 /// Writes the chapter's figures and tables and prints the summary.
 pub fn report(run: &Run, r: &Results) -> anyhow::Result<()> {
     worked_example(run, r)?;
-    layout_tables(run)?;
     traffic_table(run, r)?;
     footprint_table(run, r)?;
     let part = r.settings.part;
