@@ -325,7 +325,9 @@ pub(super) fn report_topology_diagram(
     use super::topology::{shapes, COMPUTED_BY, STEM, TITLE};
     anyhow::ensure!(run.chapter.writes(STEM), "{STEM} is not declared");
     let table = record::read_csv(&run.out.join("data").join("multi_gpu-topology.csv"))?;
-    let meta = plot::diagram_meta(run.meta_with(meta), TITLE, COMPUTED_BY, 1);
+    // Its links are what the run read from the machine, so the footer names the record.
+    let meta = plot::diagram_meta(run.meta_with(meta), TITLE, COMPUTED_BY, 1)
+        .with("composed_from", "multi_gpu-topology");
     plot::write_diagram(&run.out, STEM, &meta, &shapes(&table)?)
 }
 

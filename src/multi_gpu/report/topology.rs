@@ -15,8 +15,7 @@ pub const STEM: &str = "multi_gpu-topology-diagram";
 pub const TITLE: &str =
     "What links the GPUs: every pair and the link nvidia-smi topo -m names for it";
 /// What computed its shapes, as its footer names it.
-pub const COMPUTED_BY: &str =
-    "multi_gpu::report from the measured multi_gpu-topology table";
+pub const COMPUTED_BY: &str = "multi_gpu::report::topology";
 
 /// Width and height of a GPU's box, and the gap between two boxes (where the labels go: no
 /// bracket rises there), in units.
