@@ -866,7 +866,7 @@ mod tests {
             errors: "0".into(),
             exit_code: 0,
         };
-        let mut rows = vec![
+        let mut rows = [
             row("atax", "synccheck"),
             row("ceilings", "racecheck"),
             row("atax", "memcheck"),

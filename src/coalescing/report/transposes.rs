@@ -6,7 +6,6 @@ use crate::harness::format::percent;
 use crate::harness::plot::{PanelBy, Point, Spec};
 use crate::harness::Run;
 
-use super::super::banks::{column_read_words, conflict_degree};
 use super::super::measure::{Layout, Measurement, Results};
 use super::super::transpose::{tma_conflicts, warp_cost, TMA_LABEL};
 use super::{whole, L2_COLD};

@@ -2,7 +2,6 @@
 //! each layout makes (the two layouts of a small table are a diagram).
 
 use super::*;
-use crate::cmm::layout;
 use crate::cmm::paren;
 use crate::cmm::traffic::WarpMapping;
 
