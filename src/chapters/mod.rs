@@ -39,37 +39,15 @@ pub const ALL: &[Chapter] = &[
     crate::multi_gpu::CHAPTER,
 ];
 
-/// What `reproduce` writes itself (not a chapter's measurement): the sanitizer table, the
-/// roofline figures it composes from the chapters' records and the diagrams it computes from
-/// the chapters' models.
-pub const REPRODUCE_WRITES: &[&str] = &[
-    "sanitizer",
-    "ceilings-roofline",
-    "ceilings-roofline-kernels",
-    "ceilings-little",
-    "memory_spaces-roofline",
-    "tiling-roofline",
-    "atax-roofline",
-    // The diagrams, computed from the chapters' models or composed from their records
-    // (`diagrams::STEMS`).
-    "coalescing-diagram-sectors",
-    "coalescing-diagram-banks",
-    "coalescing-diagram-transpose",
-    "cmm_diagonal-diagram-layouts",
-    "tiling-diagram-steps",
-    "atax-diagram-patterns",
-    "hopper_memory-diagram-pipeline",
-    "hopper_memory-diagram-tma",
-    "hopper_memory-diagram-warptile",
-    "glossary-diagram-warp",
-    "glossary-diagram-sector",
-    "glossary-diagram-bank-conflict",
-    "glossary-diagram-tile",
-    "glossary-diagram-occupancy",
-    "memory_spaces-diagram-hierarchy",
-    "ceilings-diagram-roofline",
-    "glossary-diagram-bytes-in-flight",
-];
+/// Whether `reproduce` writes `stem` itself (not a chapter's measurement): the sanitizer
+/// table, the roofline figures it composes from the chapters' records ([`roofline::STEMS`])
+/// and the diagrams it computes from the chapters' models or composes from their records
+/// ([`diagrams::STEMS`]).
+pub fn reproduce_writes(stem: &str) -> bool {
+    stem == reproduce::SANITIZER_STEM
+        || roofline::STEMS.contains(&stem)
+        || diagrams::STEMS.contains(&stem)
+}
 
 /// The chapter whose example is `name`.
 pub fn by_example(name: &str) -> Option<&'static Chapter> {

@@ -22,10 +22,13 @@ pub const SANITIZER_TOOLS: &[&str] =
 /// here so that the audit and a redraw know them for what they are, whatever ran before.
 pub const OWN_FILES: &[&str] = record::COMPARISON_PAGES;
 
+/// The stem of the table `reproduce --sanitize` writes.
+pub const SANITIZER_STEM: &str = "sanitizer";
+
 /// Whether `stem` is one of the book's records: a chapter's figure or table, or one that
 /// `reproduce` composes. Any other CSV under `data/` is the reader's, and left alone.
 pub fn is_book_record(stem: &str) -> bool {
-    chapters::writer_of(stem).is_some() || chapters::REPRODUCE_WRITES.contains(&stem)
+    chapters::writer_of(stem).is_some() || chapters::reproduce_writes(stem)
 }
 
 /// Redraws the book's records under `dir` from their CSVs, saying which other CSVs it left
@@ -699,7 +702,7 @@ fn sanitize(
     // A run of part of the examples (`--only`) keeps the other examples' rows of the same
     // commit and GPU: the table can be made in parts that each fit a machine's time.
     let ran: Vec<&str> = checked.iter().map(|(c, _)| c.example).collect();
-    let earlier_path = out.join("data").join("sanitizer.csv");
+    let earlier_path = out.join("data").join(format!("{SANITIZER_STEM}.csv"));
     let mut earlier_note = None;
     if args.only.is_some() && earlier_path.is_file() {
         let earlier = record::read_csv(&earlier_path)?;
@@ -730,7 +733,7 @@ fn sanitize(
         Some(note) => meta.with("earlier_rows", note),
         None => meta,
     };
-    record::write_table(out, "sanitizer", &meta, &rows)?;
+    record::write_table(out, SANITIZER_STEM, &meta, &rows)?;
     for r in &rows {
         println!(
             "{:<14} {:<10} kernels {:>3}  errors {:>3}  exit {}",

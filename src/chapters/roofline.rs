@@ -176,7 +176,7 @@ pub fn read_points(dir: &Path) -> Vec<KernelPoint> {
 // ANCHOR_END: points
 
 /// The figures and the table this module writes, all composed by `reproduce` (and
-/// listed in [`crate::chapters::REPRODUCE_WRITES`]).
+/// known to [`crate::chapters::reproduce_writes`]).
 pub const STEMS: &[&str] = &[
     "ceilings-roofline",
     "ceilings-roofline-kernels",

@@ -237,6 +237,16 @@ pub fn parse_csv_with_lines(text: &str) -> anyhow::Result<(Record, Vec<u64>)> {
 }
 
 /// Reads a record from `path`.
+/// The book's committed record `stem` (`figures/data/<stem>.csv`), for the tests that hold
+/// it to the code that writes it.
+#[cfg(test)]
+pub fn book_record(stem: &str) -> Record {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("figures/data")
+        .join(format!("{stem}.csv"));
+    read_csv(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()))
+}
+
 pub fn read_csv(path: &Path) -> anyhow::Result<Record> {
     Ok(read_csv_with_lines(path)?.0)
 }

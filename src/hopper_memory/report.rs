@@ -674,9 +674,7 @@ mod tests {
     /// record too.
     #[test]
     fn the_books_sweep_carries_the_spec_the_report_writes() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("figures/data/hopper_memory-l2-sweep.csv");
-        let record = crate::harness::record::read_csv(&path).unwrap();
+        let record = crate::harness::record::book_record("hopper_memory-l2-sweep");
         let refs = record.meta.get("ref_lines").unwrap();
         let carve_mib: f64 = refs
             .split("x = ")

@@ -146,16 +146,12 @@ mod tests {
     /// committed record holds: a change to the list changes the record.
     #[test]
     fn the_books_figures_show_the_series_the_report_writes() {
-        let data =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("figures/data");
         let cases: [(&str, Vec<&str>); 2] = [
             ("atax-bandwidth", BANDWIDTH_SHOWN.iter().map(|v| v.name()).collect()),
             ("atax-speedup", SPEEDUP_SHOWN.iter().map(|s| s.name()).collect()),
         ];
         for (stem, shown) in cases {
-            let record =
-                crate::harness::record::read_csv(&data.join(format!("{stem}.csv")))
-                    .unwrap();
+            let record = crate::harness::record::book_record(stem);
             assert_eq!(
                 record.meta.get("series_shown"),
                 Some(shown.join(" | ").as_str())

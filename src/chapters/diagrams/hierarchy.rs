@@ -371,49 +371,41 @@ mod tests {
 
     /// A folder of small made-up records, shaped as the chapters write them.
     fn made_up() -> tempfile::TempDir {
-        let tmp = tempfile::tempdir().unwrap();
-        let data = tmp.path().join("data");
-        std::fs::create_dir_all(&data).unwrap();
-        let device = "# gpu: Made-up GPU\n# compute_capability: 9.0\n# sms: 100\n\
-                      # l2_mib: 40\n# driver: 1\n# cuda: 13.0\n# commit: fedcba\n";
-        let write = |stem: &str, body: &str| {
-            std::fs::write(data.join(format!("{stem}.csv")), format!("{device}{body}"))
-                .unwrap();
-        };
-        write(
-            "memory_spaces-latency",
-            "# l1_kib: 192 (stated, not measured)\n\
-             series,x,y,y_min,y_max\n\
-             global (one element per 128-byte line),16384,22.5,22,23\n\
-             global (one element per 128-byte line),2097152,150,149,151\n\
-             global (one element per 128-byte line),33554432,260,259,261\n\
-             global (one element per 128-byte line),268435456,400,399,401\n\
-             shared,1024,15.5,15,16\n\
-             shared,4096,15.6,15,16\n\
-             constant,1024,17,17,17\n",
-        );
-        write(
-            "memory_spaces-bandwidth",
-            "series,x,y,y_min,y_max\n\
-             GB/s delivered,\"global, DRAM (read)\",3200,3100,3300\n\
-             GB/s delivered,\"global, L2 (read, one launch)\",6400,6300,6500\n\
-             GB/s delivered,shared,30000,29000,31000\n\
-             GB/s delivered,registers,90000,89000,91000\n",
-        );
-        write(
-            "memory_spaces-map",
-            "space,this GPU has\n\
-             registers,32768 32-bit registers per SM (128 KiB)\n\
-             global,39.5 GiB device memory behind 40 MiB of L2\n",
-        );
-        write(
-            "ceilings-summary",
-            "ceiling,median,min,max,unit,measured_as\n\
-             \"device read, read-only kernel\",3150,3100,3200,GB/s,x\n\
-             D2H pinned,52.5,50,53,GB/s,1024 MiB\n\
-             H2D pinned,50.5,50,51,GB/s,1024 MiB\n",
-        );
-        tmp
+        super::super::tests::made_up_records(&[
+            (
+                "memory_spaces-latency",
+                "# l1_kib: 192 (stated, not measured)\n\
+                 series,x,y,y_min,y_max\n\
+                 global (one element per 128-byte line),16384,22.5,22,23\n\
+                 global (one element per 128-byte line),2097152,150,149,151\n\
+                 global (one element per 128-byte line),33554432,260,259,261\n\
+                 global (one element per 128-byte line),268435456,400,399,401\n\
+                 shared,1024,15.5,15,16\n\
+                 shared,4096,15.6,15,16\n\
+                 constant,1024,17,17,17\n",
+            ),
+            (
+                "memory_spaces-bandwidth",
+                "series,x,y,y_min,y_max\n\
+                 GB/s delivered,\"global, DRAM (read)\",3200,3100,3300\n\
+                 GB/s delivered,\"global, L2 (read, one launch)\",6400,6300,6500\n\
+                 GB/s delivered,shared,30000,29000,31000\n\
+                 GB/s delivered,registers,90000,89000,91000\n",
+            ),
+            (
+                "memory_spaces-map",
+                "space,this GPU has\n\
+                 registers,32768 32-bit registers per SM (128 KiB)\n\
+                 global,39.5 GiB device memory behind 40 MiB of L2\n",
+            ),
+            (
+                "ceilings-summary",
+                "ceiling,median,min,max,unit,measured_as\n\
+                 \"device read, read-only kernel\",3150,3100,3200,GB/s,x\n\
+                 D2H pinned,52.5,50,53,GB/s,1024 MiB\n\
+                 H2D pinned,50.5,50,51,GB/s,1024 MiB\n",
+            ),
+        ])
     }
 
     /// Every number in the diagram's texts and labels, in order.

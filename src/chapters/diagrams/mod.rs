@@ -72,8 +72,8 @@ pub fn all(records: &Path) -> Vec<Diagram> {
     computed().into_iter().chain(composed).collect()
 }
 
-/// The stems of [`all`], which `reproduce` writes (listed in
-/// [`REPRODUCE_WRITES`](super::REPRODUCE_WRITES)).
+/// The stems of [`all`], which `reproduce` writes (and
+/// [`reproduce_writes`](super::reproduce_writes) knows).
 pub const STEMS: &[&str] = &[
     "coalescing-diagram-sectors",
     "coalescing-diagram-banks",
@@ -140,6 +140,21 @@ mod tests {
     use crate::harness::plot::{draw_svg, layout_problems};
     use crate::harness::record;
 
+    /// A folder whose `data/` holds made-up records, each `(stem, body)` under one made-up
+    /// device's provenance, shaped as the chapters write them.
+    pub(super) fn made_up_records(records: &[(&str, &str)]) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let device = "# gpu: Made-up GPU\n# compute_capability: 9.0\n# sms: 100\n\
+                      # l2_mib: 40\n# driver: 1\n# cuda: 13.0\n# commit: fedcba\n";
+        for (stem, body) in records {
+            std::fs::write(data.join(format!("{stem}.csv")), format!("{device}{body}"))
+                .unwrap();
+        }
+        tmp
+    }
+
     /// The shapes of one panel of a diagram.
     pub(super) fn panel<'d>(d: &'d Diagram, name: &str) -> Vec<&'d Shape> {
         d.shapes.iter().filter(|s| s.panel == name).collect()
@@ -165,7 +180,7 @@ mod tests {
         let stems: Vec<&str> = diagrams.iter().map(|d| d.stem).collect();
         assert_eq!(stems, STEMS);
         for s in STEMS {
-            assert!(super::super::REPRODUCE_WRITES.contains(s), "{s}");
+            assert!(super::super::reproduce_writes(s), "{s}");
             let chapter = s.split('-').next().unwrap();
             assert!(
                 (chapter == GLOSSARY_STEM

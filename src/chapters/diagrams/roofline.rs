@@ -309,30 +309,22 @@ mod tests {
 
     /// A folder with the two ceilings records, shaped as the chapter writes them.
     fn made_up() -> tempfile::TempDir {
-        let tmp = tempfile::tempdir().unwrap();
-        let data = tmp.path().join("data");
-        std::fs::create_dir_all(&data).unwrap();
-        let device = "# gpu: Made-up GPU\n# compute_capability: 9.0\n# sms: 100\n\
-                      # l2_mib: 40\n# driver: 1\n# cuda: 13.0\n# commit: fedcba\n";
-        let write = |stem: &str, body: &str| {
-            std::fs::write(data.join(format!("{stem}.csv")), format!("{device}{body}"))
-                .unwrap();
-        };
-        write(
-            "ceilings-peaks",
-            "ceiling,median,min,max,unit,datasheet,measured_as\n\
-             FP32 multiply-add,50.0,49.9,50.1,TFLOP/s,–,x\n\
-             FP64 multiply-add,25.0,24.9,25.1,TFLOP/s,–,x\n\
-             \"L2 read, inside one launch\",6000,5990,6010,GB/s,–,x\n\
-             \"device memory, best copy\",2500,2490,2510,GB/s,–,x\n",
-        );
-        write(
-            "ceilings-summary",
-            "ceiling,median,min,max,unit,measured_as\n\
-             \"device copy, copy kernel\",2500,2490,2510,GB/s,x\n\
-             \"device read, read-only kernel\",2600,2590,2610,GB/s,x\n",
-        );
-        tmp
+        super::super::tests::made_up_records(&[
+            (
+                "ceilings-peaks",
+                "ceiling,median,min,max,unit,datasheet,measured_as\n\
+                 FP32 multiply-add,50.0,49.9,50.1,TFLOP/s,–,x\n\
+                 FP64 multiply-add,25.0,24.9,25.1,TFLOP/s,–,x\n\
+                 \"L2 read, inside one launch\",6000,5990,6010,GB/s,–,x\n\
+                 \"device memory, best copy\",2500,2490,2510,GB/s,–,x\n",
+            ),
+            (
+                "ceilings-summary",
+                "ceiling,median,min,max,unit,measured_as\n\
+                 \"device copy, copy kernel\",2500,2490,2510,GB/s,x\n\
+                 \"device read, read-only kernel\",2600,2590,2610,GB/s,x\n",
+            ),
+        ])
     }
 
     fn lines(d: &Diagram, ink: Ink) -> Vec<&Shape> {

@@ -595,9 +595,7 @@ mod tests {
     /// them (the committed run had 16 CPU threads): a change to either changes the record.
     #[test]
     fn figure_6_1_carries_the_series_and_names_the_report_writes() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("figures/data/cmm-beyond-time-vs-n.csv");
-        let record = crate::harness::record::read_csv(&path).unwrap();
+        let record = crate::harness::record::book_record("cmm-beyond-time-vs-n");
         let spec = time_vs_n_spec(16);
         assert_eq!(
             record.meta.get("series_shown"),

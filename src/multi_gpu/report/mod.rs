@@ -350,8 +350,6 @@ mod tests {
     /// records too.
     #[test]
     fn the_books_tables_carry_the_keys_the_report_writes() {
-        let data =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("figures/data");
         let tables: [(&str, &[(&str, &str)]); 7] = [
             ("multi_gpu-devices", &DEVICES_SHOWN),
             ("multi_gpu-topology", &TOPOLOGY_SHOWN),
@@ -362,8 +360,7 @@ mod tests {
             ("multi_gpu-atax-table", &atax::ATAX_SHOWN),
         ];
         for (stem, keys) in tables {
-            let path = data.join(format!("{stem}.csv"));
-            let record = crate::harness::record::read_csv(&path).unwrap();
+            let record = crate::harness::record::book_record(stem);
             let meta: Vec<(&str, &str)> =
                 record.meta.0.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             let title = meta.iter().position(|(k, _)| *k == "title").unwrap();

@@ -257,9 +257,7 @@ mod tests {
     /// series: a change to how the figure is drawn changes the committed record too.
     #[test]
     fn the_books_peer_figure_carries_the_spec_the_report_writes() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("figures/data/multi_gpu-peer.csv");
-        let record = crate::harness::record::read_csv(&path).unwrap();
+        let record = crate::harness::record::book_record("multi_gpu-peer");
         let points: Vec<Point> = record
             .rows
             .iter()
